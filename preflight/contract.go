@@ -1,0 +1,42 @@
+// Package preflight is payguard's one decision entry point: a PreflightInput goes in, facts are gathered
+// (sanctions, domain, the caller's spend), policy.Evaluate decides, receipts signs, and a PreflightResult
+// comes out. Every channel (proxy, HTTP API, MCP, CLI) calls Engine.Decide; none re-implements a rule.
+package preflight
+
+// Contract for the rest of payguard (bodies in input.go, engine.go, result.go):
+//
+//   // Input is SPEC's PreflightInput. Challenge is decoded with x402.ParsePaymentRequired.
+//   type Input struct {
+//       Challenge      *x402.PaymentRequired `json:"challenge,omitempty"`
+//       Cart           *Cart                 `json:"cart,omitempty"`   // merchant_domain, total_usd (policy.USD, exact), pay_to, merchant_name
+//       ResourceURL    string                `json:"resource_url,omitempty"`
+//       ResourceMethod string                `json:"resource_method,omitempty"`
+//       Rules          *policy.RulesPatch    `json:"rules,omitempty"`  // every rule optional; unknown names are an error
+//       Context        *Context              `json:"context,omitempty"` // spent_today_usd (policy.USD), agent_id
+//   }
+//   func ParseInput(body []byte) (*Input, error)   // enforces SPEC limits; errors are *InputError (channels answer 400/413)
+//   type InputError struct{ Code, Message string } // Code e.g. "invalid_json", "too_deep", "too_many_options", "invalid_utf8", "field_too_long", "too_many_entries", "unknown_rule"
+//
+//   type Options struct {
+//       Rules     policy.Rules        // the deployment's rules; Input.Rules overlays them
+//       Sanctions screening.Sanctions // nil or !Ready() -> sanctions facts unknown
+//       Domains   screening.Domains   // nil -> domain age and DNS unknown (offline)
+//       Signer    Signer              // nil -> Decide returns ErrSigningUnavailable
+//       Now       func() time.Time
+//   }
+//   type Signer interface { Sign(payload []byte) (jws string, err error) } // receipts.KeySet implements it
+//   func New(opts Options) *Engine
+//   func (e *Engine) Decide(ctx context.Context, in *Input) (*Result, error) // error only: ErrSigningUnavailable
+//
+//   // Result is SPEC's PreflightResult.
+//   type Result struct {
+//       Decision         string            `json:"decision"`          // allow | hold | block
+//       Reasons          []string          `json:"reasons"`
+//       ChosenOption     *x402.Requirement `json:"chosen_option"`
+//       ChosenIndex      int               `json:"-"`                 // index into Input.Challenge.Accepts, -1 for none/cart
+//       OptionsEvaluated int               `json:"options_evaluated"`
+//       Payee            *Payee            `json:"payee"`
+//       Receipt          Receipt           `json:"receipt"`           // id, ts, input_sha256, decision, jws
+//       DataAsOf         string            `json:"data_as_of"`
+//       AmountMicros     int64             `json:"-"`                 // chosen amount in USD micro-dollars (0 when unpriced)
+//   }

@@ -1,0 +1,56 @@
+// Package screening answers "who is this payee?": OFAC SDN sanctions by wallet address and by name
+// (screening/sanctions), and a merchant domain's registration age and DNS (screening/domain). Check combines
+// them into SPEC's CheckResult; the preflight engine asks the same interfaces for its facts.
+//
+// Missing data is unknown, never positive evidence: a component that is absent or fails says so.
+package screening
+
+import (
+	"context"
+	"time"
+)
+
+// SanctionsMatch is one SDN entry that matched a query, for an approver to review.
+type SanctionsMatch struct {
+	UID         int      `json:"uid"`
+	Name        string   `json:"name"`                   // the entry's primary name
+	MatchedName string   `json:"matched_name,omitempty"` // the primary name or alias that matched
+	Type        string   `json:"type,omitempty"`         // individual, entity, vessel, aircraft
+	Programs    []string `json:"programs,omitempty"`
+	Score       float64  `json:"score"` // 1 for exact matches
+	Address     string   `json:"address,omitempty"`
+	Currency    string   `json:"currency,omitempty"` // XBT, ETH, USDC, ...
+}
+
+// NameResult is the outcome of screening one name.
+type NameResult struct {
+	Exact    []SanctionsMatch // exact normalized match on a primary name or alias
+	Possible []SanctionsMatch // fuzzy matches above the documented threshold
+}
+
+// Sanctions screens against a loaded SDN list. Implementations are safe for concurrent use and swap lists
+// atomically on refresh. Ready is false while no list has been loaded: callers must then report the
+// sanctions facts as unknown.
+type Sanctions interface {
+	ScreenAddress(address string) []SanctionsMatch
+	ScreenName(name string) NameResult
+	DataAsOf() time.Time
+	Ready() bool
+}
+
+// DomainFacts is what could be learned about a merchant domain. Pointers are nil when unknown.
+type DomainFacts struct {
+	Domain       string     `json:"domain"`                  // normalized (lower case, no scheme/port/path, no trailing dot)
+	Valid        bool       `json:"valid"`                   // readable as a public merchant domain
+	RegisteredAt *time.Time `json:"registered_at,omitempty"` // from RDAP; nil = unknown
+	AgeDays      *int       `json:"age_days,omitempty"`
+	AgeError     string     `json:"age_error,omitempty"` // why the age is unknown
+	HasA         *bool      `json:"has_a,omitempty"`     // nil = lookup failed or was not made
+	HasMX        *bool      `json:"has_mx,omitempty"`
+	DNSError     string     `json:"dns_error,omitempty"`
+}
+
+// Domains gathers domain facts. An offline or disabled checker returns facts with unknown age and DNS.
+type Domains interface {
+	Facts(ctx context.Context, domain string) DomainFacts
+}

@@ -1,0 +1,129 @@
+// Package store holds payguard's state behind small interfaces: the daily budget ledger, holds awaiting a
+// person, payment tickets, the free-trial counter and endpoint observations. Implementations: memory (tests,
+// single process), bolt (the embedded default, a file that survives restarts and kill -9) and redis (a fleet).
+// All of them pass the conformance suite in store/storetest.
+//
+// Money is int64 micro-dollars (1 USD = 1_000_000). Days are UTC days formatted "2006-01-02".
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+var (
+	ErrNotFound       = errors.New("store: not found")
+	ErrBudgetExceeded = errors.New("store: daily cap would be exceeded")
+	ErrAlreadyUsed    = errors.New("store: already used")
+	ErrConflict       = errors.New("store: state conflict") // e.g. resolving a hold that is no longer pending
+)
+
+// BudgetState is one budget's figures for one UTC day.
+type BudgetState struct {
+	Day      string `json:"day"`
+	Spent    int64  `json:"spent_micros"`    // committed (settled or released to the seller)
+	Reserved int64  `json:"reserved_micros"` // reserved and not yet committed; kept when a payment fails or is abandoned
+}
+
+// Ledger is the daily budget. Reserve is atomic per budget: spent+reserved+amount must stay <= capMicros,
+// whatever the interleaving of callers and processes.
+type Ledger interface {
+	Reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64) (reservationID string, err error)
+	// Commit moves a reservation's amount from reserved to spent (idempotent).
+	Commit(ctx context.Context, budget, day, reservationID string) error
+	State(ctx context.Context, budget, day string) (BudgetState, error)
+}
+
+// HoldStatus values.
+const (
+	HoldPending  = "pending"
+	HoldApproved = "approved"
+	HoldDenied   = "denied"
+	HoldUsed     = "used" // an approved hold that released its payment once
+	HoldExpired  = "expired"
+)
+
+// Hold is a payment waiting for a person.
+type Hold struct {
+	ID           string    `json:"id"`
+	Status       string    `json:"status"`
+	Key          string    `json:"key"` // identifies the request (method + URL + chosen option) so the retry finds it
+	Method       string    `json:"method"`
+	URL          string    `json:"url"`
+	Decision     []byte    `json:"decision"` // the PreflightResult JSON that held it
+	AmountMicros int64     `json:"amount_micros"`
+	CreatedAt    time.Time `json:"created_at"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	ResolvedBy   string    `json:"resolved_by,omitempty"`
+	Note         string    `json:"note,omitempty"`
+	ResolvedAt   time.Time `json:"resolved_at,omitempty"`
+}
+
+// Holds stores holds. Resolve moves pending → approved|denied (ErrConflict otherwise); Use moves
+// approved → used exactly once (ErrAlreadyUsed on a second call).
+type Holds interface {
+	CreateHold(ctx context.Context, h Hold) error
+	GetHold(ctx context.Context, id string) (Hold, error)
+	FindHold(ctx context.Context, key string) (Hold, error)       // newest hold with that key
+	ListHolds(ctx context.Context, status string) ([]Hold, error) // "" = all
+	ResolveHold(ctx context.Context, id, status, by, note string, at time.Time) (Hold, error)
+	UseHold(ctx context.Context, id string) (Hold, error)
+}
+
+// Ticket is an allowed payment the proxy may release once.
+type Ticket struct {
+	ID            string    `json:"id"`
+	Key           string    `json:"key"`    // method + URL + network + asset + payTo + amount, canonical
+	Option        []byte    `json:"option"` // the chosen requirement JSON, for v2 `accepted` comparison
+	ReservationID string    `json:"reservation_id"`
+	Budget        string    `json:"budget"`
+	Day           string    `json:"day"`
+	AmountMicros  int64     `json:"amount_micros"`
+	ExpiresAt     time.Time `json:"expires_at"`
+	Used          bool      `json:"used"`
+}
+
+// Tickets stores tickets. TakeTicket atomically marks the newest unused, unexpired ticket with that key as
+// used and returns it; ErrNotFound when there is none.
+type Tickets interface {
+	PutTicket(ctx context.Context, t Ticket) error
+	TakeTicket(ctx context.Context, key string, now time.Time) (Ticket, error)
+	// MarkPaymentSeen records a payment header digest; ErrAlreadyUsed if it was seen before (replay).
+	MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error
+}
+
+// Trial counts free-trial calls per client per UTC day; entries expire after retention (48 h).
+type Trial interface {
+	// TakeTrial increments the counter if it is below limit and reports whether the call may proceed and the
+	// count after the call.
+	TakeTrial(ctx context.Context, client, day string, limit int, retention time.Duration) (ok bool, used int, err error)
+}
+
+// Observation is one cached unpaid probe of a public x402 endpoint.
+type Observation struct {
+	URL        string    `json:"url"`
+	Method     string    `json:"method"`
+	ObservedAt time.Time `json:"observed_at"`
+	Status     int       `json:"status"`
+	Usable     bool      `json:"usable"`
+	Challenge  []byte    `json:"challenge,omitempty"` // the PaymentRequired JSON seen, if any
+	Error      string    `json:"error,omitempty"`
+}
+
+// Endpoints stores endpoint observations, newest last, per URL and method.
+type Endpoints interface {
+	PutObservation(ctx context.Context, o Observation) error
+	Observations(ctx context.Context, url string) ([]Observation, error) // all methods
+	IndexUpdatedAt(ctx context.Context) (time.Time, error)               // zero when the index was never filled
+}
+
+// Store bundles every part; Close releases files and connections.
+type Store interface {
+	Ledger
+	Holds
+	Tickets
+	Trial
+	Endpoints
+	Close() error
+}
