@@ -1,8 +1,21 @@
 package config
 
-// KeysConfig is the `keys:` section. (Skeleton: its owner fills in the fields.)
-type KeysConfig struct{}
+import "fmt"
 
-func defaultKeys() KeysConfig { return KeysConfig{} }
+// KeysConfig is the `keys:` section: the receipt signing keys.
+type KeysConfig struct {
+	// ReceiptKeyFile is a JWK Set with private keys (mode 0600). When it does not exist at start, a fresh
+	// ES256 key is generated and written there.
+	ReceiptKeyFile string `yaml:"receipt_key_file"`
+}
 
-func (c *KeysConfig) validate() error { return nil }
+func defaultKeys() KeysConfig {
+	return KeysConfig{ReceiptKeyFile: "./payguard-data/receipt-keys.json"}
+}
+
+func (c *KeysConfig) validate() error {
+	if c.ReceiptKeyFile == "" {
+		return fmt.Errorf("keys.receipt_key_file must not be empty")
+	}
+	return nil
+}
