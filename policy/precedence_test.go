@@ -1,0 +1,209 @@
+package policy
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestPrecedence(t *testing.T) {
+	cases := []struct {
+		name     string
+		edit     func(*Facts)
+		decision Decision
+		reasons  []string
+	}{
+		{"sanctions block outranks holds and is listed first", func(f *Facts) {
+			f.Options[0].USD = 500_000 // hold threshold
+			f.Domain.AgeDays = ptr(2)  // new domain hold
+			f.Sanctions.AddressMatch = true
+		}, Block, []string{
+			"block: payTo " + payeeA + " is an OFAC SDN-listed address",
+			"hold: domain registered 2 days ago (< 30)",
+			"hold: amount $0.5 above hold threshold $0.25",
+		}},
+		{"spending block outranks hold", func(f *Facts) {
+			f.Options[0].USD = 500_000
+			f.SpentToday = 24_600_000
+		}, Block, []string{
+			"block: daily cap $25 would be exceeded (spent $24.6)",
+			"hold: amount $0.5 above hold threshold $0.25",
+		}},
+		{"domain blocklist outranks allowlist", func(f *Facts) {
+			f.Rules.DomainAllowlist = []string{"example.com"}
+			f.Rules.DomainBlocklist = []string{"api.example.com"}
+			f.Rules.StrictAllowlist = true
+		}, Block, []string{"block: domain api.example.com is on blocklist"}},
+		{"payTo blocklist outranks allowlist, case-insensitive for EVM", func(f *Facts) {
+			f.Options[0].PayTo = "0xAbCdEf0000000000000000000000000000000001"
+			f.Rules.StrictAllowlist = true
+			f.Rules.DomainAllowlist = []string{"example.com"}
+			f.Rules.PayToAllowlist = []string{"0xabcdef0000000000000000000000000000000001"}
+			f.Rules.PayToBlocklist = []string{"0xABCDEF0000000000000000000000000000000001"}
+		}, Block, []string{"block: payTo 0xAbCdEf0000000000000000000000000000000001 is on blocklist"}},
+		{"allowlisted domain skips the new-domain hold only", func(f *Facts) {
+			f.Rules.DomainAllowlist = []string{"example.com"}
+			f.Domain.AgeDays = ptr(1)
+			f.Domain.HasA = ptr(false)
+		}, Hold, []string{"hold: domain has no DNS A record"}},
+		{"unknown domain age is not evidence", func(f *Facts) {
+			f.Domain.AgeDays = nil
+		}, Allow, []string{"allow: all rules passed"}},
+		{"name match and address match both listed", func(f *Facts) {
+			f.MerchantName = "Bad Co"
+			f.Sanctions.NamePossible = true
+			f.Sanctions.AddressMatch = true
+		}, Block, []string{
+			"block: payTo " + payeeA + " is an OFAC SDN-listed address",
+			"hold: merchant name possibly matches an OFAC SDN entry",
+		}},
+		{"non-EVM payee compares case exactly", func(f *Facts) {
+			f.Options[0].PayTo = "SoLaNaPayee"
+			f.Rules.PayToBlocklist = []string{"solanapayee"}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"domain list matches subdomains, not suffix strings", func(f *Facts) {
+			f.MerchantDomain = "badexample.com"
+			f.Rules.DomainBlocklist = []string{"example.com"}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"wildcard syntax is not supported", func(f *Facts) {
+			f.Rules.DomainBlocklist = []string{"*.example.com"}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"strict allowlist with empty payto_allowlist needs only the domain", func(f *Facts) {
+			f.Rules.StrictAllowlist = true
+			f.Rules.DomainAllowlist = []string{"EXAMPLE.com."}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"strict allowlist needs both lists when payto_allowlist is set", func(f *Facts) {
+			f.Rules.StrictAllowlist = true
+			f.Rules.PayToAllowlist = []string{payeeA}
+		}, Hold, []string{"hold: domain api.example.com not on allowlist"}},
+		{"allowlists without strict are only approvals", func(f *Facts) {
+			f.Rules.DomainAllowlist = []string{"other.com"}
+			f.Rules.PayToAllowlist = []string{payeeB}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"zero-age domain at threshold zero is not new", func(f *Facts) {
+			f.Rules.NewDomainDays = 0
+			f.Domain.AgeDays = ptr(0)
+		}, Allow, []string{"allow: all rules passed"}},
+		{"amount equal to max and hold threshold passes", func(f *Facts) {
+			f.Rules.MaxPerPaymentUSD = 10_000
+			f.Rules.HoldAboveUSD = 10_000
+			f.Rules.DailyCapUSD = 10_000
+		}, Allow, []string{"allow: all rules passed"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := cleanFacts()
+			c.edit(&f)
+			out := Evaluate(f)
+			if out.Decision != c.decision || !slices.Equal(out.ReasonStrings(), c.reasons) {
+				t.Fatalf("got %s %q\nwant %s %q", out.Decision, out.ReasonStrings(), c.decision, c.reasons)
+			}
+		})
+	}
+}
+
+func TestUnknownDecisionRanksAsBlock(t *testing.T) {
+	if !Decision("maybe").Stronger(Hold) || Decision("maybe").Stronger(Block) || !Block.Stronger(Hold) || !Hold.Stronger(Allow) {
+		t.Fatal("decision ranking wrong")
+	}
+	out := finish(Outcome{}, []Reason{{Decision: "maybe", Text: "future"}, reasonAllPassed()})
+	if out.Decision != Block {
+		t.Fatalf("unknown decision became %q", out.Decision)
+	}
+}
+
+func TestCheapestOption(t *testing.T) {
+	bad := usdcOption(1_000, payeeB)
+	bad.Scheme = "upto"
+	cases := []struct {
+		name    string
+		options []Option
+		chosen  int
+		amount  USD
+	}{
+		{"cheapest wins", []Option{usdcOption(30_000, payeeA), usdcOption(10_000, payeeB), usdcOption(20_000, payeeA)}, 1, 10_000},
+		{"tie goes to the first", []Option{usdcOption(10_000, payeeA), usdcOption(10_000, payeeB)}, 0, 10_000},
+		{"cheaper but unacceptable is skipped", []Option{bad, usdcOption(50_000, payeeA)}, 1, 50_000},
+		{"over max is skipped", []Option{usdcOption(2_000_000, payeeA), usdcOption(900_000, payeeB)}, 1, 900_000},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := cleanFacts()
+			f.Options = c.options
+			out := Evaluate(f)
+			if out.Chosen != c.chosen || out.AmountUSD != c.amount || Choose(f) != c.chosen {
+				t.Fatalf("chosen %d amount %s, want %d %s", out.Chosen, out.AmountUSD, c.chosen, c.amount)
+			}
+			if out.OptionsEvaluated != len(c.options) {
+				t.Fatalf("options_evaluated %d", out.OptionsEvaluated)
+			}
+		})
+	}
+}
+
+func TestNoAcceptableOptionUsesBestRejected(t *testing.T) {
+	overMax := usdcOption(3_000_000, payeeA)
+	overMaxCheaper := usdcOption(2_000_000, payeeA)
+	noPayTo := usdcOption(10_000, "")
+	wrongNet := usdcOption(10_000, payeeA)
+	wrongNet.Network, wrongNet.NetworkIDs = "eip155:1", []string{"eip155:1", "ethereum"}
+
+	cases := []struct {
+		name     string
+		options  []Option
+		decision Decision
+		reasons  []string
+	}{
+		{"hold-only option beats blocked ones", []Option{overMax, noPayTo, wrongNet}, Hold,
+			[]string{"hold: payment option has no payTo"}},
+		{"cheapest among equally bad", []Option{overMax, overMaxCheaper}, Block,
+			[]string{"block: amount $2 exceeds max $1"}},
+		{"first among equal", []Option{wrongNet, overMaxCheaper}, Block,
+			[]string{"block: network eip155:1 not allowed"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := cleanFacts()
+			f.Options = c.options
+			f.Sanctions = SanctionsFacts{State: SanctionsNothingToScreen}
+			out := Evaluate(f)
+			if out.Chosen != -1 || out.AmountUSD != 0 || out.Decision != c.decision || !slices.Equal(out.ReasonStrings(), c.reasons) {
+				t.Fatalf("got chosen %d %s %q", out.Chosen, out.Decision, out.ReasonStrings())
+			}
+		})
+	}
+}
+
+func TestOneOptionSeveralDefectsListsEach(t *testing.T) {
+	f := cleanFacts()
+	o := &f.Options[0]
+	o.Scheme, o.Amount, o.PayTo, o.PayToMalformed = "upto", AmountMalformed, "0x1", true
+	o.Network, o.NetworkIDs, o.Asset, o.KnownUSDC = "solana", []string{"solana"}, "XYZ", false
+	want := []string{
+		"block: unsupported or malformed payment option",
+		"block: network solana not allowed",
+		"block: asset XYZ is not a known USDC contract",
+	}
+	if got := Evaluate(f).ReasonStrings(); !slices.Equal(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestMerchantDomain(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://API.Example.com:8443/v1?x=1": "api.example.com",
+		"http://user@shop.example.org/":       "shop.example.org",
+		"Example.COM.":                        "example.com",
+		"example.com:443":                     "example.com",
+		"example.com/path":                    "example.com",
+		"http://127.0.0.1:4021/weather":       "127.0.0.1",
+		"http://[::1]:80/":                    "::1",
+		"":                                    "",
+		"https:///nohost":                     "",
+		"mcp://tool/get":                      "tool",
+		"bad host.com":                        "",
+	} {
+		if got := MerchantDomain(in); got != want {
+			t.Errorf("MerchantDomain(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
