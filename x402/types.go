@@ -96,6 +96,9 @@ type SettleResponse struct {
 	Network      string                     `json:"network"`
 	Amount       string                     `json:"amount,omitempty"`
 	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
+
+	// Unknown holds every other member (e.g. the SDK's `extra`) verbatim.
+	Unknown map[string]json.RawMessage `json:"-"`
 }
 
 // VerifyResponse is the facilitator's /verify answer.
@@ -104,6 +107,9 @@ type VerifyResponse struct {
 	InvalidReason  string `json:"invalidReason,omitempty"`
 	InvalidMessage string `json:"invalidMessage,omitempty"`
 	Payer          string `json:"payer,omitempty"`
+
+	// Unknown holds every other member verbatim.
+	Unknown map[string]json.RawMessage `json:"-"`
 }
 
 // FacilitatorRequest is the body of POST /verify and POST /settle.
@@ -111,6 +117,9 @@ type FacilitatorRequest struct {
 	X402Version         int             `json:"x402Version"`
 	PaymentPayload      *PaymentPayload `json:"paymentPayload"`
 	PaymentRequirements *Requirement    `json:"paymentRequirements"`
+
+	// Unknown holds every other member verbatim.
+	Unknown map[string]json.RawMessage `json:"-"`
 }
 
 // Asset is a known stablecoin contract on one network.

@@ -1,0 +1,219 @@
+package x402
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// ParsePaymentRequired reads a challenge object: a v1 body (PaymentRequirementsResponse) or a v2
+// PaymentRequired (the decoded PAYMENT-REQUIRED header). x402Version must be 1 or 2 and `accepts` must be
+// an array of objects. Members not modelled are kept in the Unknown maps, verbatim.
+//
+// The number of options is not limited here (the preflight enforces its own limit); the document size,
+// depth and UTF-8 limits of this package apply.
+func ParsePaymentRequired(body []byte) (*PaymentRequired, error) {
+	if err := checkDocument(body); err != nil {
+		return nil, err
+	}
+	return decodePaymentRequired(body)
+}
+
+// DecodePaymentRequiredHeader reads a v2 PAYMENT-REQUIRED header value (standard base64 of JSON). The
+// decoded object must say x402Version 2.
+func DecodePaymentRequiredHeader(value string) (*PaymentRequired, error) {
+	doc, err := decodeHeader(value)
+	if err != nil {
+		return nil, err
+	}
+	p, err := decodePaymentRequired(doc)
+	if err != nil {
+		return nil, err
+	}
+	if p.X402Version != V2 {
+		return nil, malformed("%s header carries x402Version %d, want 2", HeaderPaymentRequired, p.X402Version)
+	}
+	return p, nil
+}
+
+func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
+	const what = "challenge"
+	m, err := members(data, what)
+	if err != nil {
+		return nil, err
+	}
+	p := &PaymentRequired{}
+	if err := decodeVersion(m, what, &p.X402Version); err != nil {
+		return nil, err
+	}
+	if err := m.str("error", what, &p.Error); err != nil {
+		return nil, err
+	}
+	if p.X402Version == V2 {
+		raw, err := m.object("resource", what)
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			if p.Resource, err = decodeResourceInfo(raw); err != nil {
+				return nil, err
+			}
+		}
+	}
+	accepts, ok := m["accepts"]
+	if !ok {
+		return nil, malformed("%s: no accepts array", what)
+	}
+	if t := bytes.TrimSpace(accepts); len(t) == 0 || t[0] != '[' {
+		return nil, malformed("%s.accepts: want an array", what)
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal(accepts, &entries); err != nil {
+		return nil, malformed("%s.accepts: %v", what, err)
+	}
+	delete(m, "accepts")
+	p.Accepts = make([]Requirement, 0, len(entries))
+	for i, e := range entries {
+		r, err := decodeRequirement(e, p.X402Version)
+		if err != nil {
+			return nil, fmt.Errorf("accepts[%d]: %w", i, err)
+		}
+		p.Accepts = append(p.Accepts, *r)
+	}
+	if p.Extensions, err = m.rawMap("extensions", what); err != nil {
+		return nil, err
+	}
+	p.Unknown = m.rest()
+	return p, nil
+}
+
+// decodeVersion takes the required x402Version member, which must be 1 or 2.
+func decodeVersion(m objectMembers, what string, dst *int) error {
+	if _, ok := m["x402Version"]; !ok {
+		return malformed("%s: no x402Version", what)
+	}
+	var v int64
+	if err := m.integer("x402Version", what, &v); err != nil {
+		return err
+	}
+	if v != V1 && v != V2 {
+		return malformed("%s: unsupported x402Version %d (want 1 or 2)", what, v)
+	}
+	*dst = int(v)
+	return nil
+}
+
+// MarshalJSON writes the challenge in the member order of the SDKs, each accepts[] entry under the amount
+// name of p.X402Version (`maxAmountRequired` for v1, `amount` for v2), then every Unknown member verbatim.
+func (p PaymentRequired) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.value("x402Version", p.X402Version)
+	if p.Error != "" {
+		w.str("error", p.Error)
+	}
+	if p.Resource != nil {
+		w.value("resource", p.Resource)
+	}
+	accepts := bytes.NewBufferString("[")
+	for i := range p.Accepts {
+		b, err := encodeRequirement(&p.Accepts[i], p.X402Version)
+		if err != nil {
+			return nil, fmt.Errorf("accepts[%d]: %w", i, err)
+		}
+		if i > 0 {
+			accepts.WriteByte(',')
+		}
+		accepts.Write(b)
+	}
+	accepts.WriteByte(']')
+	w.raw("accepts", accepts.Bytes())
+	if p.Extensions != nil {
+		w.rawMap("extensions", p.Extensions)
+	}
+	w.unknown(p.Unknown)
+	return w.finish()
+}
+
+// UnmarshalJSON reads a challenge as ParsePaymentRequired does, with the same checks.
+func (p *PaymentRequired) UnmarshalJSON(data []byte) error {
+	d, err := ParsePaymentRequired(data)
+	if err != nil {
+		return err
+	}
+	*p = *d
+	return nil
+}
+
+// Narrowed returns a deep copy of p whose Accepts holds only entry i; p itself is not changed. Everything
+// else (error, resource, extensions, unknown members) is kept, so the copy re-encodes to a challenge the
+// SDK clients accept and whose single entry the seller still recognises. It returns nil when i is out of
+// range.
+func (p *PaymentRequired) Narrowed(i int) *PaymentRequired {
+	if p == nil || i < 0 || i >= len(p.Accepts) {
+		return nil
+	}
+	c := &PaymentRequired{
+		X402Version: p.X402Version,
+		Error:       p.Error,
+		Accepts:     []Requirement{p.Accepts[i].clone()},
+		Extensions:  cloneRawMap(p.Extensions),
+		Unknown:     cloneRawMap(p.Unknown),
+	}
+	if p.Resource != nil {
+		r := p.Resource.clone()
+		c.Resource = &r
+	}
+	return c
+}
+
+func decodeResourceInfo(data []byte) (*ResourceInfo, error) {
+	const what = "resource"
+	m, err := members(data, what)
+	if err != nil {
+		return nil, err
+	}
+	r := &ResourceInfo{}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"url", &r.URL}, {"description", &r.Description}, {"mimeType", &r.MimeType}} {
+		if err := m.str(f.key, what, f.dst); err != nil {
+			return nil, err
+		}
+	}
+	r.Unknown = m.rest()
+	return r, nil
+}
+
+// MarshalJSON writes url, description and mimeType, then every Unknown member verbatim.
+func (r ResourceInfo) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("url", r.URL)
+	if r.Description != "" {
+		w.str("description", r.Description)
+	}
+	if r.MimeType != "" {
+		w.str("mimeType", r.MimeType)
+	}
+	w.unknown(r.Unknown)
+	return w.finish()
+}
+
+// UnmarshalJSON reads a resource object, matching member names exactly and keeping the rest in Unknown.
+func (r *ResourceInfo) UnmarshalJSON(data []byte) error {
+	if err := checkDocument(data); err != nil {
+		return err
+	}
+	d, err := decodeResourceInfo(data)
+	if err != nil {
+		return err
+	}
+	*r = *d
+	return nil
+}
+
+func (r *ResourceInfo) clone() ResourceInfo {
+	c := *r
+	c.Unknown = cloneRawMap(r.Unknown)
+	return c
+}

@@ -1,0 +1,67 @@
+package x402
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+)
+
+// DecodeHeaderJSON decodes an x402 header value (base64 of a JSON document) into v.
+//
+// It accepts exactly what the SDK decoders accept: the standard alphabet checked against
+// /^[A-Za-z0-9+/]*={0,2}$/ and then decoded like atob, so padding may be omitted. base64url characters,
+// whitespace and anything else are errors. The value is bounded by MaxHeaderBytes and the decoded
+// document by the limits of this package (size, UTF-8, depth).
+func DecodeHeaderJSON(value string, v any) error {
+	doc, err := decodeHeader(value)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(doc, v); err != nil {
+		return malformed("header JSON: %v", err)
+	}
+	return nil
+}
+
+// EncodeHeaderJSON encodes v as an x402 header value: JSON (without HTML escaping, as JSON.stringify)
+// in standard base64 with padding.
+func EncodeHeaderJSON(v any) (string, error) {
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return "", fmt.Errorf("x402: encode header: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// decodeHeader turns a header value into the JSON document it carries, checked against the limits.
+func decodeHeader(value string) ([]byte, error) {
+	if value == "" {
+		return nil, malformed("empty header value")
+	}
+	if len(value) > MaxHeaderBytes {
+		return nil, malformed("header value is %d bytes, larger than the %d byte limit", len(value), MaxHeaderBytes)
+	}
+	body, pad := value, 0
+	for pad < 2 && len(body) > 0 && body[len(body)-1] == '=' {
+		body, pad = body[:len(body)-1], pad+1
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return nil, malformed("header value is not standard base64 (byte %q at offset %d)", c, i)
+		}
+	}
+	// With or without padding, the data length decides; atob rejects a remainder of 1 and a padded value
+	// whose padding does not complete a quantum.
+	if len(body)%4 == 1 || (pad > 0 && (len(body)+pad)%4 != 0) {
+		return nil, malformed("header value has an invalid base64 length")
+	}
+	doc, err := base64.RawStdEncoding.DecodeString(body)
+	if err != nil {
+		return nil, malformed("header value is not standard base64: %v", err)
+	}
+	if err := checkDocument(doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}

@@ -1,0 +1,295 @@
+package x402
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+)
+
+// Limits applied to every document this package decodes. They keep a hostile seller or agent from making
+// the proxy buffer or walk arbitrarily large input.
+const (
+	// MaxBodyBytes bounds a JSON document (a v1 challenge body, a facilitator body, a decoded header).
+	MaxBodyBytes = 64 << 10
+	// MaxHeaderBytes bounds a base64 header value before it is decoded.
+	MaxHeaderBytes = 64 << 10
+	// MaxDepth bounds the nesting of arrays and objects in any decoded document (SPEC: JSON depth 32).
+	MaxDepth = 32
+)
+
+// ErrMalformed is wrapped by every decode error of this package: the input is not a well-formed x402
+// document (bad base64, bad JSON, wrong member types, a missing or unsupported x402Version, too large).
+var ErrMalformed = errors.New("x402: malformed input")
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+// checkDocument applies the size, UTF-8 and depth limits to a JSON document before it is parsed.
+func checkDocument(data []byte) error {
+	if len(data) > MaxBodyBytes {
+		return malformed("document is %d bytes, larger than the %d byte limit", len(data), MaxBodyBytes)
+	}
+	if !utf8.Valid(data) {
+		return malformed("document is not valid UTF-8")
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > MaxDepth {
+				return malformed("JSON nesting deeper than %d", MaxDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// members reads a JSON object into its members, each kept as the exact bytes of its value.
+//
+// Member names are matched exactly later on (encoding/json matches struct fields case-insensitively,
+// which would let `"To"` shadow `"to"` here while a JavaScript peer reads `"to"`). A repeated name keeps
+// its last value, as JSON.parse does.
+func members(data []byte, what string) (objectMembers, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, malformed("%s: want a JSON object", what)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, malformed("%s: %v", what, err)
+	}
+	return objectMembers(m), nil
+}
+
+// objectMembers is a decoded JSON object whose known members are taken out one by one; whatever is left
+// becomes the Unknown map of the Go value.
+type objectMembers map[string]json.RawMessage
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// str takes a string member. Absent leaves dst unchanged; any non-string value (null included) is an error.
+func (m objectMembers) str(key, what string, dst *string) error {
+	raw, ok := m[key]
+	if !ok {
+		return nil
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '"' {
+		return malformed("%s.%s: want a string", what, key)
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return malformed("%s.%s: %v", what, key, err)
+	}
+	delete(m, key)
+	return nil
+}
+
+// integer takes an integer member (no fraction, no exponent).
+func (m objectMembers) integer(key, what string, dst *int64) error {
+	raw, ok := m[key]
+	if !ok {
+		return nil
+	}
+	if isNull(raw) {
+		return malformed("%s.%s: want an integer, got null", what, key)
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return malformed("%s.%s: want an integer: %v", what, key, err)
+	}
+	delete(m, key)
+	return nil
+}
+
+// boolean takes a true/false member.
+func (m objectMembers) boolean(key, what string, dst *bool) error {
+	raw, ok := m[key]
+	if !ok {
+		return nil
+	}
+	if isNull(raw) {
+		return malformed("%s.%s: want a boolean, got null", what, key)
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return malformed("%s.%s: want a boolean: %v", what, key, err)
+	}
+	delete(m, key)
+	return nil
+}
+
+// raw takes a member of any JSON type, verbatim.
+func (m objectMembers) raw(key string) json.RawMessage {
+	raw, ok := m[key]
+	if !ok {
+		return nil
+	}
+	delete(m, key)
+	return raw
+}
+
+// object takes a member that must be a JSON object, returning its bytes (nil when absent).
+func (m objectMembers) object(key, what string) (json.RawMessage, error) {
+	raw, ok := m[key]
+	if !ok {
+		return nil, nil
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return nil, malformed("%s.%s: want a JSON object", what, key)
+	}
+	delete(m, key)
+	return raw, nil
+}
+
+// rawMap takes a member that must be a JSON object and returns its members verbatim.
+func (m objectMembers) rawMap(key, what string) (map[string]json.RawMessage, error) {
+	raw, err := m.object(key, what)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	inner, err := members(raw, what+"."+key)
+	if err != nil {
+		return nil, err
+	}
+	if inner == nil {
+		inner = objectMembers{}
+	}
+	return map[string]json.RawMessage(inner), nil
+}
+
+// rest returns the members not taken, or nil when there are none (so decoded values compare equal).
+func (m objectMembers) rest() map[string]json.RawMessage {
+	if len(m) == 0 {
+		return nil
+	}
+	return map[string]json.RawMessage(m)
+}
+
+// objectWriter writes a JSON object member by member: known members in the order the official SDKs emit
+// them, then the Unknown members in name order. Values kept as json.RawMessage are written byte for byte.
+type objectWriter struct {
+	buf     bytes.Buffer
+	written map[string]bool
+	err     error
+}
+
+func newObjectWriter() *objectWriter {
+	w := &objectWriter{written: make(map[string]bool, 12)}
+	w.buf.WriteByte('{')
+	return w
+}
+
+func (w *objectWriter) key(k string) {
+	if w.buf.Len() > 1 {
+		w.buf.WriteByte(',')
+	}
+	w.buf.Write(encodeString(k))
+	w.buf.WriteByte(':')
+	w.written[k] = true
+}
+
+// raw writes a member whose value is already JSON. It checks the bytes so that a hand-built value can
+// never produce an invalid document.
+func (w *objectWriter) raw(k string, v json.RawMessage) {
+	if w.err != nil {
+		return
+	}
+	if !json.Valid(v) {
+		w.err = fmt.Errorf("x402: encode member %q: value is not valid JSON", k)
+		return
+	}
+	w.key(k)
+	w.buf.Write(v)
+}
+
+// str writes a string member.
+func (w *objectWriter) str(k, v string) {
+	w.key(k)
+	w.buf.Write(encodeString(v))
+}
+
+// value writes any Go value with encoding/json (no HTML escaping, like JSON.stringify).
+func (w *objectWriter) value(k string, v any) {
+	if w.err != nil {
+		return
+	}
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		w.err = fmt.Errorf("x402: encode member %q: %w", k, err)
+		return
+	}
+	w.key(k)
+	w.buf.Write(b)
+}
+
+// rawMap writes a member whose value is an object of raw members (extensions).
+func (w *objectWriter) rawMap(k string, m map[string]json.RawMessage) {
+	if w.err != nil {
+		return
+	}
+	inner := newObjectWriter()
+	inner.unknown(m)
+	b, err := inner.finish()
+	if err != nil {
+		w.err = fmt.Errorf("x402: encode member %q: %w", k, err)
+		return
+	}
+	w.key(k)
+	w.buf.Write(b)
+}
+
+// unknown writes the members not written yet, in name order; empty values are skipped.
+func (w *objectWriter) unknown(m map[string]json.RawMessage) {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if !w.written[k] && len(v) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.raw(k, m[k])
+	}
+}
+
+func (w *objectWriter) finish() ([]byte, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	w.buf.WriteByte('}')
+	return w.buf.Bytes(), nil
+}
+
+func encodeString(s string) []byte {
+	b, _ := marshalNoEscape(s) // a string always encodes
+	return b
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping: JSON.stringify writes '&', '<' and '>' as they
+// are, and a re-encoded challenge should read the same as the seller's.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
