@@ -1,0 +1,119 @@
+package storetest
+
+import (
+	"math"
+	"testing"
+
+	"github.com/payguard/payguard/store"
+)
+
+func testReserveCommitState(t *testing.T, s store.Store) {
+	wantState(t, s, "agent", day, 0, 0)
+	r1, err := s.Reserve(ctx, "agent", day, 300_000, 1_000_000)
+	must(t, "Reserve r1", err)
+	r2, err := s.Reserve(ctx, "agent", day, 200_000, 1_000_000)
+	must(t, "Reserve r2", err)
+	if r1 == "" || r1 == r2 {
+		t.Fatalf("reservation ids %q and %q: want distinct and non-empty", r1, r2)
+	}
+	wantState(t, s, "agent", day, 0, 500_000)
+
+	must(t, "Commit r1", s.Commit(ctx, "agent", day, r1))
+	wantState(t, s, "agent", day, 300_000, 200_000)
+	// Idempotent: a second commit of the same reservation changes nothing.
+	must(t, "Commit r1 again", s.Commit(ctx, "agent", day, r1))
+	wantState(t, s, "agent", day, 300_000, 200_000)
+
+	// r2 is never committed (the payment failed or was abandoned): it keeps holding its share of the cap.
+	_, err = s.Reserve(ctx, "agent", day, 500_001, 1_000_000)
+	wantErr(t, "Reserve past the cap with an uncommitted reservation", err, store.ErrBudgetExceeded)
+	wantState(t, s, "agent", day, 300_000, 200_000)
+}
+
+func testCapBoundary(t *testing.T, s store.Store) {
+	_, err := s.Reserve(ctx, "b", day, 1_000_001, 1_000_000)
+	wantErr(t, "Reserve above the cap", err, store.ErrBudgetExceeded)
+	id, err := s.Reserve(ctx, "b", day, 1_000_000, 1_000_000)
+	must(t, "Reserve exactly the cap", err)
+	_, err = s.Reserve(ctx, "b", day, 1, 1_000_000)
+	wantErr(t, "Reserve 1 over a full cap", err, store.ErrBudgetExceeded)
+	must(t, "Commit", s.Commit(ctx, "b", day, id))
+	_, err = s.Reserve(ctx, "b", day, 1, 1_000_000)
+	wantErr(t, "Reserve 1 over a fully spent cap", err, store.ErrBudgetExceeded)
+	// A zero amount fits a full cap; a zero cap admits only zero.
+	_, err = s.Reserve(ctx, "b", day, 0, 1_000_000)
+	must(t, "Reserve 0 on a full cap", err)
+	_, err = s.Reserve(ctx, "z", day, 1, 0)
+	wantErr(t, "Reserve 1 under a zero cap", err, store.ErrBudgetExceeded)
+	// A cap lowered below what is already used admits nothing more.
+	_, err = s.Reserve(ctx, "b", day, 0, 999_999)
+	wantErr(t, "Reserve under a lowered cap", err, store.ErrBudgetExceeded)
+	wantState(t, s, "b", day, 1_000_000, 0)
+	wantState(t, s, "z", day, 0, 0)
+}
+
+func testCommitUnknown(t *testing.T, s store.Store) {
+	wantErr(t, "Commit of an unknown reservation", s.Commit(ctx, "agent", day, "nope"), store.ErrNotFound)
+	id, err := s.Reserve(ctx, "agent", day, 10, 100)
+	must(t, "Reserve", err)
+	wantErr(t, "Commit under another budget", s.Commit(ctx, "other", day, id), store.ErrNotFound)
+	wantErr(t, "Commit under another day", s.Commit(ctx, "agent", "2026-11-23", id), store.ErrNotFound)
+	wantState(t, s, "agent", day, 0, 10)
+	wantState(t, s, "other", day, 0, 0)
+}
+
+func testDaysAndBudgets(t *testing.T, s store.Store) {
+	id, err := s.Reserve(ctx, "agent", day, 90, 100)
+	must(t, "Reserve", err)
+	must(t, "Commit", s.Commit(ctx, "agent", day, id))
+	// A new UTC day starts at zero.
+	_, err = s.Reserve(ctx, "agent", "2026-11-23", 100, 100)
+	must(t, "Reserve on the next day", err)
+	// Budgets do not share a cap, including names that could collide if keys were joined carelessly.
+	_, err = s.Reserve(ctx, "agent:2026-11-22", day, 100, 100)
+	must(t, "Reserve on a colliding-looking budget", err)
+	_, err = s.Reserve(ctx, "other", day, 100, 100)
+	must(t, "Reserve on another budget", err)
+	wantState(t, s, "agent", day, 90, 0)
+	wantState(t, s, "agent", "2026-11-23", 0, 100)
+	wantState(t, s, "agent:2026-11-22", day, 0, 100)
+	wantState(t, s, "other", day, 0, 100)
+}
+
+func testLedgerInvalid(t *testing.T, s store.Store) {
+	for _, c := range []struct {
+		name, budget, day string
+		amount, cap       int64
+	}{
+		{"negative amount", "a", day, -1, 100},
+		{"negative cap", "a", day, 1, -1},
+		{"empty budget", "", day, 1, 100},
+		{"malformed day", "a", "2026-11-22T00:00:00Z", 1, 100},
+		{"impossible day", "a", "2026-02-30", 1, 100},
+		{"empty day", "a", "", 1, 100},
+	} {
+		_, err := s.Reserve(ctx, c.budget, c.day, c.amount, c.cap)
+		wantErr(t, "Reserve with "+c.name, err, store.ErrInvalid)
+	}
+	_, err := s.State(ctx, "a", "22/11/2026")
+	wantErr(t, "State with a malformed day", err, store.ErrInvalid)
+	wantState(t, s, "a", day, 0, 0)
+}
+
+func testLedgerOverflow(t *testing.T, s store.Store) {
+	id, err := s.Reserve(ctx, "big", day, math.MaxInt64, math.MaxInt64)
+	must(t, "Reserve MaxInt64", err)
+	_, err = s.Reserve(ctx, "big", day, 1, math.MaxInt64)
+	wantErr(t, "Reserve past MaxInt64", err, store.ErrBudgetExceeded)
+	_, err = s.Reserve(ctx, "big", day, math.MaxInt64, math.MaxInt64)
+	wantErr(t, "Reserve 2×MaxInt64", err, store.ErrBudgetExceeded)
+	must(t, "Commit", s.Commit(ctx, "big", day, id))
+	wantState(t, s, "big", day, math.MaxInt64, 0)
+	// Values just past 2^53 must be exact: no float decides a cap.
+	const p = 1<<53 + 1
+	_, err = s.Reserve(ctx, "exact", day, p, p)
+	must(t, "Reserve 2^53+1", err)
+	_, err = s.Reserve(ctx, "exact", day, 1, p)
+	wantErr(t, "Reserve 1 over 2^53+1", err, store.ErrBudgetExceeded)
+	wantState(t, s, "exact", day, 0, p)
+}

@@ -1,0 +1,94 @@
+package storetest
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/store"
+)
+
+func newTicket(id, key string, expires time.Time) store.Ticket {
+	return store.Ticket{
+		ID: id, Key: key, Option: []byte(`{"scheme":"exact","network":"eip155:8453","amount":"10000"}`),
+		ReservationID: "r-" + id, Budget: "agent", Day: day, AmountMicros: 10_000, ExpiresAt: expires,
+	}
+}
+
+func testTicketPutTake(t *testing.T, s store.Store) {
+	tk := newTicket("t1", "GET https://seller.example/a eip155:8453 0xasset 0xpay 10000", base.Add(time.Minute))
+	must(t, "PutTicket", s.PutTicket(ctx, tk))
+	wantErr(t, "PutTicket with a duplicate id", s.PutTicket(ctx, newTicket("t1", "other", base.Add(time.Minute))), store.ErrConflict)
+	_, err := s.TakeTicket(ctx, "other", base)
+	wantErr(t, "TakeTicket of a key whose put was refused", err, store.ErrNotFound)
+
+	got, err := s.TakeTicket(ctx, tk.Key, base)
+	must(t, "TakeTicket", err)
+	if got.ID != tk.ID || got.Key != tk.Key || !bytes.Equal(got.Option, tk.Option) ||
+		got.ReservationID != tk.ReservationID || got.Budget != tk.Budget || got.Day != tk.Day ||
+		got.AmountMicros != tk.AmountMicros || !got.ExpiresAt.Equal(tk.ExpiresAt) || !got.Used {
+		t.Fatalf("TakeTicket:\n got %+v\nwant %+v marked used", got, tk)
+	}
+	_, err = s.TakeTicket(ctx, tk.Key, base)
+	wantErr(t, "second TakeTicket", err, store.ErrNotFound)
+
+	// A ticket without an id gets one.
+	anon := newTicket("", "anon", base.Add(time.Minute))
+	must(t, "PutTicket without id", s.PutTicket(ctx, anon))
+	got, err = s.TakeTicket(ctx, "anon", base)
+	must(t, "TakeTicket anon", err)
+	if got.ID == "" {
+		t.Fatal("a ticket stored without an id came back without one")
+	}
+}
+
+func testTicketNewestUnexpired(t *testing.T, s store.Store) {
+	must(t, "put old", s.PutTicket(ctx, newTicket("old", "k", base.Add(time.Hour))))
+	must(t, "put expired", s.PutTicket(ctx, newTicket("expired", "k", base.Add(-time.Second))))
+	must(t, "put new", s.PutTicket(ctx, newTicket("new", "k", base.Add(time.Minute))))
+	must(t, "put edge", s.PutTicket(ctx, newTicket("edge", "k2", base)))
+
+	// Newest = put last; expired ones are skipped; ExpiresAt == now is still valid.
+	for _, want := range []string{"new", "old"} {
+		got, err := s.TakeTicket(ctx, "k", base)
+		must(t, "TakeTicket", err)
+		if got.ID != want {
+			t.Fatalf("TakeTicket = %s, want %s", got.ID, want)
+		}
+	}
+	_, err := s.TakeTicket(ctx, "k", base)
+	wantErr(t, "TakeTicket with only an expired ticket left", err, store.ErrNotFound)
+	_, err = s.TakeTicket(ctx, "k2", base.Add(time.Nanosecond))
+	wantErr(t, "TakeTicket just after expiry", err, store.ErrNotFound)
+	got, err := s.TakeTicket(ctx, "k2", base)
+	must(t, "TakeTicket at ExpiresAt", err)
+	if got.ID != "edge" {
+		t.Fatalf("TakeTicket = %s, want edge", got.ID)
+	}
+}
+
+func testTicketInvalid(t *testing.T, s store.Store) {
+	noExpiry := newTicket("x", "k", time.Time{})
+	wantErr(t, "PutTicket without expiry", s.PutTicket(ctx, noExpiry), store.ErrInvalid)
+	wantErr(t, "PutTicket without key", s.PutTicket(ctx, newTicket("y", "", base)), store.ErrInvalid)
+	used := newTicket("z", "k", base)
+	used.Used = true
+	wantErr(t, "PutTicket already used", s.PutTicket(ctx, used), store.ErrInvalid)
+	_, err := s.TakeTicket(ctx, "k", base.Add(-time.Hour))
+	wantErr(t, "TakeTicket after refused puts", err, store.ErrNotFound)
+}
+
+func testPaymentSeen(t *testing.T, s store.Store) {
+	must(t, "first MarkPaymentSeen", s.MarkPaymentSeen(ctx, "sha256:aa", time.Hour))
+	wantErr(t, "replayed MarkPaymentSeen", s.MarkPaymentSeen(ctx, "sha256:aa", time.Hour), store.ErrAlreadyUsed)
+	must(t, "another digest", s.MarkPaymentSeen(ctx, "sha256:bb", time.Hour))
+	wantErr(t, "MarkPaymentSeen with no ttl", s.MarkPaymentSeen(ctx, "sha256:cc", 0), store.ErrInvalid)
+	wantErr(t, "MarkPaymentSeen with no digest", s.MarkPaymentSeen(ctx, "", time.Hour), store.ErrInvalid)
+
+	// The one tiny-TTL case: a digest is forgotten after its ttl.
+	must(t, "short-lived digest", s.MarkPaymentSeen(ctx, "sha256:short", 20*time.Millisecond))
+	wantErr(t, "short-lived replay within ttl", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour), store.ErrAlreadyUsed)
+	time.Sleep(60 * time.Millisecond)
+	must(t, "digest after its ttl", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour))
+	wantErr(t, "replay of the renewed digest", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour), store.ErrAlreadyUsed)
+}

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrInvalid reports an argument no implementation accepts (a negative amount, a malformed day, an empty
+// id). It never means a state was changed.
+var ErrInvalid = errors.New("store: invalid argument")
+
+// DayLayout is the format of every day argument: a UTC calendar day.
+const DayLayout = "2006-01-02"
+
+// MaxNameBytes bounds budget names, client names, keys, ids and URLs, so that one caller cannot make a
+// store keep unbounded keys (bbolt's own key limit is 32 KiB).
+const MaxNameBytes = 4096
+
+// Day returns t's UTC day in DayLayout.
+func Day(t time.Time) string { return t.UTC().Format(DayLayout) }
+
+// NewID returns a random 128-bit identifier in hex, unique across processes without coordination.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on supported platforms; if it ever does, nothing safe can continue.
+		panic("store: crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// CheckDay rejects a day that is not a valid "2006-01-02" date.
+func CheckDay(day string) error {
+	if t, err := time.Parse(DayLayout, day); err != nil || t.Format(DayLayout) != day {
+		return fmt.Errorf("%w: day %q is not a UTC day in the form 2006-01-02", ErrInvalid, day)
+	}
+	return nil
+}
+
+// CheckName rejects an empty, oversized, NUL-containing or invalid UTF-8 name; what says which argument.
+func CheckName(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty %s", ErrInvalid, what)
+	case len(name) > MaxNameBytes:
+		return fmt.Errorf("%w: %s is %d bytes (max %d)", ErrInvalid, what, len(name), MaxNameBytes)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, what)
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == 0 {
+			return fmt.Errorf("%w: %s contains a NUL byte", ErrInvalid, what)
+		}
+	}
+	return nil
+}
+
+// CheckReserve validates Reserve's arguments: every implementation calls it before touching state.
+func CheckReserve(budget, day string, amountMicros, capMicros int64) error {
+	if err := CheckName("budget", budget); err != nil {
+		return err
+	}
+	if err := CheckDay(day); err != nil {
+		return err
+	}
+	if amountMicros < 0 {
+		return fmt.Errorf("%w: negative amount %d", ErrInvalid, amountMicros)
+	}
+	if capMicros < 0 {
+		return fmt.Errorf("%w: negative cap %d", ErrInvalid, capMicros)
+	}
+	return nil
+}
+
+// Fits reports whether spent+reserved+amount <= capMicros without overflowing; all four are non-negative.
+func Fits(spent, reserved, amount, capMicros int64) bool {
+	if spent > math.MaxInt64-reserved {
+		return false
+	}
+	used := spent + reserved
+	if used > math.MaxInt64-amount {
+		return false
+	}
+	return used+amount <= capMicros
+}
+
+// CheckNewHold validates a hold before it is created; an empty status means pending.
+func CheckNewHold(h *Hold) error {
+	if err := CheckName("hold id", h.ID); err != nil {
+		return err
+	}
+	if err := CheckName("hold key", h.Key); err != nil {
+		return err
+	}
+	if h.Status == "" {
+		h.Status = HoldPending
+	}
+	if h.Status != HoldPending {
+		return fmt.Errorf("%w: a new hold must be pending, not %q", ErrInvalid, h.Status)
+	}
+	if h.AmountMicros < 0 {
+		return fmt.Errorf("%w: negative hold amount %d", ErrInvalid, h.AmountMicros)
+	}
+	return nil
+}
+
+// CheckHoldStatus validates ListHolds' filter ("" = all).
+func CheckHoldStatus(status string) error {
+	switch status {
+	case "", HoldPending, HoldApproved, HoldDenied, HoldUsed, HoldExpired:
+		return nil
+	}
+	return fmt.Errorf("%w: unknown hold status %q", ErrInvalid, status)
+}
+
+// ApplyResolve is the one place the pending → approved|denied rule lives; implementations call it on the
+// stored hold inside their atomic section and persist the result whether or not err is nil when changed is
+// true (an expired pending hold is stored as HoldExpired and the call fails with ErrConflict).
+func ApplyResolve(h Hold, status, by, note string, at time.Time) (out Hold, changed bool, err error) {
+	if status != HoldApproved && status != HoldDenied {
+		return Hold{}, false, fmt.Errorf("%w: a hold resolves to approved or denied, not %q", ErrInvalid, status)
+	}
+	if h.Status != HoldPending {
+		return Hold{}, false, fmt.Errorf("%w: hold %s is %s, not pending", ErrConflict, h.ID, h.Status)
+	}
+	if !h.ExpiresAt.IsZero() && h.ExpiresAt.Before(at) {
+		h.Status, h.ResolvedAt = HoldExpired, at.UTC()
+		return h, true, fmt.Errorf("%w: hold %s expired at %s", ErrConflict, h.ID, h.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	h.Status, h.ResolvedBy, h.Note, h.ResolvedAt = status, by, note, at.UTC()
+	return h, true, nil
+}
+
+// ApplyUse is the one place the approved → used rule lives (see ApplyResolve for changed and err).
+func ApplyUse(h Hold, now time.Time) (out Hold, changed bool, err error) {
+	switch h.Status {
+	case HoldUsed:
+		return Hold{}, false, fmt.Errorf("%w: hold %s was already used", ErrAlreadyUsed, h.ID)
+	case HoldApproved:
+	default:
+		return Hold{}, false, fmt.Errorf("%w: hold %s is %s, not approved", ErrConflict, h.ID, h.Status)
+	}
+	if !h.ExpiresAt.IsZero() && h.ExpiresAt.Before(now) {
+		h.Status = HoldExpired
+		return h, true, fmt.Errorf("%w: approved hold %s expired at %s", ErrConflict, h.ID, h.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	h.Status = HoldUsed
+	return h, true, nil
+}
+
+// CheckTicket validates a ticket before it is stored and gives it an id when it has none.
+func CheckTicket(t *Ticket) error {
+	if t.ID == "" {
+		t.ID = NewID()
+	}
+	if err := CheckName("ticket id", t.ID); err != nil {
+		return err
+	}
+	if err := CheckName("ticket key", t.Key); err != nil {
+		return err
+	}
+	if t.ExpiresAt.IsZero() {
+		return fmt.Errorf("%w: ticket %s has no expiry", ErrInvalid, t.ID)
+	}
+	if t.AmountMicros < 0 {
+		return fmt.Errorf("%w: negative ticket amount %d", ErrInvalid, t.AmountMicros)
+	}
+	if t.Used {
+		return fmt.Errorf("%w: ticket %s is stored already used", ErrInvalid, t.ID)
+	}
+	return nil
+}
+
+// CheckTrial validates TakeTrial's arguments.
+func CheckTrial(client, day string, retention time.Duration) error {
+	if err := CheckName("trial client", client); err != nil {
+		return err
+	}
+	if err := CheckDay(day); err != nil {
+		return err
+	}
+	if retention <= 0 {
+		return fmt.Errorf("%w: trial retention %v must be positive", ErrInvalid, retention)
+	}
+	return nil
+}
+
+// CheckObservation validates an endpoint observation.
+func CheckObservation(o Observation) error {
+	if err := CheckName("observation url", o.URL); err != nil {
+		return err
+	}
+	if err := CheckName("observation method", o.Method); err != nil {
+		return err
+	}
+	if o.ObservedAt.IsZero() {
+		return fmt.Errorf("%w: observation of %s has no time", ErrInvalid, o.URL)
+	}
+	return nil
+}
