@@ -24,7 +24,7 @@ type Store struct {
 	lastPurge time.Time
 	budgets   map[budgetDay]*budgetState
 	holds     map[string]*store.Hold
-	holdOrder []string // creation order, to break CreatedAt ties in FindHold
+	holdOrder []string                   // creation order, to break CreatedAt ties in FindHold
 	tickets   map[string][]*store.Ticket // by key, in put order
 	ticketIDs map[string]bool
 	seen      map[string]time.Time // payment digest → expiry
