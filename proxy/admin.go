@@ -1,0 +1,218 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/payguard/payguard/store"
+)
+
+// maxAdminBody bounds approval request bodies.
+const maxAdminBody = 16 << 10
+
+// AdminHandler serves the approval API, health and metrics. Every route except /healthz, /readyz and
+// /metrics needs `Authorization: Bearer <token>`; a missing or wrong token gets 401 and changes nothing.
+// ready reports whether the proxy can decide (e.g. the sanctions list is loaded); nil means always ready.
+func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if ready != nil {
+			if err := ready(); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
+				return
+			}
+		}
+		if _, err := p.opts.Store.State(r.Context(), p.opts.Budget, p.day()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": "store: " + err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.Handle("GET /metrics", p.metrics.Handler())
+
+	api := http.NewServeMux()
+	api.HandleFunc("GET /v1/holds", p.listHolds)
+	api.HandleFunc("GET /v1/holds/{id}", p.getHold)
+	api.HandleFunc("POST /v1/holds/{id}/approve", p.resolveHoldAPI(store.HoldApproved))
+	api.HandleFunc("POST /v1/holds/{id}/deny", p.resolveHoldAPI(store.HoldDenied))
+	api.HandleFunc("GET /v1/budget", p.budget)
+	mux.Handle("/v1/", requireToken(want, token != "", api))
+	return mux
+}
+
+func requireToken(want [32]byte, configured bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if !configured || !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="payguard"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{"unauthorized", "a valid bearer token is required"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type apiError struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+// holdView is a hold as the API shows it, with the held decision as JSON.
+type holdView struct {
+	ID           string          `json:"id"`
+	Status       string          `json:"status"`
+	Method       string          `json:"method"`
+	URL          string          `json:"url"`
+	AmountUSD    string          `json:"amount_usd"`
+	AmountMicros int64           `json:"amount_micros"`
+	Decision     json.RawMessage `json:"decision,omitempty"`
+	CreatedAt    time.Time       `json:"created_at"`
+	ExpiresAt    time.Time       `json:"expires_at"`
+	ResolvedBy   string          `json:"resolved_by,omitempty"`
+	Note         string          `json:"note,omitempty"`
+	ResolvedAt   *time.Time      `json:"resolved_at,omitempty"`
+}
+
+func (p *Proxy) view(h store.Hold) holdView {
+	v := holdView{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, AmountUSD: usdString(h.AmountMicros),
+		AmountMicros: h.AmountMicros, CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note}
+	if json.Valid(h.Decision) {
+		v.Decision = h.Decision
+	}
+	if !h.ResolvedAt.IsZero() {
+		t := h.ResolvedAt
+		v.ResolvedAt = &t
+	}
+	if v.Status == store.HoldPending && !p.opts.Now().Before(h.ExpiresAt) {
+		v.Status = store.HoldExpired
+	}
+	return v
+}
+
+func (p *Proxy) listHolds(w http.ResponseWriter, r *http.Request) {
+	status := r.URL.Query().Get("status")
+	switch status {
+	case "", store.HoldPending, store.HoldApproved, store.HoldDenied, store.HoldUsed, store.HoldExpired:
+	default:
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_status", fmt.Sprintf("unknown status %q", status)})
+		return
+	}
+	hs, err := p.opts.Store.ListHolds(r.Context(), status)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		return
+	}
+	out := make([]holdView, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, p.view(h))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"holds": out})
+}
+
+func (p *Proxy) getHold(w http.ResponseWriter, r *http.Request) {
+	h, err := p.opts.Store.GetHold(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, apiError{"not_found", "no hold with that id"})
+		return
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, p.view(h))
+}
+
+type resolveRequest struct {
+	By   string `json:"by"`
+	Note string `json:"note"`
+}
+
+func (p *Proxy) resolveHoldAPI(status string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body resolveRequest
+		dec := json.NewDecoder(io.LimitReader(r.Body, maxAdminBody))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			writeJSON(w, http.StatusBadRequest, apiError{"invalid_json", "body must be {\"by\": \"...\", \"note\": \"...\"}: " + err.Error()})
+			return
+		}
+		body.By = strings.TrimSpace(body.By)
+		if body.By == "" || len(body.By) > 256 || len(body.Note) > 2048 || !utf8.ValidString(body.By) || !utf8.ValidString(body.Note) {
+			writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "`by` is required (at most 256 bytes), `note` at most 2048 bytes, both valid UTF-8"})
+			return
+		}
+		id := r.PathValue("id")
+		cur, err := p.opts.Store.GetHold(r.Context(), id)
+		if errors.Is(err, store.ErrNotFound) {
+			writeJSON(w, http.StatusNotFound, apiError{"not_found", "no hold with that id"})
+			return
+		}
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+			return
+		}
+		if cur.Status == store.HoldPending && !p.opts.Now().Before(cur.ExpiresAt) {
+			writeJSON(w, http.StatusConflict, apiError{"expired", "the hold has expired"})
+			return
+		}
+		h, err := p.opts.Store.ResolveHold(r.Context(), id, status, body.By, body.Note, p.opts.Now())
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			writeJSON(w, http.StatusNotFound, apiError{"not_found", "no hold with that id"})
+			return
+		case errors.Is(err, store.ErrConflict):
+			writeJSON(w, http.StatusConflict, apiError{"conflict", "the hold is no longer pending"})
+			return
+		case err != nil:
+			writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+			return
+		}
+		p.waiters.notify(id)
+		p.log.Info("hold resolved", "hold_id", id, "status", status, "by", body.By, "note", body.Note)
+		writeJSON(w, http.StatusOK, p.view(h))
+	}
+}
+
+type budgetView struct {
+	Budget         string `json:"budget"`
+	Day            string `json:"day"`
+	SpentUSD       string `json:"spent_usd"`
+	ReservedUSD    string `json:"reserved_usd"`
+	CapUSD         string `json:"cap_usd"`
+	SpentMicros    int64  `json:"spent_micros"`
+	ReservedMicros int64  `json:"reserved_micros"`
+	CapMicros      int64  `json:"cap_micros"`
+}
+
+func (p *Proxy) budget(w http.ResponseWriter, r *http.Request) {
+	day := p.day()
+	st, err := p.opts.Store.State(r.Context(), p.opts.Budget, day)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		return
+	}
+	capMicros := int64(p.opts.Rules.DailyCapUSD)
+	writeJSON(w, http.StatusOK, budgetView{Budget: p.opts.Budget, Day: day, SpentUSD: usdString(st.Spent),
+		ReservedUSD: usdString(st.Reserved), CapUSD: usdString(capMicros), SpentMicros: st.Spent,
+		ReservedMicros: st.Reserved, CapMicros: capMicros})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,175 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/payguard/payguard/x402"
+)
+
+// maxChallengeBody bounds the 402 body read for a v1 challenge (SPEC's request body limit).
+const maxChallengeBody = 64 << 10
+
+// challengeReadTimeout bounds how long a 402 body may take to arrive (SPEC's body read deadline).
+const challengeReadTimeout = 10 * time.Second
+
+// challengeSource says where a challenge was found.
+type challengeSource int
+
+const (
+	notX402     challengeSource = iota
+	fromHeader                  // v2 PAYMENT-REQUIRED
+	fromBody                    // a JSON body with x402Version (v1, or a v2 object without the header)
+	undecodable                 // looks like x402 but cannot be read: fail closed
+)
+
+// readChallenge finds the x402 challenge in a 402: the v2 PAYMENT-REQUIRED header first, else a JSON body
+// with x402Version. It leaves resp.Body readable from the start. A body over 64 KiB is not read whole:
+// if its first 64 KiB mention x402Version it is undecodable (the agent could still pay from it), else it is
+// passed on unchanged as not x402.
+func readChallenge(resp *http.Response) (pr *x402.PaymentRequired, body []byte, src challengeSource, why string) {
+	body, complete, err := peekBody(resp)
+	if err != nil {
+		return nil, nil, undecodable, "402 body could not be read: " + err.Error()
+	}
+	if h := resp.Header.Get(x402.HeaderPaymentRequired); h != "" {
+		pr, err := x402.DecodePaymentRequiredHeader(h)
+		if err != nil {
+			return nil, body, undecodable, "PAYMENT-REQUIRED header is not a readable x402 challenge: " + err.Error()
+		}
+		return pr, body, fromHeader, ""
+	}
+	if !complete {
+		if bytes.Contains(body, []byte("x402Version")) {
+			return nil, nil, undecodable, fmt.Sprintf("x402 challenge body exceeds %d bytes", maxChallengeBody)
+		}
+		return nil, nil, notX402, ""
+	}
+	if !hasX402Version(body) {
+		return nil, body, notX402, ""
+	}
+	pr, err = x402.ParsePaymentRequired(body)
+	if err != nil {
+		return nil, body, undecodable, "402 body is not a readable x402 challenge: " + err.Error()
+	}
+	return pr, body, fromBody, ""
+}
+
+// peekBody reads up to maxChallengeBody bytes and puts them back in front of the rest of the body.
+func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return nil, true, nil
+	}
+	orig := resp.Body
+	timer := time.AfterFunc(challengeReadTimeout, func() { orig.Close() })
+	prefix, err = io.ReadAll(io.LimitReader(orig, maxChallengeBody+1))
+	if !timer.Stop() && err == nil {
+		err = errors.New("read deadline exceeded")
+	}
+	if err != nil {
+		orig.Close()
+		return nil, false, err
+	}
+	if len(prefix) <= maxChallengeBody {
+		orig.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(prefix))
+		return prefix, true, nil
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(prefix), orig), orig}
+	return prefix, false, nil
+}
+
+// hasX402Version reports whether body is a JSON object with a top-level x402Version member.
+func hasX402Version(body []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return false
+	}
+	_, ok := top["x402Version"]
+	return ok
+}
+
+// narrowResponse rewrites an allowed challenge so that it offers only the chosen option: the v2 header is
+// re-encoded; a body challenge is re-encoded with its length fixed. When a v2 header comes with a v1 body
+// challenge too (sellers serving both generations), the body is narrowed to the entry that names the same
+// terms, or emptied if none does, so no client can pay an unapproved option.
+func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, body []byte, src challengeSource) error {
+	narrowed := pr.Narrowed(chosen)
+	switch src {
+	case fromHeader:
+		v, err := x402.EncodeHeaderJSON(narrowed)
+		if err != nil {
+			return fmt.Errorf("re-encode PAYMENT-REQUIRED: %w", err)
+		}
+		resp.Header.Set(x402.HeaderPaymentRequired, v)
+		if hasX402Version(body) {
+			bodyPR, err := x402.ParsePaymentRequired(body)
+			if err != nil {
+				return setBody(resp, []byte("{}"))
+			}
+			idx := matchingOption(bodyPR, narrowed.Accepts[0])
+			if idx < 0 {
+				return setBody(resp, []byte("{}"))
+			}
+			b, err := json.Marshal(bodyPR.Narrowed(idx))
+			if err != nil {
+				return fmt.Errorf("re-encode 402 body: %w", err)
+			}
+			return setBody(resp, b)
+		}
+		return nil
+	case fromBody:
+		b, err := json.Marshal(narrowed)
+		if err != nil {
+			return fmt.Errorf("re-encode 402 body: %w", err)
+		}
+		return setBody(resp, b)
+	}
+	return fmt.Errorf("no challenge to narrow")
+}
+
+// matchingOption finds the entry of pr naming the same payment as want (scheme, network, asset, payTo,
+// amount), across v1 and v2 network names.
+func matchingOption(pr *x402.PaymentRequired, want x402.Requirement) int {
+	for i, r := range pr.Accepts {
+		if sameTerms(r, want) {
+			return i
+		}
+	}
+	return -1
+}
+
+func sameTerms(a, b x402.Requirement) bool {
+	na, okA := x402.CAIP2(a.Network)
+	nb, okB := x402.CAIP2(b.Network)
+	return okA && okB && na == nb && a.Scheme == b.Scheme && x402.SameAddress(a.Asset, b.Asset) &&
+		x402.SameAddress(a.PayTo, b.PayTo) && sameAmount(a.Amount, b.Amount)
+}
+
+func sameAmount(a, b string) bool {
+	x, errA := x402.ParseAtomic(a)
+	y, errB := x402.ParseAtomic(b)
+	return errA == nil && errB == nil && x == y
+}
+
+func setBody(resp *http.Response, b []byte) error {
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("ETag")
+	resp.TransferEncoding = nil
+	return nil
+}

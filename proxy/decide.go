@@ -1,0 +1,195 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
+)
+
+// Decision values as on the wire.
+const (
+	allow = "allow"
+	hold  = "hold"
+	block = "block"
+)
+
+// verdict is what the proxy does with one challenge or payment, with everything the response, the log line
+// and the metrics need.
+type verdict struct {
+	Decision string // allow | hold | block
+	Reasons  []string
+	Result   *preflight.Result // nil when the engine was never reached (decode errors, ledger down)
+	Chosen   int               // index of the allowed option in the challenge
+	Option   *x402.Requirement // the allowed (or held) option
+	Amount   int64             // micro-dollars reserved on allow
+	Hold     *store.Hold       // the hold involved, if any
+	Release  *release          // allow: what to commit when the seller settles
+	Class    string            // reason class for metrics
+}
+
+// release is a reservation whose payment may go to the seller; settlement commits it.
+type release struct {
+	Budget, Day, ReservationID string
+	AmountMicros               int64
+	Via                        string // "ticket" or "preflight"
+}
+
+// failClosed is a block that never reached a decision (undecodable input, ledger or engine down).
+func failClosed(class, reason string) verdict {
+	return verdict{Decision: block, Reasons: []string{"block: " + reason}, Chosen: -1, Class: class}
+}
+
+func (v verdict) receiptID() string {
+	if v.Result == nil {
+		return ""
+	}
+	return v.Result.Receipt.ID
+}
+
+// decide runs the preflight for a challenge under the budget's lock: read the ledger, decide, and on allow
+// reserve. The ledger's atomic Reserve is the final guard on the daily cap.
+func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired) verdict {
+	lock := p.budgetLock(p.opts.Budget)
+	lock.Lock()
+	defer lock.Unlock()
+	day := p.day()
+	state, err := p.opts.Store.State(ctx, p.opts.Budget, day)
+	if err != nil {
+		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
+	}
+	in := &preflight.Input{
+		Challenge:      pr,
+		ResourceURL:    url,
+		ResourceMethod: method,
+		Context:        &preflight.Context{SpentTodayUSD: policy.USD(state.Spent + state.Reserved)},
+	}
+	res, err := p.opts.Decider.Decide(ctx, in)
+	if err != nil || res == nil {
+		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err))
+	}
+	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
+		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons)}
+	switch res.Decision {
+	case allow:
+		return p.reserveLocked(ctx, v, day)
+	case hold:
+		return v
+	case block:
+		return v
+	default:
+		// SPEC: a future, unknown outcome is never allow.
+		v.Decision = block
+		v.Reasons = append(v.Reasons, "block: unknown preflight decision "+fmt.Sprintf("%q", res.Decision))
+		v.Class = "unknown_decision"
+		return v
+	}
+}
+
+// reserveLocked reserves an allowed amount; the caller holds the budget lock.
+func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string) verdict {
+	res := v.Result
+	if res.ChosenOption == nil || res.ChosenIndex < 0 {
+		return failClosed("engine_error", "preflight allowed without a chosen option")
+	}
+	if res.AmountMicros < 0 {
+		return failClosed("engine_error", "preflight allowed a negative amount")
+	}
+	capMicros := int64(p.opts.Rules.DailyCapUSD)
+	id, err := p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
+	if errors.Is(err, store.ErrBudgetExceeded) {
+		st, _ := p.opts.Store.State(ctx, p.opts.Budget, day)
+		v.Decision = block
+		v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(st.Spent+st.Reserved))}
+		v.Class = "daily_cap"
+		v.Option = nil
+		return v
+	}
+	if err != nil {
+		return failClosed("ledger_error", "budget reservation failed: "+err.Error())
+	}
+	v.Decision = allow
+	v.Amount = res.AmountMicros
+	v.Release = &release{Budget: p.opts.Budget, Day: day, ReservationID: id, AmountMicros: res.AmountMicros}
+	return v
+}
+
+// dailyCapReason is SPEC's daily-cap reason, for the case the ledger's final guard refuses a reservation
+// the engine allowed (another process spent in between).
+func dailyCapReason(capUSD, spent policy.USD) string {
+	return fmt.Sprintf("block: daily cap $%s would be exceeded (spent $%s)", capUSD, spent)
+}
+
+// putTicket records an allowed challenge so that exactly one matching paid retry may pass.
+func (p *Proxy) putTicket(ctx context.Context, method, url string, v *verdict) error {
+	opt, err := json.Marshal(v.Option)
+	if err != nil {
+		return fmt.Errorf("encode chosen option: %w", err)
+	}
+	ttl := time.Duration(v.Option.MaxTimeoutSeconds) * time.Second
+	if ttl < time.Minute {
+		ttl = time.Minute
+	}
+	key, err := ticketKey(method, url, v.Option.Scheme, v.Option.Network, v.Option.PayTo, v.Option.Amount)
+	if err != nil {
+		return err
+	}
+	t := store.Ticket{
+		ID: newID("tkt"), Key: key, Option: opt, ReservationID: v.Release.ReservationID,
+		Budget: v.Release.Budget, Day: v.Release.Day, AmountMicros: v.Release.AmountMicros,
+		ExpiresAt: p.opts.Now().Add(ttl),
+	}
+	return p.opts.Store.PutTicket(ctx, t)
+}
+
+// ticketKey names a payment (hashed: URLs are long and stores want plain keys) by what both v1 and v2 retries carry: method, URL, scheme, network (CAIP-2),
+// payee and atomic amount. The asset is checked separately: a v2 retry's `accepted` must equal the ticket's
+// option; a v1 payload names no asset, and its EIP-3009 signature binds the token the seller settles.
+func ticketKey(method, url, scheme, network, payTo, amount string) (string, error) {
+	n, ok := x402.CAIP2(network)
+	if !ok {
+		return "", fmt.Errorf("unknown network %q", network)
+	}
+	a, err := x402.ParseAtomic(amount)
+	if err != nil {
+		return "", fmt.Errorf("amount %q: %w", amount, err)
+	}
+	sum := sha256.Sum256([]byte(strings.Join([]string{strings.ToUpper(method), url, scheme, n,
+		x402.CanonicalAddress(payTo), fmt.Sprint(a)}, "\x00")))
+	return "tk1:" + hex.EncodeToString(sum[:]), nil
+}
+
+// holdKey names a held request: method, URL and the option it would pay (or the whole offer when the
+// engine chose none), so that the same request's next 402 finds an approval.
+func holdKey(method, url string, v verdict, pr *x402.PaymentRequired) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", strings.ToUpper(method), url)
+	if v.Option != nil {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", v.Option.Scheme, v.Option.Network,
+			x402.CanonicalAddress(v.Option.Asset), x402.CanonicalAddress(v.Option.PayTo), v.Option.Amount)
+	} else {
+		for _, r := range pr.Accepts {
+			fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x01", r.Scheme, r.Network,
+				x402.CanonicalAddress(r.Asset), x402.CanonicalAddress(r.PayTo), r.Amount)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("proxy: crypto/rand failed: " + err.Error())
+	}
+	return prefix + "_" + hex.EncodeToString(b[:])
+}

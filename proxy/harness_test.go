@@ -1,0 +1,158 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/proxy/mitm"
+	"github.com/payguard/payguard/receipts"
+)
+
+const testToken = "test-admin-token-0123456789"
+
+// harness is payguard between a buyer and sellers: the real preflight engine and receipts, a store, the
+// proxy on an httptest listener and the admin API on another.
+type harness struct {
+	t      *testing.T
+	proxy  *Proxy
+	store  State
+	srv    *httptest.Server
+	admin  *httptest.Server
+	caPool *x509.CertPool
+	rules  policy.Rules
+}
+
+// testRules are SPEC's defaults with Base Sepolia allowed (the fixtures' network).
+func testRules() policy.Rules {
+	r := policy.DefaultRules()
+	r.AllowedNetworks = []string{"eip155:8453", "base", "eip155:84532", "base-sepolia"}
+	return r
+}
+
+type harnessOption func(*Options)
+
+func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOption) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	ca, _, err := mitm.LoadOrCreateCA(filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := receipts.GenerateKey(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now,
+		Sanctions: listedSanctions{addrs: []string{sanctionedPayTo}}})
+	o := Options{
+		Decider: engine, Store: st, CA: ca, Rules: rules, HoldWait: 0, HoldTTL: 10 * time.Minute,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, proxy: p, store: st, rules: rules, caPool: x509.NewCertPool()}
+	h.caPool.AddCert(ca.Leaf)
+	h.srv = httptest.NewServer(p)
+	h.admin = httptest.NewServer(p.AdminHandler(testToken, nil))
+	t.Cleanup(func() { h.srv.Close(); h.admin.Close(); p.Close() })
+	return h
+}
+
+// trustUpstream makes the proxy verify the httptest TLS sellers against their own certificate.
+func trustUpstream(sellers ...*seller) harnessOption {
+	return func(o *Options) {
+		pool := x509.NewCertPool()
+		for _, s := range sellers {
+			if s.srv.Certificate() != nil {
+				pool.AddCert(s.srv.Certificate())
+			}
+		}
+		o.UpstreamRoots = pool
+	}
+}
+
+// buyer returns a client that sends everything through the proxy and trusts payguard's CA (not the
+// sellers' certificates: HTTPS must be MITM'd to work at all).
+func (h *harness) buyer() *buyer {
+	u, _ := url.Parse(h.srv.URL)
+	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: h.caPool},
+		MaxIdleConnsPerHost: 64}
+	h.t.Cleanup(tr.CloseIdleConnections)
+	return &buyer{t: h.t, client: &http.Client{Transport: tr, Timeout: time.Minute}}
+}
+
+// api calls the admin API; token "" sends no Authorization header.
+func (h *harness) api(method, path, token string, body any) (int, []byte) {
+	h.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, h.admin.URL+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (h *harness) holds(status string) []holdView {
+	h.t.Helper()
+	code, b := h.api("GET", "/v1/holds?status="+status, testToken, nil)
+	if code != 200 {
+		h.t.Fatalf("list holds: %d %s", code, b)
+	}
+	var out struct{ Holds []holdView }
+	if err := json.Unmarshal(b, &out); err != nil {
+		h.t.Fatal(err)
+	}
+	return out.Holds
+}
+
+func (h *harness) budgetState() budgetView {
+	h.t.Helper()
+	code, b := h.api("GET", "/v1/budget", testToken, nil)
+	if code != 200 {
+		h.t.Fatalf("budget: %d %s", code, b)
+	}
+	var v budgetView
+	if err := json.Unmarshal(b, &v); err != nil {
+		h.t.Fatal(err)
+	}
+	return v
+}
+
+func decodeRefusal(t *testing.T, resp *http.Response, body []byte) refusalBody {
+	t.Helper()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("status = %d, want 403; body %s", resp.StatusCode, body)
+	}
+	var r refusalBody
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("403 body is not JSON: %v: %s", err, body)
+	}
+	return r
+}

@@ -1,0 +1,161 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
+)
+
+// holdPoll is how often a waiting request re-reads its hold from the store, for approvals made by another
+// process sharing the store; approvals through this process's API wake it at once.
+const holdPoll = 500 * time.Millisecond
+
+// resolveHold handles a hold decision for a challenge: an approved, unused hold for the same request is
+// released once as allow; otherwise a pending hold is created (or joined) and the request waits up to
+// hold_wait for a person. Only a hold can be overridden by an approval: the engine ran first, so a block
+// (blocklist, sanctions, caps) never reaches here.
+func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.PaymentRequired, v verdict) verdict {
+	key := holdKey(method, url, v, pr)
+	now := p.opts.Now()
+	existing, err := p.opts.Store.FindHold(ctx, key)
+	switch {
+	case err == nil && existing.Status == store.HoldApproved && now.Before(existing.ExpiresAt):
+		return p.releaseApproved(ctx, existing, v)
+	case err == nil && existing.Status == store.HoldPending && now.Before(existing.ExpiresAt):
+		return p.waitForPerson(ctx, existing, v)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return failClosed("store_error", "hold store unavailable: "+err.Error())
+	}
+	decision, _ := json.Marshal(v.Result)
+	h := store.Hold{
+		ID: newID("hold"), Status: store.HoldPending, Key: key, Method: method, URL: url,
+		Decision: decision, AmountMicros: v.Result.AmountMicros, CreatedAt: now,
+		ExpiresAt: now.Add(p.opts.HoldTTL),
+	}
+	if err := p.opts.Store.CreateHold(ctx, h); err != nil {
+		return failClosed("store_error", "hold could not be recorded: "+err.Error())
+	}
+	p.log.Info("hold created", "hold_id", h.ID, "method", method, "url", url,
+		"amount_usd", usdString(h.AmountMicros), "reasons", v.Reasons)
+	return p.waitForPerson(ctx, h, v)
+}
+
+// waitForPerson waits for the hold to be resolved, up to hold_wait or until the agent goes away.
+func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict) verdict {
+	v.Hold = &h
+	if p.opts.HoldWait > 0 {
+		wake, stop := p.waiters.subscribe(h.ID)
+		defer stop()
+		deadline := time.NewTimer(p.opts.HoldWait)
+		defer deadline.Stop()
+		tick := time.NewTicker(holdPoll)
+		defer tick.Stop()
+	wait:
+		for h.Status == store.HoldPending {
+			select {
+			case <-wake:
+			case <-tick.C:
+			case <-deadline.C:
+				break wait
+			case <-ctx.Done():
+				break wait
+			}
+			cur, err := p.opts.Store.GetHold(ctx, h.ID)
+			if err == nil {
+				h = cur
+			}
+		}
+	}
+	v.Hold = &h
+	switch h.Status {
+	case store.HoldApproved:
+		return p.releaseApproved(ctx, h, v)
+	case store.HoldDenied:
+		v.Decision = block
+		v.Class = "hold_denied"
+		return v
+	default:
+		v.Decision = hold
+		v.Class = "hold_pending"
+		return v
+	}
+}
+
+// releaseApproved uses an approved hold once and reserves its amount; the daily cap still applies.
+func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict) verdict {
+	used, err := p.opts.Store.UseHold(ctx, h.ID)
+	if err != nil {
+		// Someone else released it first (or it changed): this request is held again.
+		v.Hold = &h
+		v.Decision = hold
+		v.Class = "hold_pending"
+		if !errors.Is(err, store.ErrAlreadyUsed) && !errors.Is(err, store.ErrConflict) {
+			return failClosed("store_error", "approved hold could not be used: "+err.Error())
+		}
+		return v
+	}
+	v.Hold = &used
+	lock := p.budgetLock(p.opts.Budget)
+	lock.Lock()
+	defer lock.Unlock()
+	out := p.reserveLocked(ctx, v, p.day())
+	if out.Decision == allow {
+		out.Class = "hold_approved"
+	}
+	out.Hold = &used
+	return out
+}
+
+// holdWaiters wakes requests waiting on a hold when this process's admin API resolves it.
+type holdWaiters struct {
+	mu   sync.Mutex
+	subs map[string]map[chan struct{}]struct{}
+}
+
+func newHoldWaiters() *holdWaiters {
+	return &holdWaiters{subs: map[string]map[chan struct{}]struct{}{}}
+}
+
+func (w *holdWaiters) subscribe(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	if w.subs[id] == nil {
+		w.subs[id] = map[chan struct{}]struct{}{}
+	}
+	w.subs[id][ch] = struct{}{}
+	w.mu.Unlock()
+	return ch, func() {
+		w.mu.Lock()
+		delete(w.subs[id], ch)
+		if len(w.subs[id]) == 0 {
+			delete(w.subs, id)
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *holdWaiters) notify(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.subs[id] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *holdWaiters) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, s := range w.subs {
+		n += len(s)
+	}
+	return n
+}

@@ -1,0 +1,145 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/payguard/payguard/x402"
+)
+
+// Headers payguard adds; every X-Payguard-* header from upstream is removed so sellers cannot forge them.
+const (
+	HeaderDecision = "X-Payguard-Decision"
+	HeaderReceipt  = "X-Payguard-Receipt"
+	HeaderHold     = "X-Payguard-Hold"
+	headerPrefix   = "X-Payguard-"
+)
+
+// reqState travels from the request handler to the response handler in goproxy's ProxyCtx.UserData.
+type reqState struct {
+	start   time.Time
+	local   bool     // the response was made by payguard, not by the upstream
+	release *release // a payment was released upstream; its settlement is recorded
+}
+
+func stateOf(ctx *goproxy.ProxyCtx) *reqState {
+	if st, ok := ctx.UserData.(*reqState); ok {
+		return st
+	}
+	st := &reqState{start: time.Now()}
+	ctx.UserData = st
+	return st
+}
+
+// onRequest runs for every proxied request (plain HTTP and MITM'd HTTPS). Requests that carry a payment
+// are released only when they match an allowed decision.
+func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	st := &reqState{start: p.opts.Now()}
+	ctx.UserData = st
+	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTrip)
+	v1 := req.Header.Values(x402.HeaderXPayment)
+	v2 := req.Header.Values(x402.HeaderPaymentSignature)
+	if len(v1) == 0 && len(v2) == 0 {
+		return req, nil
+	}
+	var out verdict
+	switch {
+	case len(v1)+len(v2) > 1:
+		out = failClosed("payment_malformed", "request carries more than one payment header")
+	case len(v1) == 1:
+		out = p.checkPayment(req, x402.HeaderXPayment, v1[0])
+	default:
+		out = p.checkPayment(req, x402.HeaderPaymentSignature, v2[0])
+	}
+	p.observe("payment", req, out, st.start)
+	if out.Decision == allow && out.Release != nil {
+		st.release = out.Release
+		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via).Inc()
+		return req, nil
+	}
+	p.metrics.paymentsRefused.WithLabelValues(out.Class).Inc()
+	st.local = true
+	return req, refusal(req, out, p.opts.RetryAfter)
+}
+
+// roundTrip sends a request upstream and counts failures.
+func (p *Proxy) roundTrip(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+	resp, err := p.tr.RoundTrip(req)
+	if err != nil {
+		p.metrics.upstreamErrors.Inc()
+	}
+	return resp, err
+}
+
+// onResponse strips forged decision headers, records settlements and guards 402 challenges.
+func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+	st := stateOf(ctx)
+	if st.local {
+		return resp
+	}
+	if resp == nil {
+		p.metrics.upstreamErrors.Inc()
+		return textResponse(ctx.Req, http.StatusBadGateway, "payguard: upstream request failed\n")
+	}
+	stripPayguardHeaders(resp.Header)
+	if st.release != nil {
+		p.recordSettlement(ctx.Req.Context(), st.release, resp)
+		resp.Header.Set(HeaderDecision, allow)
+	}
+	if resp.StatusCode == http.StatusPaymentRequired {
+		return p.guardChallenge(ctx.Req, resp, st)
+	}
+	return resp
+}
+
+// guardChallenge decides a 402 before the agent sees it.
+func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqState) *http.Response {
+	pr, body, src, why := readChallenge(resp)
+	switch src {
+	case notX402:
+		p.metrics.nonX402.Inc()
+		return resp
+	case undecodable:
+		out := failClosed("challenge_malformed", why)
+		p.observe("challenge", req, out, st.start)
+		resp.Body.Close()
+		return refusal(req, out, p.opts.RetryAfter)
+	}
+	method, url := req.Method, req.URL.String()
+	ctx := req.Context()
+	out := p.decide(ctx, method, url, pr)
+	if out.Decision == hold && out.Result != nil {
+		out = p.resolveHold(ctx, method, url, pr, out)
+	}
+	if out.Decision == allow {
+		if err := p.putTicket(ctx, method, url, &out); err != nil {
+			out = failClosed("store_error", "payment ticket could not be recorded: "+err.Error())
+		} else if err := narrowResponse(resp, pr, out.Chosen, body, src); err != nil {
+			out = failClosed("challenge_malformed", "allowed challenge could not be narrowed: "+err.Error())
+		}
+	}
+	p.observe("challenge", req, out, st.start)
+	if out.Decision != allow {
+		resp.Body.Close()
+		return refusal(req, out, p.opts.RetryAfter)
+	}
+	resp.Header.Set(HeaderDecision, allow)
+	if id := out.receiptID(); id != "" {
+		resp.Header.Set(HeaderReceipt, id)
+	}
+	if out.Hold != nil {
+		resp.Header.Set(HeaderHold, out.Hold.ID)
+	}
+	return resp
+}
+
+func stripPayguardHeaders(h http.Header) {
+	for k := range h {
+		if len(k) >= len(headerPrefix) && strings.EqualFold(k[:len(headerPrefix)], headerPrefix) {
+			delete(h, k)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package proxy
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/payguard/payguard/policy"
+)
+
+// observe writes the one canonical log line for a decision and counts it.
+func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.Time) {
+	latency := p.opts.Now().Sub(start)
+	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
+	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
+	var amount, payTo, holdID string
+	if v.Result != nil {
+		amount = usdString(v.Result.AmountMicros)
+	} else if v.Amount != 0 {
+		amount = usdString(v.Amount)
+	}
+	if v.Option != nil {
+		payTo = v.Option.PayTo
+	}
+	if v.Hold != nil {
+		holdID = v.Hold.ID
+	}
+	p.log.Info("decision",
+		"stage", stage,
+		"decision", v.Decision,
+		"reasons", v.Reasons,
+		"reason_class", v.Class,
+		"method", req.Method,
+		"host", req.URL.Host,
+		"path", req.URL.Path,
+		"amount_usd", amount,
+		"pay_to", payTo,
+		"receipt_id", v.receiptID(),
+		"hold_id", holdID,
+		"latency_ms", float64(latency.Microseconds())/1000,
+	)
+}
+
+func usdString(micros int64) string { return policy.USD(micros).String() }

@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
+)
+
+// maxPaymentHeader bounds a payment header (about 3.6 KB with echoed extensions in the fixtures).
+const maxPaymentHeader = 32 << 10
+
+// paymentSeenTTL is how long a payment header's digest is remembered against replay; far longer than any
+// authorization's validity window.
+const paymentSeenTTL = 48 * time.Hour
+
+// terms is what a payment payload commits to, read the same way for v1 and v2.
+type terms struct {
+	version              int
+	scheme, network      string
+	asset, payTo, amount string // asset is empty for v1: the payload does not name it
+	accepted             *x402.Requirement
+	resource             *x402.ResourceInfo
+}
+
+// checkPayment decides whether a payment-bearing request may go to the seller: it must not be a replay,
+// must be readable, its signed recipient and value must agree with the terms it names, and it must match
+// an unused allowed ticket, or else be allowed by a fresh preflight of what it names.
+func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
+	ctx := req.Context()
+	if len(value) > maxPaymentHeader {
+		return failClosed("payment_malformed", fmt.Sprintf("%s header exceeds %d bytes", header, maxPaymentHeader))
+	}
+	sum := sha256.Sum256([]byte(value))
+	switch err := p.opts.Store.MarkPaymentSeen(ctx, hex.EncodeToString(sum[:]), paymentSeenTTL); {
+	case errors.Is(err, store.ErrAlreadyUsed):
+		return failClosed("payment_replay", "this payment header was already seen (replay)")
+	case err != nil:
+		return failClosed("store_error", "replay check unavailable: "+err.Error())
+	}
+	pl, err := x402.DecodePaymentPayloadHeader(value)
+	if err != nil {
+		return failClosed("payment_malformed", fmt.Sprintf("%s is not a readable x402 payment: %v", header, err))
+	}
+	t, err := paymentTerms(pl)
+	if err != nil {
+		return failClosed("payment_mismatch", err.Error())
+	}
+	method, url := req.Method, req.URL.String()
+	key, err := ticketKey(method, url, t.scheme, t.network, t.payTo, t.amount)
+	if err != nil {
+		return failClosed("payment_malformed", "payment terms unreadable: "+err.Error())
+	}
+	tk, err := p.opts.Store.TakeTicket(ctx, key, p.opts.Now())
+	switch {
+	case err == nil:
+		return p.matchTicket(tk, t)
+	case !errors.Is(err, store.ErrNotFound):
+		return failClosed("store_error", "ticket store unavailable: "+err.Error())
+	}
+	return p.decidePayment(ctx, method, url, t)
+}
+
+// matchTicket checks a taken ticket against the payment. The ticket is spent either way: a payment that
+// disagrees with what was approved must fetch a fresh challenge.
+func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
+	var opt x402.Requirement
+	if err := json.Unmarshal(tk.Option, &opt); err != nil {
+		return failClosed("store_error", "ticket option unreadable: "+err.Error())
+	}
+	if t.version == x402.V2 && !t.accepted.Equal(opt) {
+		return failClosed("payment_mismatch", "payment's accepted option differs from the option payguard allowed")
+	}
+	if t.version != x402.V2 && !sameNetwork(opt.Network, t.network) {
+		return failClosed("payment_mismatch", "payment's network differs from the option payguard allowed")
+	}
+	return verdict{Decision: allow, Reasons: []string{"allow: payment matches an allowed decision"},
+		Chosen: 0, Option: &opt, Amount: tk.AmountMicros, Class: "ticket",
+		Release: &release{Budget: tk.Budget, Day: tk.Day, ReservationID: tk.ReservationID,
+			AmountMicros: tk.AmountMicros, Via: "ticket"}}
+}
+
+// decidePayment preflights a payment that no ticket covers, from what its payload names, and lets it go
+// only on allow (reserving). A v1 payload names no asset: with the asset unknown the amount cannot be
+// priced, so such a payment is never allowed here (it must come through a guarded 402).
+func (p *Proxy) decidePayment(ctx context.Context, method, url string, t terms) verdict {
+	var pr x402.PaymentRequired
+	if t.version == x402.V2 {
+		pr = x402.PaymentRequired{X402Version: x402.V2, Resource: t.resource, Accepts: []x402.Requirement{*t.accepted}}
+		if pr.Resource == nil {
+			pr.Resource = &x402.ResourceInfo{URL: url}
+		}
+	} else {
+		pr = x402.PaymentRequired{X402Version: x402.V1, Accepts: []x402.Requirement{{
+			Version: x402.V1, Scheme: t.scheme, Network: t.network, Amount: t.amount, PayTo: t.payTo,
+			Resource: url, MaxTimeoutSeconds: 60,
+		}}}
+	}
+	v := p.decide(ctx, method, url, &pr)
+	if v.Decision == allow && t.asset == "" {
+		// Unreachable with a correct engine (an unknown asset is unpriced); kept as the last word. The
+		// reservation stays, as for any abandoned payment.
+		v = failClosed("payment_unpriced", "payment names no asset; it cannot be priced")
+	}
+	if v.Decision == allow {
+		v.Release.Via = "preflight"
+	}
+	if v.Decision == hold {
+		v.Class = "payment_hold"
+	}
+	return v
+}
+
+// paymentTerms reads what a payload pays, and checks that an EIP-3009 (or Permit2) authorization pays the
+// named payee the named amount. A payload whose recipient cannot be read is refused: the proxy could not
+// tell what it releases.
+func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
+	t := terms{version: pl.X402Version}
+	switch pl.X402Version {
+	case x402.V2:
+		if pl.Accepted == nil {
+			return t, errors.New("v2 payment has no accepted option")
+		}
+		a := pl.Accepted
+		t.scheme, t.network, t.asset, t.payTo, t.amount = a.Scheme, a.Network, a.Asset, a.PayTo, a.Amount
+		t.accepted, t.resource = a, pl.Resource
+	case x402.V1:
+		t.scheme, t.network = pl.Scheme, pl.Network
+	default:
+		return t, fmt.Errorf("unsupported x402Version %d", pl.X402Version)
+	}
+	if !x402.IsEVMNetwork(t.network) {
+		return t, fmt.Errorf("payment on network %q cannot be checked (only EVM authorizations are read)", t.network)
+	}
+	ev, err := pl.ExactEVM()
+	if err != nil {
+		return t, fmt.Errorf("payment payload unreadable: %v", err)
+	}
+	to, value, err := authorizedTransfer(ev)
+	if err != nil {
+		return t, err
+	}
+	if t.version == x402.V1 {
+		t.payTo, t.amount = to, value
+		return t, nil
+	}
+	if !x402.SameAddress(to, t.payTo) {
+		return t, fmt.Errorf("payment authorizes a transfer to %s, not to the named payTo %s", to, t.payTo)
+	}
+	if !sameAmount(value, t.amount) {
+		return t, fmt.Errorf("payment authorizes %s atomic units, not the named amount %s", value, t.amount)
+	}
+	return t, nil
+}
+
+// authorizedTransfer reads the recipient and value a payload's signature authorizes.
+func authorizedTransfer(ev *x402.ExactEVMPayload) (to, value string, err error) {
+	if a := ev.Authorization; a != nil {
+		if a.To == "" || a.Value == "" {
+			return "", "", errors.New("EIP-3009 authorization lacks to or value")
+		}
+		return a.To, a.Value, nil
+	}
+	if p2 := ev.Permit2; p2 != nil {
+		witness, _ := p2["witness"].(map[string]any)
+		permitted, _ := p2["permitted"].(map[string]any)
+		to, _ = witness["to"].(string)
+		value, _ = permitted["amount"].(string)
+		if to != "" && value != "" {
+			return to, value, nil
+		}
+		return "", "", errors.New("Permit2 authorization lacks witness.to or permitted.amount")
+	}
+	return "", "", errors.New("payment carries no EIP-3009 or Permit2 authorization")
+}
+
+func sameNetwork(a, b string) bool {
+	x, okA := x402.CAIP2(a)
+	y, okB := x402.CAIP2(b)
+	return okA && okB && x == y
+}
+
+// recordSettlement reads the seller's settlement header: success commits the reservation; a failure or a
+// missing header keeps it reserved (SPEC: reservations are kept when a payment fails or is abandoned).
+func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Response) {
+	value := resp.Header.Get(x402.HeaderPaymentResponse)
+	if value == "" {
+		value = resp.Header.Get(x402.HeaderXPaymentResponse)
+	}
+	if value == "" {
+		p.metrics.settlements.WithLabelValues("none").Inc()
+		p.log.Info("settlement", "result", "none", "status", resp.StatusCode, "reservation_id", r.ReservationID,
+			"amount_usd", usdString(r.AmountMicros))
+		return
+	}
+	s, err := x402.DecodeSettleResponseHeader(value)
+	if err != nil {
+		p.metrics.settlements.WithLabelValues("unreadable").Inc()
+		p.log.Warn("settlement", "result", "unreadable", "error", err.Error(), "reservation_id", r.ReservationID)
+		return
+	}
+	if !s.Success {
+		p.metrics.settlements.WithLabelValues("failure").Inc()
+		p.log.Info("settlement", "result", "failure", "error_reason", s.ErrorReason, "reservation_id", r.ReservationID,
+			"amount_usd", usdString(r.AmountMicros))
+		return
+	}
+	if err := p.opts.Store.Commit(ctx, r.Budget, r.Day, r.ReservationID); err != nil {
+		p.metrics.settlements.WithLabelValues("commit_error").Inc()
+		p.log.Error("settlement", "result", "commit_error", "error", err.Error(), "reservation_id", r.ReservationID)
+		return
+	}
+	p.metrics.settlements.WithLabelValues("success").Inc()
+	p.log.Info("settlement", "result", "success", "transaction", s.Transaction, "network", s.Network,
+		"reservation_id", r.ReservationID, "amount_usd", usdString(r.AmountMicros))
+}

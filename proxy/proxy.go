@@ -1,0 +1,214 @@
+// Package proxy is payguard's forward proxy: goproxy wiring with an ECDSA MITM CA and a bounded
+// certificate cache, interception of x402 402 challenges (decided in process by the preflight engine),
+// tickets that let exactly the approved payment through once, holds resolved by people through the
+// approval API, and the metrics and decision log around them.
+//
+// The proxy only asks; the preflight engine decides. The ledger's atomic Reserve is the final guard on the
+// daily cap.
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/proxy/mitm"
+	"github.com/payguard/payguard/store"
+)
+
+// Decider is the preflight engine as the proxy sees it; *preflight.Engine implements it.
+type Decider interface {
+	Decide(ctx context.Context, in *preflight.Input) (*preflight.Result, error)
+}
+
+// State is the part of the store the proxy uses: the budget ledger, holds and tickets.
+type State interface {
+	store.Ledger
+	store.Holds
+	store.Tickets
+}
+
+// Options configure a Proxy. Decider, Store and CA are required.
+type Options struct {
+	Decider Decider
+	Store   State
+	// CA signs the MITM leaf certificates. Never goproxy's built-in CA: its key is public.
+	CA *tls.Certificate
+	// Rules are the deployment's rules; the proxy reads only DailyCapUSD, for the ledger's final guard.
+	Rules policy.Rules
+	// Budget names the ledger budget ("default" when empty).
+	Budget string
+	// TunnelHosts are passed through without inspection ("host" or "host:port").
+	TunnelHosts []string
+	// UpstreamRoots are trusted for upstream TLS; nil means the system roots.
+	UpstreamRoots *x509.CertPool
+	// HoldWait is how long a held 402 waits for a person; HoldTTL how long a hold stays usable.
+	HoldWait, HoldTTL time.Duration
+	// RetryAfter is the Retry-After sent with an unresolved hold (default 10 s).
+	RetryAfter time.Duration
+	// CertCacheSize bounds the MITM leaf cache (default 1024).
+	CertCacheSize int
+	// MaxIdleConnsPerHost sizes the upstream idle pool (default 256).
+	MaxIdleConnsPerHost int
+	// DialContext replaces the upstream dialer (tests and load runs map many names to loopback).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	Now         func() time.Time
+	Logger      *slog.Logger
+	Metrics     *Metrics
+}
+
+// Proxy is an http.Handler for the agent's proxy traffic.
+type Proxy struct {
+	opts    Options
+	gp      *goproxy.ProxyHttpServer
+	tr      *http.Transport
+	certs   *mitm.CertCache
+	tunnel  map[string]bool
+	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
+	waiters *holdWaiters
+	log     *slog.Logger
+	metrics *Metrics
+}
+
+// New builds a proxy.
+func New(o Options) (*Proxy, error) {
+	if o.Decider == nil || o.Store == nil {
+		return nil, errors.New("proxy: a preflight engine and a store are required")
+	}
+	if o.Budget == "" {
+		o.Budget = "default"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	if o.HoldTTL <= 0 {
+		o.HoldTTL = 15 * time.Minute
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = 10 * time.Second
+	}
+	if o.CertCacheSize <= 0 {
+		o.CertCacheSize = 1024
+	}
+	if o.MaxIdleConnsPerHost <= 0 {
+		o.MaxIdleConnsPerHost = 256
+	}
+	certs, err := mitm.NewCertCache(o.CA, o.CertCacheSize, o.Now)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(),
+		log: o.Logger, metrics: o.Metrics}
+	for _, h := range o.TunnelHosts {
+		p.tunnel[strings.ToLower(h)] = true
+	}
+	p.tr = newUpstreamTransport(o)
+	p.gp = p.newGoproxy()
+	o.Metrics.watch(p)
+	return p, nil
+}
+
+func newUpstreamTransport(o Options) *http.Transport {
+	dial := o.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return &http.Transport{
+		// Never chain to HTTP(S)_PROXY from the environment: in a sidecar it points back at payguard.
+		Proxy:       nil,
+		DialContext: dial,
+		// Upstream TLS is verified: system roots (or the configured pool), never InsecureSkipVerify.
+		TLSClientConfig:       &tls.Config{RootCAs: o.UpstreamRoots, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:     false,
+		MaxIdleConns:          4 * o.MaxIdleConnsPerHost,
+		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+func (p *Proxy) newGoproxy() *goproxy.ProxyHttpServer {
+	gp := goproxy.NewProxyHttpServer()
+	gp.Tr = p.tr
+	gp.ConnectDial = nil // dial through Tr.DialContext; never via HTTPS_PROXY from the environment
+	gp.AllowHTTP2 = false
+	gp.Verbose = false
+	gp.Logger = slogPrintf{p.log}
+	gp.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "payguard: this is a forward proxy; send absolute-form requests or CONNECT", http.StatusBadRequest)
+	})
+	gp.OnRequest().HandleConnectFunc(p.handleConnect)
+	gp.OnRequest().DoFunc(p.onRequest)
+	gp.OnResponse().DoFunc(p.onResponse)
+	return gp
+}
+
+// ServeHTTP serves the agent's proxy traffic.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.gp.ServeHTTP(w, r) }
+
+// Close drops idle upstream connections.
+func (p *Proxy) Close() { p.tr.CloseIdleConnections() }
+
+// handleConnect MITMs every CONNECT except those to tunnel_hosts.
+func (p *Proxy) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	if p.isTunnelHost(host) {
+		return goproxy.OkConnect, host
+	}
+	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.tlsConfigFor}, host
+}
+
+func (p *Proxy) isTunnelHost(hostport string) bool {
+	hostport = strings.ToLower(hostport)
+	if p.tunnel[hostport] {
+		return true
+	}
+	host, _, err := net.SplitHostPort(hostport)
+	return err == nil && p.tunnel[host]
+}
+
+func (p *Proxy) tlsConfigFor(hostport string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	cert, err := p.certs.Get(host)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"http/1.1"}}, nil
+}
+
+// slogPrintf adapts slog to goproxy's Printf logger (goproxy logs only warnings when not verbose).
+type slogPrintf struct{ l *slog.Logger }
+
+func (s slogPrintf) Printf(format string, v ...any) {
+	s.l.Debug("goproxy", "msg", strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
+func (p *Proxy) budgetLock(budget string) *sync.Mutex {
+	m, _ := p.budgets.LoadOrStore(budget, &sync.Mutex{})
+	return m.(*sync.Mutex)
+}
+
+func (p *Proxy) day() string { return p.opts.Now().UTC().Format("2006-01-02") }

@@ -1,0 +1,380 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+)
+
+// Amounts in atomic USDC units (6 decimals).
+const (
+	cent       = "10000"   // $0.01: allowed by default rules
+	halfDollar = "500000"  // $0.50: above hold_above_usd 0.25, below max 1
+	fiveDollar = "5000000" // $5: above max_per_payment_usd 1
+)
+
+// flows are the four ways a buyer meets a seller through the proxy.
+var flows = []struct {
+	name    string
+	version int
+	tls     bool
+	network string
+	asset   string
+}{
+	{"v2 plain HTTP", x402.V2, false, "eip155:84532", baseSepoliaUSDC},
+	{"v2 MITM HTTPS", x402.V2, true, "eip155:84532", baseSepoliaUSDC},
+	{"v1 plain HTTP", x402.V1, false, "base-sepolia", baseSepoliaUSDC},
+	{"v1 MITM HTTPS", x402.V1, true, "base-sepolia", baseSepoliaUSDC},
+}
+
+func TestAllowNarrowsReleasesOnceAndCommits(t *testing.T) {
+	for _, f := range flows {
+		t.Run(f.name, func(t *testing.T) {
+			// The seller offers a disallowed network first, then an allowed option; only the second may
+			// reach the buyer.
+			badNetwork := "eip155:1"
+			if f.version == x402.V1 {
+				badNetwork = "ethereum"
+			}
+			s := newSeller(t, f.version, f.tls,
+				offer(f.version, badNetwork, "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", sellerPayTo, "5000"),
+				offer(f.version, f.network, f.asset, sellerPayTo, cent))
+			h := newHarness(t, memory.New(), testRules(), trustUpstream(s))
+			ex := h.buyer().pay(s.url("/weather?city=sf"), nil)
+
+			if ex.first.StatusCode != http.StatusPaymentRequired {
+				t.Fatalf("first response = %d %s, want the narrowed 402", ex.first.StatusCode, ex.firstBody)
+			}
+			if got := ex.first.Header.Get(HeaderDecision); got != "allow" {
+				t.Errorf("%s = %q, want allow", HeaderDecision, got)
+			}
+			if r := ex.first.Header.Get(HeaderReceipt); r == "" || r == "forged-by-seller" {
+				t.Errorf("%s = %q, want payguard's receipt id", HeaderReceipt, r)
+			}
+			if len(ex.challenge.Accepts) != 1 || ex.challenge.Accepts[0].Network != f.network || ex.challenge.Accepts[0].Amount != cent {
+				t.Fatalf("buyer saw accepts %+v, want only the allowed option", ex.challenge.Accepts)
+			}
+			// The rewritten v1 body's length is right: Content-Length over plain HTTP; goproxy re-frames a
+			// modified body as chunked inside a MITM'd connection (-1 here).
+			if f.version == x402.V1 && ex.first.ContentLength != -1 && ex.first.ContentLength != int64(len(ex.firstBody)) {
+				t.Errorf("v1 body Content-Length %d, body %d bytes", ex.first.ContentLength, len(ex.firstBody))
+			}
+			if ex.paid.StatusCode != http.StatusOK {
+				t.Fatalf("paid retry = %d %s, want 200", ex.paid.StatusCode, ex.paidBody)
+			}
+			if ex.paid.Header.Get(HeaderReceipt) == "forged-by-seller" || ex.paid.Header.Get(HeaderHold) != "" {
+				t.Errorf("forged X-Payguard-* headers reached the buyer: %v", ex.paid.Header)
+			}
+			if s.paid.Load() != 1 || s.settled.Load() != 10000 {
+				t.Errorf("seller settled %d payments, %d units; want 1, 10000", s.paid.Load(), s.settled.Load())
+			}
+			b := h.budgetState()
+			if b.SpentMicros != 10000 || b.ReservedMicros != 0 {
+				t.Errorf("budget spent %d reserved %d, want 10000 and 0 (settlement committed)", b.SpentMicros, b.ReservedMicros)
+			}
+
+			// The same payment again is a replay: refused at the proxy, the seller never sees it.
+			seen := s.seen.Load()
+			resp, body := h.buyer().get(s.url("/weather?city=sf"), http.Header{ex.header: {ex.payment}})
+			r := decodeRefusal(t, resp, body)
+			if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, " "), "replay") {
+				t.Errorf("replay refusal = %+v", r)
+			}
+			if s.seen.Load() != seen {
+				t.Error("a replayed payment reached the seller")
+			}
+		})
+	}
+}
+
+func TestBlockAnswers403(t *testing.T) {
+	for _, f := range flows {
+		t.Run(f.name, func(t *testing.T) {
+			s := newSeller(t, f.version, f.tls, offer(f.version, f.network, f.asset, sellerPayTo, fiveDollar))
+			h := newHarness(t, memory.New(), testRules(), trustUpstream(s))
+			resp, body := h.buyer().get(s.url("/weather"), nil)
+			r := decodeRefusal(t, resp, body)
+			if r.Decision != "block" || r.Receipt == nil || r.Receipt.ID == "" {
+				t.Fatalf("refusal = %s", body)
+			}
+			if !strings.Contains(strings.Join(r.Reasons, "\n"), "exceeds max") {
+				t.Errorf("reasons %q do not name the per-payment maximum", r.Reasons)
+			}
+			if resp.Header.Get(HeaderDecision) != "block" || resp.Header.Get(HeaderReceipt) != r.Receipt.ID {
+				t.Errorf("decision headers = %v", resp.Header)
+			}
+			if resp.Header.Get(x402.HeaderPaymentRequired) != "" {
+				t.Error("a blocked challenge still reached the buyer")
+			}
+			if b := h.budgetState(); b.ReservedMicros != 0 || b.SpentMicros != 0 {
+				t.Errorf("a block reserved money: %+v", b)
+			}
+		})
+	}
+}
+
+func TestHoldApprovedThroughAPIThenReleasedOnce(t *testing.T) {
+	for _, f := range flows {
+		t.Run(f.name, func(t *testing.T) {
+			s := newSeller(t, f.version, f.tls, offer(f.version, f.network, f.asset, sellerPayTo, halfDollar))
+			h := newHarness(t, memory.New(), testRules(), trustUpstream(s))
+			b := h.buyer()
+
+			// hold_wait 0: the agent gets 403 with the hold id at once.
+			resp, body := b.get(s.url("/weather"), nil)
+			r := decodeRefusal(t, resp, body)
+			holdID := resp.Header.Get(HeaderHold)
+			if r.Decision != "hold" || r.Hold == nil || r.Hold.ID != holdID || holdID == "" {
+				t.Fatalf("hold refusal = %s (header %q)", body, holdID)
+			}
+			if resp.Header.Get("Retry-After") == "" {
+				t.Error("no Retry-After on an unresolved hold")
+			}
+			pending := h.holds("pending")
+			if len(pending) != 1 || pending[0].ID != holdID || pending[0].AmountMicros != 500000 {
+				t.Fatalf("pending holds = %+v", pending)
+			}
+
+			if code, out := h.api("POST", "/v1/holds/"+holdID+"/approve", testToken, map[string]string{"by": "alice", "note": "ok"}); code != 200 {
+				t.Fatalf("approve: %d %s", code, out)
+			}
+			ex := b.pay(s.url("/weather"), nil)
+			if ex.first.StatusCode != http.StatusPaymentRequired || ex.first.Header.Get(HeaderHold) != holdID {
+				t.Fatalf("after approval: %d %v %s", ex.first.StatusCode, ex.first.Header, ex.firstBody)
+			}
+			if ex.paid.StatusCode != 200 || s.paid.Load() != 1 {
+				t.Fatalf("paid retry after approval = %d, seller paid %d", ex.paid.StatusCode, s.paid.Load())
+			}
+			if code, out := h.api("GET", "/v1/holds/"+holdID, testToken, nil); code != 200 || !strings.Contains(string(out), `"status":"used"`) {
+				t.Errorf("hold after release: %d %s", code, out)
+			}
+
+			// The approval is used once: the next 402 for the same request is held again.
+			resp, body = b.get(s.url("/weather"), nil)
+			r = decodeRefusal(t, resp, body)
+			if r.Decision != "hold" || r.Hold.ID == holdID {
+				t.Errorf("second request after a used approval = %s", body)
+			}
+		})
+	}
+}
+
+func TestHoldResolvedWhileWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		action, wantDecision string
+		wantStatus           int
+	}{
+		{"approve", "allow", http.StatusPaymentRequired},
+		{"deny", "block", http.StatusForbidden},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			s := newSeller(t, x402.V2, true, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+			h := newHarness(t, memory.New(), testRules(), trustUpstream(s), func(o *Options) { o.HoldWait = 10 * 60e9 })
+			done := make(chan *http.Response, 1)
+			go func() {
+				resp, _ := h.buyer().get(s.url("/weather"), nil)
+				done <- resp
+			}()
+			// Wait (by events, not by a clock) for the request to be parked on its hold.
+			for h.proxy.waiters.count() == 0 {
+				select {
+				case resp := <-done:
+					t.Fatalf("request finished before it was held: %d", resp.StatusCode)
+				default:
+				}
+				time.Sleep(time.Millisecond) // polling for an event, not timing anything
+			}
+			id := h.holds("pending")[0].ID
+			if code, out := h.api("POST", "/v1/holds/"+id+"/"+tc.action, testToken, map[string]string{"by": "bob"}); code != 200 {
+				t.Fatalf("%s: %d %s", tc.action, code, out)
+			}
+			resp := <-done
+			if resp.StatusCode != tc.wantStatus || resp.Header.Get(HeaderDecision) != tc.wantDecision || resp.Header.Get(HeaderHold) != id {
+				t.Errorf("%s while waiting: %d %v", tc.action, resp.StatusCode, resp.Header)
+			}
+		})
+	}
+}
+
+func TestPaymentWithoutTicket(t *testing.T) {
+	s := newSeller(t, x402.V2, false,
+		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent),
+		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar))
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+	// The buyer pays from a challenge it got without payguard (read straight from the seller).
+	direct := &buyer{t: t, client: http.DefaultClient}
+	resp, body := direct.get(s.url("/weather"), nil)
+	pr := direct.readChallenge(resp, body)
+
+	hdr, val := b.sign(pr, 0, nil) // $0.01, within the rules: preflighted, reserved, forwarded
+	resp, body = b.get(s.url("/weather"), http.Header{hdr: {val}})
+	if resp.StatusCode != 200 || s.paid.Load() != 1 {
+		t.Fatalf("allowed payment without a ticket = %d %s", resp.StatusCode, body)
+	}
+	hdr, val = b.sign(pr, 1, nil) // $5: blocked, never leaves the proxy
+	resp, body = b.get(s.url("/weather"), http.Header{hdr: {val}})
+	if r := decodeRefusal(t, resp, body); r.Decision != "block" {
+		t.Errorf("blocked payment without a ticket: %s", body)
+	}
+	if s.seen.Load() != 1 {
+		t.Errorf("seller saw %d payments, want 1", s.seen.Load())
+	}
+	if b := h.budgetState(); b.SpentMicros != 10000 {
+		t.Errorf("spent %d, want 10000", b.SpentMicros)
+	}
+
+	// A v1 payment names no asset: without a ticket it cannot be priced and is refused.
+	v1 := newSeller(t, x402.V1, false, offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, cent))
+	resp, body = direct.get(v1.url("/weather"), nil)
+	hdr, val = b.sign(direct.readChallenge(resp, body), 0, nil)
+	resp, body = b.get(v1.url("/weather"), http.Header{hdr: {val}})
+	if r := decodeRefusal(t, resp, body); r.Decision == "allow" {
+		t.Errorf("v1 payment without a ticket: %s", body)
+	}
+	if v1.seen.Load() != 0 {
+		t.Error("an unpriced v1 payment reached the seller")
+	}
+}
+
+func TestTamperedPaymentRefused(t *testing.T) {
+	for name, tamper := range map[string]func(*x402.PaymentPayload, *x402.EIP3009Authorization){
+		"authorization pays someone else": func(_ *x402.PaymentPayload, a *x402.EIP3009Authorization) { a.To = otherPayTo },
+		"authorization pays more":         func(_ *x402.PaymentPayload, a *x402.EIP3009Authorization) { a.Value = "20000" },
+		"accepted raised to $5 consistently": func(p *x402.PaymentPayload, a *x402.EIP3009Authorization) {
+			acc := *p.Accepted
+			acc.Amount, a.Value = fiveDollar, fiveDollar
+			p.Accepted = &acc
+		},
+		"accepted differs from the allowed option": func(p *x402.PaymentPayload, _ *x402.EIP3009Authorization) {
+			acc := *p.Accepted
+			acc.MaxTimeoutSeconds = 3600
+			p.Accepted = &acc
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newSeller(t, x402.V2, true, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+			h := newHarness(t, memory.New(), testRules(), trustUpstream(s))
+			ex := h.buyer().pay(s.url("/weather"), tamper)
+			r := decodeRefusal(t, ex.paid, ex.paidBody)
+			if r.Decision == "allow" || s.seen.Load() != 0 {
+				t.Errorf("tampered payment: refusal %+v, seller saw %d", r, s.seen.Load())
+			}
+		})
+	}
+	t.Run("v1 authorization pays someone else", func(t *testing.T) {
+		s := newSeller(t, x402.V1, false, offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, cent))
+		h := newHarness(t, memory.New(), testRules())
+		ex := h.buyer().pay(s.url("/weather"), func(_ *x402.PaymentPayload, a *x402.EIP3009Authorization) { a.To = otherPayTo })
+		if r := decodeRefusal(t, ex.paid, ex.paidBody); r.Decision == "allow" || s.seen.Load() != 0 {
+			t.Errorf("tampered v1 payment: %+v, seller saw %d", r, s.seen.Load())
+		}
+	})
+}
+
+func TestUpstreamCannotForgeDecisionHeaders(t *testing.T) {
+	for _, tlsOn := range []bool{false, true} {
+		s := newSeller(t, x402.V2, tlsOn)
+		h := newHarness(t, memory.New(), testRules(), trustUpstream(s))
+		resp, body := h.buyer().get(s.url("/free"), nil)
+		if resp.StatusCode != 200 || string(body) != `{"free":true}` {
+			t.Fatalf("pass-through = %d %s", resp.StatusCode, body)
+		}
+		for k := range resp.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-payguard-") {
+				t.Errorf("tls=%v: upstream header %s reached the agent", tlsOn, k)
+			}
+		}
+	}
+}
+
+func TestNonX402And402Edges(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/plain402", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(402)
+		w.Write([]byte("<html>pay us</html>"))
+	})
+	mux.HandleFunc("/big402", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(402)
+		w.Write([]byte(`{"x402Version":1,"error":"` + strings.Repeat("x", maxChallengeBody) + `","accepts":[]}`))
+	})
+	mux.HandleFunc("/bightml402", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(402)
+		w.Write([]byte(strings.Repeat("<p>pay</p>", maxChallengeBody)))
+	})
+	mux.HandleFunc("/badheader402", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set(x402.HeaderPaymentRequired, "not base64!")
+		w.WriteHeader(402)
+	})
+	srv := newRawServer(t, mux)
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+
+	resp, body := b.get(srv+"/plain402", nil)
+	if resp.StatusCode != 402 || string(body) != "<html>pay us</html>" {
+		t.Errorf("non-x402 402 changed: %d %q", resp.StatusCode, body)
+	}
+	resp, body = b.get(srv+"/bightml402", nil)
+	if resp.StatusCode != 402 || len(body) != 10*maxChallengeBody {
+		t.Errorf("large non-x402 402 changed: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	for _, path := range []string{"/big402", "/badheader402"} {
+		resp, body = b.get(srv+path, nil)
+		if r := decodeRefusal(t, resp, body); r.Decision != "block" {
+			t.Errorf("%s: undecodable x402 not refused: %s", path, body)
+		}
+	}
+	if got := counterValue(t, h.proxy.metrics.nonX402); got != 2 {
+		t.Errorf("non-x402 402s counted = %v, want 2", got)
+	}
+}
+
+func TestAdminAuth(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	h := newHarness(t, memory.New(), testRules())
+	resp, _ := h.buyer().get(s.url("/weather"), nil)
+	id := resp.Header.Get(HeaderHold)
+	for _, tok := range []string{"", "wrong", testToken + "x", strings.ToUpper(testToken)} {
+		for _, call := range []struct{ method, path string }{
+			{"GET", "/v1/holds"}, {"GET", "/v1/holds/" + id}, {"GET", "/v1/budget"},
+			{"POST", "/v1/holds/" + id + "/approve"}, {"POST", "/v1/holds/" + id + "/deny"},
+		} {
+			if code, _ := h.api(call.method, call.path, tok, map[string]string{"by": "mallory"}); code != 401 {
+				t.Errorf("%s %s with token %q = %d, want 401", call.method, call.path, tok, code)
+			}
+		}
+	}
+	if hs := h.holds("pending"); len(hs) != 1 || hs[0].ID != id {
+		t.Errorf("unauthorized calls changed holds: %+v", hs)
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		if code, _ := h.api("GET", path, "", nil); code != 200 {
+			t.Errorf("%s = %d, want 200 without a token", path, code)
+		}
+	}
+	if code, _ := h.api("POST", "/v1/holds/"+id+"/approve", testToken, map[string]string{"note": "no by"}); code != 400 {
+		t.Errorf("approve without by = %d, want 400", code)
+	}
+	if code, _ := h.api("POST", "/v1/holds/nope/approve", testToken, map[string]string{"by": "a"}); code != 404 {
+		t.Errorf("approve unknown hold = %d, want 404", code)
+	}
+	if code, _ := h.api("POST", "/v1/holds/"+id+"/deny", testToken, map[string]string{"by": "a"}); code != 200 {
+		t.Errorf("deny = %d", code)
+	}
+	if code, _ := h.api("POST", "/v1/holds/"+id+"/approve", testToken, map[string]string{"by": "a"}); code != 409 {
+		t.Errorf("approve after deny = %d, want 409", code)
+	}
+	// An empty configured token never authorizes anything.
+	p := h.proxy.AdminHandler("", nil)
+	rec := newRecorder()
+	req, _ := http.NewRequest("GET", "/v1/budget", nil)
+	req.Header.Set("Authorization", "Bearer ")
+	p.ServeHTTP(rec, req)
+	if rec.Code != 401 {
+		t.Errorf("empty token configured: %d, want 401", rec.Code)
+	}
+}
