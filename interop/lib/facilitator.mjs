@@ -1,0 +1,339 @@
+// A local x402 facilitator for the interop tests: POST /verify, POST /settle and GET /supported for x402
+// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532.
+//
+// There is no chain here, so it checks offline everything a facilitator can check without one: the EIP-712
+// TransferWithAuthorization signature recovers to authorization.from; the recipient, the amount (exactly), the
+// time window and the v2 `accepted` copy agree with the requirements; a nonce is never settled twice. Settling
+// returns a made-up but well-formed transaction hash. Error strings follow the official SDK facilitators.
+//
+// Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset.
+//
+// Standalone: node interop/lib/facilitator.mjs --port 4020 [--host 127.0.0.1]
+
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { getAddress, isAddress, keccak256, toHex, verifyTypedData } from 'viem';
+import { V1_NETWORKS, V2_NETWORKS, chainIdFor } from './networks.mjs';
+
+/** The address the facilitator claims to sign settlements with (it signs nothing; /supported lists it). */
+export const FACILITATOR_SIGNER = '0xfAB8bd2A52607c1e3D7cFd8182a795F12060B393';
+
+/** Error reasons, as the official facilitators spell them. */
+export const Reason = Object.freeze({
+  signature: 'invalid_exact_evm_payload_signature',
+  recipient: 'invalid_exact_evm_payload_recipient_mismatch',
+  validBefore: 'invalid_exact_evm_payload_authorization_valid_before',
+  validAfter: 'invalid_exact_evm_payload_authorization_valid_after',
+  value: 'invalid_exact_evm_payload_authorization_value_mismatch',
+  nonceUsed: 'invalid_exact_evm_nonce_already_used',
+  network: 'invalid_network',
+  scheme: 'invalid_scheme',
+  version: 'invalid_x402_version',
+  payload: 'invalid_payload',
+  requirements: 'invalid_payment_requirements',
+});
+
+const transferWithAuthorizationTypes = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+};
+
+// The facilitator rejects an authorization that expires within this many seconds, as the SDK ones do.
+const minValiditySeconds = 6n;
+const maxBodyBytes = 256 * 1024;
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isUint = (v) => typeof v === 'string' && /^[0-9]{1,78}$/.test(v);
+const isBytes32 = (v) => typeof v === 'string' && /^0x[0-9a-fA-F]{64}$/.test(v);
+const isSignature = (v) => typeof v === 'string' && /^0x[0-9a-fA-F]{130,}$/.test(v);
+
+/** Invalid carries a verification failure: the reason string and a human message. */
+class Invalid extends Error {
+  constructor(reason, message) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/**
+ * checkPayment validates a /verify or /settle body offline. It returns {payer, network, payTo, amount, nonceKey}
+ * or rejects with Invalid. usedNonces is consulted, not changed; a caller that marks a nonce must check the set again
+ * after the await, in the same synchronous step as the marking.
+ */
+export async function checkPayment(body, usedNonces, nowSeconds) {
+  if (!isObject(body)) throw new Invalid(Reason.payload, 'body is not a JSON object');
+  const { x402Version, paymentPayload: pp, paymentRequirements: req } = body;
+  if (x402Version !== 1 && x402Version !== 2) throw new Invalid(Reason.version, `x402Version ${x402Version} is not 1 or 2`);
+  if (!isObject(pp)) throw new Invalid(Reason.payload, 'paymentPayload is not an object');
+  if (!isObject(req)) throw new Invalid(Reason.requirements, 'paymentRequirements is not an object');
+  if (pp.x402Version !== x402Version) throw new Invalid(Reason.version, 'paymentPayload.x402Version differs from x402Version');
+
+  // What the payer says it pays for: v1 names scheme and network in the payload, v2 copies the whole option.
+  let paidScheme, paidNetwork;
+  if (x402Version === 1) {
+    paidScheme = pp.scheme;
+    paidNetwork = pp.network;
+  } else {
+    if (!isObject(pp.accepted)) throw new Invalid(Reason.payload, 'paymentPayload.accepted is missing');
+    paidScheme = pp.accepted.scheme;
+    paidNetwork = pp.accepted.network;
+  }
+  if (req.scheme !== 'exact' || paidScheme !== 'exact') throw new Invalid(Reason.scheme, `scheme ${paidScheme}/${req.scheme} is not exact`);
+  const chainId = chainIdFor(x402Version, req.network);
+  if (chainId === undefined) throw new Invalid(Reason.network, `network ${req.network} is not served for x402 v${x402Version}`);
+  if (paidNetwork !== req.network) throw new Invalid(Reason.network, `payment network ${paidNetwork} differs from required ${req.network}`);
+
+  const amountField = x402Version === 1 ? 'maxAmountRequired' : 'amount';
+  const required = req[amountField];
+  if (!isUint(required)) throw new Invalid(Reason.requirements, `paymentRequirements.${amountField} is not an atomic amount`);
+  if (typeof req.payTo !== 'string' || !isAddress(req.payTo, { strict: false })) throw new Invalid(Reason.requirements, 'paymentRequirements.payTo is not an EVM address');
+  if (typeof req.asset !== 'string' || !isAddress(req.asset, { strict: false })) throw new Invalid(Reason.requirements, 'paymentRequirements.asset is not an EVM address');
+  if (!isObject(req.extra) || typeof req.extra.name !== 'string' || typeof req.extra.version !== 'string') {
+    throw new Invalid(Reason.requirements, 'paymentRequirements.extra lacks the EIP-712 name and version');
+  }
+  if (x402Version === 2) checkAccepted(pp.accepted, req);
+
+  const inner = pp.payload;
+  if (!isObject(inner) || !isObject(inner.authorization) || !isSignature(inner.signature)) {
+    throw new Invalid(Reason.payload, 'payload needs signature and authorization');
+  }
+  const auth = inner.authorization;
+  if (!isAddress(auth.from ?? '', { strict: false }) || !isAddress(auth.to ?? '', { strict: false })) throw new Invalid(Reason.payload, 'authorization from/to is not an address');
+  for (const f of ['value', 'validAfter', 'validBefore']) {
+    if (!isUint(auth[f])) throw new Invalid(Reason.payload, `authorization.${f} is not a decimal string`);
+  }
+  if (!isBytes32(auth.nonce)) throw new Invalid(Reason.payload, 'authorization.nonce is not 32 bytes of hex');
+  const payer = getAddress(auth.from);
+
+  let signed = false;
+  try {
+    signed = await verifyTypedData({
+      address: payer,
+      domain: { name: req.extra.name, version: req.extra.version, chainId, verifyingContract: getAddress(req.asset) },
+      types: transferWithAuthorizationTypes,
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        from: payer,
+        to: getAddress(auth.to),
+        value: BigInt(auth.value),
+        validAfter: BigInt(auth.validAfter),
+        validBefore: BigInt(auth.validBefore),
+        nonce: auth.nonce,
+      },
+      signature: inner.signature,
+    });
+  } catch {
+    signed = false; // a signature that cannot even be parsed is simply not a valid one
+  }
+  if (!signed) throw withPayer(new Invalid(Reason.signature, 'signature does not recover to authorization.from'), payer);
+  if (getAddress(auth.to) !== getAddress(req.payTo)) throw withPayer(new Invalid(Reason.recipient, `authorization.to ${auth.to} is not payTo ${req.payTo}`), payer);
+  const now = BigInt(nowSeconds);
+  if (BigInt(auth.validBefore) < now + minValiditySeconds) throw withPayer(new Invalid(Reason.validBefore, `validBefore ${auth.validBefore} is before now+6 (${now + minValiditySeconds})`), payer);
+  if (BigInt(auth.validAfter) > now) throw withPayer(new Invalid(Reason.validAfter, `validAfter ${auth.validAfter} is in the future`), payer);
+  if (BigInt(auth.value) !== BigInt(required)) throw withPayer(new Invalid(Reason.value, `value ${auth.value} is not the required ${required}`), payer);
+  const nonceKey = `${chainId}:${getAddress(req.asset)}:${payer}:${auth.nonce.toLowerCase()}`;
+  if (usedNonces.has(nonceKey)) throw withPayer(new Invalid(Reason.nonceUsed, `nonce ${auth.nonce} was already settled`), payer);
+  return { payer, network: req.network, payTo: getAddress(req.payTo), amount: required, asset: getAddress(req.asset), nonce: auth.nonce, nonceKey, x402Version };
+}
+
+function withPayer(err, payer) {
+  err.payer = payer;
+  return err;
+}
+
+// checkAccepted compares the v2 payload's copy of the chosen option with the requirements the seller sends,
+// the way the SDK seller matches them: core fields exactly, extra as a subset.
+function checkAccepted(accepted, req) {
+  for (const f of ['scheme', 'network', 'amount', 'asset', 'payTo', 'maxTimeoutSeconds']) {
+    if (accepted[f] !== req[f]) throw new Invalid(Reason.requirements, `accepted.${f} ${JSON.stringify(accepted[f])} differs from the requirements' ${JSON.stringify(req[f])}`);
+  }
+  if (isObject(accepted.extra)) {
+    for (const [k, v] of Object.entries(accepted.extra)) {
+      if (JSON.stringify(req.extra?.[k]) !== JSON.stringify(v)) throw new Invalid(Reason.requirements, `accepted.extra.${k} differs from the requirements`);
+    }
+  }
+}
+
+function newStats() {
+  return {
+    verify: { calls: 0, valid: 0, invalid: 0 },
+    settle: { calls: 0, success: 0, failure: 0 },
+    outageRejected: 0,
+    reasons: {},
+    settled: [],
+    supportedCalls: 0,
+  };
+}
+
+/**
+ * createFacilitator builds the facilitator's request handler and state. now() returns Unix seconds.
+ */
+export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } = {}) {
+  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0 };
+
+  const supported = () => ({
+    kinds: [
+      ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'exact', network })),
+      ...Object.keys(V1_NETWORKS).map((network) => ({ x402Version: 1, scheme: 'exact', network })),
+    ],
+    extensions: [],
+    signers: { 'eip155:*': [FACILITATOR_SIGNER] },
+  });
+
+  async function verify(body) {
+    state.stats.verify.calls++;
+    try {
+      await checkPayment(body, state.usedNonces, now());
+      state.stats.verify.valid++;
+      return { isValid: true, payer: getAddress(body.paymentPayload.payload.authorization.from) };
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      state.stats.verify.invalid++;
+      state.stats.reasons[err.reason] = (state.stats.reasons[err.reason] ?? 0) + 1;
+      return { isValid: false, invalidReason: err.reason, invalidMessage: err.message, ...(err.payer ? { payer: err.payer } : {}) };
+    }
+  }
+
+  async function settle(body) {
+    state.stats.settle.calls++;
+    const network = body?.paymentRequirements?.network ?? '';
+    try {
+      const p = await checkPayment(body, state.usedNonces, now());
+      // Check again and mark with no await in between: two concurrent settles of one nonce cannot both pass.
+      if (state.usedNonces.has(p.nonceKey)) throw withPayer(new Invalid(Reason.nonceUsed, `nonce ${p.nonce} was already settled`), p.payer);
+      state.usedNonces.add(p.nonceKey);
+      state.txCounter++;
+      const transaction = keccak256(toHex(`payguard-interop-tx:${state.txCounter}:${p.nonceKey}`));
+      state.stats.settle.success++;
+      state.stats.settled.push({
+        x402Version: p.x402Version, network: p.network, payTo: p.payTo, amount: p.amount, asset: p.asset,
+        payer: p.payer, nonce: p.nonce, transaction, resource: body.paymentRequirements.resource ?? body.paymentPayload.resource?.url,
+      });
+      return { success: true, payer: p.payer, transaction, network: p.network };
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      state.stats.settle.failure++;
+      state.stats.reasons[err.reason] = (state.stats.reasons[err.reason] ?? 0) + 1;
+      return { success: false, errorReason: err.reason, errorMessage: err.message, transaction: '', network, ...(err.payer ? { payer: err.payer } : {}) };
+    }
+  }
+
+  async function handle(req, res) {
+    const url = new URL(req.url, 'http://facilitator');
+    const route = `${req.method} ${url.pathname}`;
+    try {
+      switch (route) {
+        case 'GET /supported':
+          state.stats.supportedCalls++;
+          return send(res, 200, supported());
+        case 'GET /health':
+          return send(res, 200, { ok: true });
+        case 'GET /_stats':
+          return send(res, 200, { ...state.stats, outage: state.outage, usedNonces: state.usedNonces.size });
+        case 'POST /_reset':
+          await readJSON(req);
+          state.usedNonces.clear();
+          state.stats = newStats();
+          state.outage = false;
+          return send(res, 200, { ok: true });
+        case 'POST /_outage': {
+          const body = await readJSON(req);
+          state.outage = body?.on === true;
+          return send(res, 200, { outage: state.outage });
+        }
+        case 'POST /verify':
+        case 'POST /settle': {
+          const body = await readJSON(req);
+          if (state.outage) {
+            state.stats.outageRejected++;
+            res.writeHead(503, { 'content-type': 'text/plain' });
+            return res.end('facilitator outage (test hook)\n');
+          }
+          if (body === undefined) return send(res, 400, route === 'POST /verify'
+            ? { isValid: false, invalidReason: Reason.payload, invalidMessage: 'body is not JSON' }
+            : { success: false, errorReason: Reason.payload, errorMessage: 'body is not JSON', transaction: '', network: '' });
+          return send(res, 200, route === 'POST /verify' ? await verify(body) : await settle(body));
+        }
+        default:
+          return send(res, 404, { error: `no route ${route}` });
+      }
+    } catch (err) {
+      return send(res, 500, { error: String(err?.message ?? err) });
+    }
+  }
+
+  return { handle, state, supported };
+}
+
+// readJSON reads a bounded body; it returns undefined for an empty or non-JSON body.
+async function readJSON(req) {
+  const chunks = [];
+  let size = 0;
+  for await (const c of req) {
+    size += c.length;
+    if (size > maxBodyBytes) throw new Error('body too large');
+    chunks.push(c);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function send(res, status, obj) {
+  const body = JSON.stringify(obj);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * startFacilitator listens on host:port (port 0 picks a free one) and resolves to
+ * {url, port, state, close()}.
+ */
+export async function startFacilitator({ port = 0, host = '127.0.0.1', now } = {}) {
+  const f = createFacilitator({ now });
+  const server = http.createServer((req, res) => { f.handle(req, res); });
+  server.keepAliveTimeout = 1000;
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  const actual = server.address().port;
+  return {
+    url: `http://${host}:${actual}`,
+    port: actual,
+    state: f.state,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+async function main() {
+  const { values } = parseArgs({ options: { port: { type: 'string', default: '4020' }, host: { type: 'string', default: '127.0.0.1' } } });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`facilitator: --port ${values.port} is not a port number`);
+    process.exit(2);
+  }
+  const f = await startFacilitator({ port, host: values.host });
+  console.log(JSON.stringify({ ready: true, role: 'facilitator', url: f.url, port: f.port }));
+  const stop = () => f.close().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    console.error(`facilitator: ${err?.message ?? err}`);
+    process.exit(1);
+  });
+}

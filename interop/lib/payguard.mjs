@@ -1,0 +1,153 @@
+// Helpers to run the real payguard binary in the interop tests: build it once per test process from the repo
+// root, start `payguard proxy|serve --config <yaml>` with a YAML string the test writes, wait for its ports,
+// talk to its approval API, and stop it.
+//
+// PAYGUARD_BIN names a prebuilt binary and skips the build (CI can build once for all test files).
+
+import { spawn, execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const execFileP = promisify(execFile);
+
+/** REPO_ROOT is the Go module root, the parent of interop/. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+let built;
+
+/**
+ * buildPayguard runs `go build -o <tmp>/payguard ./cmd/payguard` once per process and resolves to the binary's
+ * path. A build failure rejects with the compiler's output: the tests that need the binary then fail.
+ */
+export function buildPayguard() {
+  if (process.env.PAYGUARD_BIN) return Promise.resolve(process.env.PAYGUARD_BIN);
+  built ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payguard-bin-'));
+    const out = path.join(dir, 'payguard');
+    try {
+      await execFileP('go', ['build', '-o', out, './cmd/payguard'], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
+    } catch (err) {
+      throw new Error(`go build ./cmd/payguard failed:\n${err.stderr || err.message}`);
+    }
+    return out;
+  })();
+  return built;
+}
+
+/** freePort asks the kernel for a free loopback port (closed again at once; fine for tests on one machine). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(port, host) {
+  return new Promise((resolve) => {
+    const sock = net.connect({ port, host });
+    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * startPayguard writes yaml to <dir>/payguard.yaml and spawns `payguard <mode> --config <file>` in dir, then
+ * waits until every address in waitFor ("host:port") accepts connections. It rejects, with the process's
+ * output, if the process exits first or the ports do not open within startTimeoutMs.
+ * Resolves to {proc, dir, configFile, output(), stop()}.
+ */
+export async function startPayguard({ mode = 'proxy', yaml, dir, waitFor = [], env = {}, args = [], startTimeoutMs = 30000 }) {
+  const bin = await buildPayguard();
+  dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'payguard-run-'));
+  fs.mkdirSync(dir, { recursive: true });
+  const configFile = path.join(dir, 'payguard.yaml');
+  fs.writeFileSync(configFile, yaml);
+  const proc = spawn(bin, [mode, '--config', configFile, ...args], {
+    cwd: dir,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (chunk) => {
+    out += chunk.toString();
+    if (out.length > 200_000) out = out.slice(-100_000); // the tail is what explains a failure
+  };
+  proc.stdout.on('data', keep);
+  proc.stderr.on('data', keep);
+  let exited = null;
+  const exitPromise = new Promise((resolve) => proc.once('exit', (code, signal) => { exited = { code, signal }; resolve(exited); }));
+
+  const deadline = Date.now() + startTimeoutMs;
+  for (const addr of waitFor) {
+    const i = addr.lastIndexOf(':');
+    const host = addr.slice(0, i);
+    const port = Number(addr.slice(i + 1));
+    for (;;) {
+      if (exited) throw new Error(`payguard ${mode} exited (${JSON.stringify(exited)}) before ${addr} opened:\n${out}`);
+      if (await canConnect(port, host)) break;
+      if (Date.now() > deadline) {
+        proc.kill('SIGKILL');
+        throw new Error(`payguard ${mode}: ${addr} did not open within ${startTimeoutMs} ms:\n${out}`);
+      }
+      await sleep(50);
+    }
+  }
+
+  return {
+    proc,
+    dir,
+    configFile,
+    output: () => out,
+    exited: () => exited,
+    /** stop sends SIGTERM, then SIGKILL after 10 s, and resolves once the process is gone. */
+    async stop() {
+      if (exited) return exited;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 10000);
+      const r = await exitPromise;
+      clearTimeout(timer);
+      return r;
+    },
+  };
+}
+
+/**
+ * adminClient talks to payguard's approval API with a bearer token:
+ * holds(status), hold(id), approve(id, body), deny(id, body), budget(), raw(method, path, body, token).
+ */
+export function adminClient(baseUrl, token) {
+  async function call(method, p, body, tok = token) {
+    const res = await fetch(baseUrl + p, {
+      method,
+      headers: { ...(tok ? { authorization: `Bearer ${tok}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = null;
+    }
+    return { status: res.status, json, text };
+  }
+  return {
+    raw: call,
+    holds: (status) => call('GET', `/v1/holds${status ? `?status=${encodeURIComponent(status)}` : ''}`),
+    hold: (id) => call('GET', `/v1/holds/${encodeURIComponent(id)}`),
+    approve: (id, body = { by: 'interop-test', note: 'approved by the interop test' }) => call('POST', `/v1/holds/${encodeURIComponent(id)}/approve`, body),
+    deny: (id, body = { by: 'interop-test', note: 'denied by the interop test' }) => call('POST', `/v1/holds/${encodeURIComponent(id)}/deny`, body),
+    budget: () => call('GET', '/v1/budget'),
+  };
+}
