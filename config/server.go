@@ -1,8 +1,172 @@
 package config
 
-// ServerConfig is the `server:` section. (Skeleton: its owner fills in the fields.)
-type ServerConfig struct{}
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
 
-func defaultServer() ServerConfig { return ServerConfig{} }
+// ServerConfig is the `server:` section: `payguard serve`, the public pay-per-call screening API.
+type ServerConfig struct {
+	// Listen is the API's address. The default, 127.0.0.1:8080, keeps a fresh install off the network;
+	// a deployment behind a load balancer sets ":8080" (or another port) and TrustedProxies.
+	Listen string `yaml:"listen"`
+	// BaseURL is the public origin the service is reached at (scheme://host[:port], no path). Every
+	// absolute URL in challenges, offers and discovery documents is built from it.
+	BaseURL string `yaml:"base_url"`
+	// Contact is the security contact published in /.well-known/security.txt (a mailto: or https: URI).
+	Contact string `yaml:"contact"`
+	// TrustedProxies are the CIDRs of reverse proxies whose X-Forwarded-For is believed. The client is
+	// the right-most address in X-Forwarded-For that is not itself trusted; with no trusted proxies the
+	// socket peer is the client.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// TrialLimit is the number of free calls per client IP per UTC day (SPEC: 3).
+	TrialLimit int `yaml:"trial_limit"`
+	// TrialRetention is how long a trial counter is kept (SPEC: 48h).
+	TrialRetention Duration `yaml:"trial_retention"`
+	// IndexFreshness is how old the endpoint index may be before /v1/endpoint answers 503
+	// index_unavailable (never charging for stale data).
+	IndexFreshness Duration `yaml:"index_freshness"`
+	// ShutdownGrace is how long in-flight requests get to finish on SIGINT/SIGTERM.
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// Fees are the x402 payment terms and the facilitator.
+	Fees FeesConfig `yaml:"fees"`
+}
 
-func (c *ServerConfig) validate() error { return nil }
+// FeesConfig is `server.fees`: what the service is paid in, to whom, and who verifies and settles.
+type FeesConfig struct {
+	// Network is the CAIP-2 network fees are paid on (eip155:8453 Base; eip155:84532 Base Sepolia for tests).
+	Network string `yaml:"network"`
+	// Asset is the token contract. Empty means the known USDC contract on Network.
+	Asset string `yaml:"asset"`
+	// AssetName and AssetVersion are the token's EIP-712 domain (extra.name, extra.version). Empty means the
+	// known USDC values on Network ("USD Coin"/"2" on Base, "USDC"/"2" on Base Sepolia).
+	AssetName    string `yaml:"asset_name"`
+	AssetVersion string `yaml:"asset_version"`
+	// PayTo is the service's public wallet. It must be set for `payguard serve` to start.
+	PayTo string `yaml:"pay_to"`
+	// MaxTimeoutSeconds is the challenge's maxTimeoutSeconds (and the offer's validity).
+	MaxTimeoutSeconds int64 `yaml:"max_timeout_seconds"`
+	// FacilitatorURL is the x402 facilitator's base URL (POST /verify, POST /settle, GET /supported).
+	FacilitatorURL string `yaml:"facilitator_url"`
+	// VerifyTimeout bounds /verify and /supported calls.
+	VerifyTimeout Duration `yaml:"verify_timeout"`
+	// SettleTimeout bounds a /settle call. When it passes after the request was sent the outcome is unknown
+	// (settlement_outcome_unknown) and is never retried.
+	SettleTimeout Duration `yaml:"settle_timeout"`
+}
+
+// DefaultServerListen is the API's default listen address.
+const DefaultServerListen = "127.0.0.1:8080"
+
+func defaultServer() ServerConfig {
+	return ServerConfig{
+		Listen:         DefaultServerListen,
+		BaseURL:        "http://127.0.0.1:8080",
+		Contact:        "mailto:security@payguard.dev",
+		TrustedProxies: []string{},
+		TrialLimit:     3,
+		TrialRetention: Duration(48 * time.Hour),
+		IndexFreshness: Duration(24 * time.Hour),
+		ShutdownGrace:  Duration(15 * time.Second),
+		Fees: FeesConfig{
+			Network:           "eip155:8453",
+			MaxTimeoutSeconds: 60,
+			FacilitatorURL:    "https://x402.org/facilitator",
+			VerifyTimeout:     Duration(10 * time.Second),
+			SettleTimeout:     Duration(30 * time.Second),
+		},
+	}
+}
+
+func (c *ServerConfig) validate() error {
+	if err := validListen("server.listen", c.Listen); err != nil {
+		return err
+	}
+	if err := validOrigin("server.base_url", c.BaseURL); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(c.Contact, "mailto:") && !strings.HasPrefix(c.Contact, "https://") {
+		return fmt.Errorf("server.contact must be a mailto: or https: URI, got %q", c.Contact)
+	}
+	if _, err := c.TrustedProxyPrefixes(); err != nil {
+		return err
+	}
+	if c.TrialLimit < 0 || c.TrialLimit > 1000 {
+		return fmt.Errorf("server.trial_limit must be between 0 and 1000, got %d", c.TrialLimit)
+	}
+	if c.TrialRetention < Duration(24*time.Hour) {
+		return fmt.Errorf("server.trial_retention must be at least 24h (a UTC day), got %s", c.TrialRetention)
+	}
+	if c.IndexFreshness <= 0 {
+		return fmt.Errorf("server.index_freshness must be positive, got %s", c.IndexFreshness)
+	}
+	if c.ShutdownGrace < 0 || c.ShutdownGrace > Duration(10*time.Minute) {
+		return fmt.Errorf("server.shutdown_grace must be between 0s and 10m, got %s", c.ShutdownGrace)
+	}
+	return c.Fees.validate()
+}
+
+func (c *FeesConfig) validate() error {
+	if !strings.HasPrefix(c.Network, "eip155:") || len(c.Network) <= len("eip155:") {
+		return fmt.Errorf("server.fees.network must be an EVM CAIP-2 id (eip155:<chain>), got %q", c.Network)
+	}
+	if c.Asset != "" && !isEVMAddress(c.Asset) {
+		return fmt.Errorf("server.fees.asset must be a 0x EVM address, got %q", c.Asset)
+	}
+	if c.PayTo != "" && !isEVMAddress(c.PayTo) {
+		return fmt.Errorf("server.fees.pay_to must be a 0x EVM address, got %q", c.PayTo)
+	}
+	if c.MaxTimeoutSeconds < 10 || c.MaxTimeoutSeconds > 3600 {
+		return fmt.Errorf("server.fees.max_timeout_seconds must be between 10 and 3600, got %d", c.MaxTimeoutSeconds)
+	}
+	if u, err := url.Parse(c.FacilitatorURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("server.fees.facilitator_url must be an http(s) URL without query, got %q", c.FacilitatorURL)
+	}
+	if c.VerifyTimeout <= 0 || c.SettleTimeout <= 0 {
+		return fmt.Errorf("server.fees.verify_timeout and settle_timeout must be positive")
+	}
+	return nil
+}
+
+// TrustedProxyPrefixes parses TrustedProxies ("10.0.0.0/8", or a single address meaning /32 or /128).
+func (c *ServerConfig) TrustedProxyPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(c.TrustedProxies))
+	for _, s := range c.TrustedProxies {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("server.trusted_proxies: %q is neither a CIDR nor an IP address", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// validOrigin accepts an absolute http(s) URL with a host and no path beyond "/", query or fragment.
+func validOrigin(name, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%s must be an origin like https://api.example.com, got %q", name, s)
+	}
+	return nil
+}
+
+func isEVMAddress(s string) bool {
+	if len(s) != 42 || (s[:2] != "0x" && s[:2] != "0X") {
+		return false
+	}
+	for _, c := range s[2:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}

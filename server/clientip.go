@@ -1,0 +1,58 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// clientIP is the caller's address: the socket peer, unless the peer is a trusted proxy, in which case
+// X-Forwarded-For is read right to left and the first address that is not itself a trusted proxy wins.
+// A malformed X-Forwarded-For entry stops the walk at the last trusted hop (never a spoofable value).
+func clientIP(r *http.Request, trusted []netip.Prefix) string {
+	peer := remoteAddr(r.RemoteAddr)
+	if !peer.IsValid() {
+		return r.RemoteAddr
+	}
+	if !isTrusted(peer, trusted) {
+		return peer.String()
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		client = a.Unmap()
+		if !isTrusted(client, trusted) {
+			break
+		}
+	}
+	return client.String()
+}
+
+func remoteAddr(s string) netip.Addr {
+	host, _, err := net.SplitHostPort(s)
+	if err != nil {
+		host = s
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

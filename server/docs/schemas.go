@@ -1,0 +1,192 @@
+package docs
+
+func nullable(t string, desc string) obj {
+	return obj{"type": []string{t, "null"}, "description": desc}
+}
+
+func strArray(desc string) obj {
+	return obj{"type": "array", "items": obj{"type": "string"}, "description": desc}
+}
+
+func schemas() obj {
+	return obj{
+		"ErrorBody": obj{
+			"type":        "object",
+			"description": "The one error shape of every non-402 error.",
+			"required":    []string{"error", "data_as_of"},
+			"properties": obj{
+				"error": obj{"type": "object", "required": []string{"code", "message"}, "properties": obj{
+					"code":    str("Machine-readable code, e.g. missing_input, invalid_json, too_deep, body_too_large, body_timeout, method_not_allowed, not_found, invalid_url, invalid_method, endpoint_not_listed, method_required, index_unavailable, sanctions_data_unavailable, receipt_signing_unavailable, facilitator_unavailable, trial_unavailable, settlement_outcome_unknown, internal_error."),
+					"message": str("What went wrong and why."),
+					"nonce":   str("settlement_outcome_unknown only: the payment authorization nonce to check on chain."),
+				}},
+				"data_as_of": str("Time of the sanctions data (RFC 3339), or \"unknown\"."),
+			},
+		},
+		"PaymentRequiredV1": obj{
+			"type":        "object",
+			"description": "x402 v1 PaymentRequirementsResponse (the 402 body), plus data_as_of and, for an exhausted trial, trial.",
+			"required":    []string{"x402Version", "error", "accepts", "data_as_of"},
+			"properties": obj{
+				"x402Version": obj{"type": "integer", "enum": []int{1}},
+				"error":       str("Why payment is required: Payment required, trial_exhausted, the facilitator's invalidReason or a settlement errorReason."),
+				"accepts":     obj{"type": "array", "items": ref("PaymentRequirementV1")},
+				"trial":       ref("TrialNotice"),
+				"data_as_of":  str("Time of the sanctions data, or \"unknown\"."),
+			},
+		},
+		"PaymentRequirementV1": obj{
+			"type":     "object",
+			"required": []string{"scheme", "network", "maxAmountRequired", "resource", "payTo", "asset", "maxTimeoutSeconds"},
+			"properties": obj{
+				"scheme":            obj{"type": "string", "enum": []string{"exact"}},
+				"network":           str("v1 network name, e.g. base or base-sepolia."),
+				"maxAmountRequired": obj{"type": "string", "pattern": "^[0-9]+$", "description": "Exact price in atomic units."},
+				"resource":          str("Resource URL."),
+				"description":       str("What is paid for."),
+				"mimeType":          str("Media type of the paid answer."),
+				"payTo":             str("The service's wallet."),
+				"maxTimeoutSeconds": obj{"type": "integer"},
+				"asset":             str("Token contract."),
+				"outputSchema":      obj{"type": "object"},
+				"extra":             obj{"type": "object", "properties": obj{"name": str("EIP-712 name."), "version": str("EIP-712 version.")}},
+			},
+		},
+		"TrialNotice": obj{
+			"type":     "object",
+			"required": []string{"exhausted", "limit", "used", "resets_at", "message"},
+			"properties": obj{
+				"exhausted": obj{"type": "boolean"},
+				"limit":     obj{"type": "integer"},
+				"used":      obj{"type": "integer"},
+				"resets_at": obj{"type": "string", "format": "date-time"},
+				"message":   str("Human-readable."),
+			},
+		},
+		"CheckResult": obj{
+			"type":     "object",
+			"required": []string{"risk", "flags", "data_as_of"},
+			"properties": obj{
+				"risk":       obj{"type": "string", "enum": []string{"low", "medium", "high", "unknown"}, "description": "Strongest applicable signal; unknown is not low."},
+				"flags":      strArray("sanctioned_address, sanctioned_name_exact, sanctioned_name_possible, invalid_domain, new_domain, domain_age_unknown, domain_no_dns."),
+				"sanctions":  obj{"type": "object", "description": "Sanctions screening result."},
+				"domain":     nullable("object", "Domain age and DNS result, null when no domain was given."),
+				"data_as_of": str("Freshness of the sanctions data."),
+				"disclaimer": str("Informational-screening notice."),
+			},
+		},
+		"PreflightInput": obj{
+			"type":        "object",
+			"description": "A challenge or a cart is required in practice (no payment option found: block).",
+			"properties": obj{
+				"challenge": obj{"type": "object", "description": "x402 PaymentRequired body, v1 or v2."},
+				"cart": obj{"type": "object", "properties": obj{
+					"merchant_domain": obj{"type": "string"},
+					"total_usd":       obj{"type": "number", "description": "Already USD; read exactly from the JSON number text."},
+					"pay_to":          obj{"type": "string"},
+					"merchant_name":   obj{"type": "string"},
+				}},
+				"resource_url":    str("Used when the challenge omits its resource URL."),
+				"resource_method": str("Needed when a public index URL has several methods."),
+				"rules":           ref("Rules"),
+				"context": obj{"type": "object", "properties": obj{
+					"spent_today_usd": obj{"type": "number", "description": "The caller's own ledger."},
+					"agent_id":        obj{"type": "string"},
+				}},
+			},
+		},
+		"Rules": obj{
+			"type":        "object",
+			"description": "Every rule optional; omitted rules keep the defaults (GET /v1/rules/default).",
+			"properties": obj{
+				"max_per_payment_usd":  obj{"type": "number"},
+				"hold_above_usd":       obj{"type": "number"},
+				"daily_cap_usd":        obj{"type": "number"},
+				"allowed_networks":     strArray("Allowed network identifiers."),
+				"usdc_only":            obj{"type": "boolean"},
+				"strict_allowlist":     obj{"type": "boolean"},
+				"new_domain_days":      obj{"type": "integer"},
+				"screen_sanctions":     obj{"type": "boolean"},
+				"max_price_multiple":   nullable("number", "Hold above this multiple of the category median; null disables."),
+				"require_live":         obj{"type": "boolean"},
+				"hold_on_payto_change": obj{"type": "boolean"},
+				"domain_allowlist":     strArray("Domains plus subdomains."),
+				"domain_blocklist":     strArray("Blocked domains plus subdomains."),
+				"payto_allowlist":      strArray("Approved payees."),
+				"payto_blocklist":      strArray("Blocked payees."),
+			},
+		},
+		"PreflightResult": obj{
+			"type":     "object",
+			"required": []string{"decision", "reasons", "receipt", "data_as_of"},
+			"properties": obj{
+				"decision":          obj{"type": "string", "enum": []string{"allow", "hold", "block"}},
+				"reasons":           strArray("Each starts with allow:, hold: or block:. Not a closed set."),
+				"chosen_option":     nullable("object", "The cheapest acceptable payment option."),
+				"options_evaluated": obj{"type": "integer"},
+				"payee":             nullable("object", "Payee screening detail."),
+				"receipt": obj{"type": "object", "required": []string{"id", "ts", "input_sha256", "decision"}, "properties": obj{
+					"id":           obj{"type": "string"},
+					"ts":           obj{"type": "string"},
+					"input_sha256": obj{"type": "string"},
+					"decision":     obj{"type": "string"},
+					"jws":          str("Compact JWS (ES256) binding every returned decision field; keys at /.well-known/payguard-keys.json."),
+				}},
+				"data_as_of":     str("Freshness of the sanctions data."),
+				"index_evidence": obj{"description": "Present when Index data was used."},
+			},
+		},
+		"EndpointResult": obj{
+			"type":     "object",
+			"required": []string{"url", "method", "observations", "index_updated_at", "data_as_of"},
+			"properties": obj{
+				"url":    obj{"type": "string"},
+				"method": obj{"type": "string"},
+				"observations": obj{"type": "array", "items": obj{"type": "object", "required": []string{"observed_at", "status", "usable"},
+					"properties": obj{
+						"observed_at": obj{"type": "string", "format": "date-time"},
+						"status":      obj{"type": "integer"},
+						"usable":      obj{"type": "boolean"},
+						"challenge":   obj{"type": "object", "description": "The PaymentRequired seen, if any."},
+						"error":       obj{"type": "string"},
+					}}},
+				"index_updated_at": obj{"type": "string", "format": "date-time"},
+				"data_as_of":       str("Freshness of the sanctions data."),
+			},
+		},
+		"RulesDocument": obj{
+			"type":       "object",
+			"required":   []string{"rules", "data_as_of"},
+			"properties": obj{"rules": ref("Rules"), "note": obj{"type": "string"}, "data_as_of": obj{"type": "string"}},
+		},
+		"Health": obj{
+			"type":     "object",
+			"required": []string{"status", "version", "sanctions", "data_as_of"},
+			"properties": obj{
+				"status":  obj{"type": "string", "enum": []string{"ok", "degraded", "unavailable"}},
+				"version": obj{"type": "string"},
+				"sanctions": obj{"type": "object", "required": []string{"ready"}, "properties": obj{
+					"ready":       obj{"type": "boolean"},
+					"data_as_of":  obj{"type": "string", "format": "date-time"},
+					"age_seconds": obj{"type": "integer"},
+					"stale":       obj{"type": "boolean", "description": "Older than 48 hours (two missed daily refreshes)."},
+					"refresh":     obj{"description": "The refresher's last attempt, success and error."},
+				}},
+				"index":      obj{"type": "object"},
+				"data_as_of": obj{"type": "string"},
+			},
+		},
+		"Document": obj{
+			"type":        "object",
+			"description": "A free JSON document; every one states data_as_of.",
+			"required":    []string{"data_as_of"},
+			"properties":  obj{"data_as_of": obj{"type": "string"}},
+		},
+		"JWKS": obj{
+			"type":     "object",
+			"required": []string{"keys"},
+			"properties": obj{"keys": obj{"type": "array", "items": obj{"type": "object", "required": []string{"kty"},
+				"properties": obj{"kty": obj{"type": "string"}, "kid": obj{"type": "string"}, "alg": obj{"type": "string"}}}}},
+		},
+	}
+}

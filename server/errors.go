@@ -1,0 +1,111 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Error codes of the one JSON error shape. The OpenAPI document lists them in the ErrorBody component.
+const (
+	CodeMissingInput             = "missing_input"
+	CodeInvalidParameter         = "invalid_parameter"
+	CodeInvalidTrial             = "invalid_trial"
+	CodeInvalidJSON              = "invalid_json"
+	CodeMissingBody              = "missing_body"
+	CodeBodyTooLarge             = "body_too_large"
+	CodeBodyTimeout              = "body_timeout"
+	CodeMethodNotAllowed         = "method_not_allowed"
+	CodeNotFound                 = "not_found"
+	CodeInvalidURL               = "invalid_url"
+	CodeInvalidMethod            = "invalid_method"
+	CodeEndpointNotListed        = "endpoint_not_listed"
+	CodeMethodRequired           = "method_required"
+	CodeIndexUnavailable         = "index_unavailable"
+	CodeSanctionsUnavailable     = "sanctions_data_unavailable"
+	CodeReceiptSigning           = "receipt_signing_unavailable"
+	CodeFacilitatorUnavailable   = "facilitator_unavailable"
+	CodeTrialUnavailable         = "trial_unavailable"
+	CodeSettlementOutcomeUnknown = "settlement_outcome_unknown"
+	CodeInternal                 = "internal_error"
+)
+
+// StatusSettlementOutcomeUnknown is the status of settlement_outcome_unknown: 502 Bad Gateway. The failure
+// is the upstream facilitator's (no usable answer to a /settle that was sent), unlike 500 (our own fault);
+// and it must not be 503, which SPEC reserves for "not settled, not charged" answers that a caller may
+// simply retry. The caller checks the authorization nonce on chain and never pays again automatically.
+const StatusSettlementOutcomeUnknown = http.StatusBadGateway
+
+// apiError is an error answer: a status and the body's code and message.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+	Nonce   string // settlement_outcome_unknown: the authorization nonce to check on chain
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(status int, code, message string) *apiError {
+	return &apiError{Status: status, Code: code, Message: message}
+}
+
+// errorBody is the one JSON error shape: {"error":{"code","message"[,"nonce"]},"data_as_of"}.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Nonce   string `json:"nonce,omitempty"`
+	} `json:"error"`
+	DataAsOf string `json:"data_as_of"`
+}
+
+func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
+	var b errorBody
+	b.Error.Code, b.Error.Message, b.Error.Nonce = e.Code, e.Message, e.Nonce
+	b.DataAsOf = s.dataAsOf()
+	if e.Status == http.StatusServiceUnavailable || e.Status >= 500 {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	s.writeJSON(w, e.Status, b)
+	if rec, ok := w.(*recorder); ok {
+		rec.errCode = e.Code
+	}
+}
+
+// writeJSON writes v with the X-Data-As-Of header every response carries.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"code":"internal_error","message":"response could not be encoded"},"data_as_of":"` +
+			s.dataAsOf() + `"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Data-As-Of", s.dataAsOf())
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// writeText writes a non-JSON document; its data freshness is in the X-Data-As-Of header.
+func (s *Server) writeText(w http.ResponseWriter, contentType, text string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("X-Data-As-Of", s.dataAsOf())
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte(text))
+}
+
+// allowMethods answers 405 with Allow unless r's method is one of methods.
+func (s *Server) allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	s.writeError(w, errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+		r.Method+" is not allowed here; use "+strings.Join(methods, " or ")))
+	return false
+}

@@ -1,0 +1,269 @@
+package fees
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/payguard/payguard/x402"
+)
+
+// ErrAlreadyUsed is what a NonceGuard returns for a payment it has seen (store.ErrAlreadyUsed satisfies
+// errors.Is through the guard's adapter, see NonceGuardFunc).
+var ErrAlreadyUsed = errors.New("fees: payment already used")
+
+// NonceGuard remembers payments handed to /settle, so a payment is never settled twice: Mark returns an
+// error wrapping ErrAlreadyUsed when the key was marked before. A fleet shares one guard (the store).
+type NonceGuard interface {
+	Mark(ctx context.Context, key string, ttl time.Duration) error
+}
+
+// NonceGuardFunc adapts a function (e.g. store.Tickets.MarkPaymentSeen with its ErrAlreadyUsed mapped) to
+// NonceGuard.
+type NonceGuardFunc func(ctx context.Context, key string, ttl time.Duration) error
+
+// Mark calls f.
+func (f NonceGuardFunc) Mark(ctx context.Context, key string, ttl time.Duration) error {
+	return f(ctx, key, ttl)
+}
+
+// MemoryNonces is a single-process NonceGuard.
+type MemoryNonces struct {
+	mu   sync.Mutex
+	seen map[string]time.Time // key -> expiry
+	now  func() time.Time
+}
+
+// NewMemoryNonces returns an empty in-memory guard.
+func NewMemoryNonces(now func() time.Time) *MemoryNonces {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryNonces{seen: map[string]time.Time{}, now: now}
+}
+
+// Mark records key; a second Mark of an unexpired key fails with ErrAlreadyUsed.
+func (m *MemoryNonces) Mark(_ context.Context, key string, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if exp, ok := m.seen[key]; ok && now.Before(exp) {
+		return ErrAlreadyUsed
+	}
+	if len(m.seen) > 100_000 {
+		for k, exp := range m.seen {
+			if !now.Before(exp) {
+				delete(m.seen, k)
+			}
+		}
+	}
+	m.seen[key] = now.Add(ttl)
+	return nil
+}
+
+// Seller is the service's x402 seller side. It is safe for concurrent use.
+type Seller struct {
+	terms  Terms
+	fac    FacilitatorAPI
+	signer Signer
+	nonces NonceGuard
+	now    func() time.Time
+}
+
+// SellerOptions configures NewSeller.
+type SellerOptions struct {
+	Terms       Terms
+	Facilitator FacilitatorAPI
+	Signer      Signer     // offers and delivery receipts; nil makes OfferReceipt offers fail with ErrSigningUnavailable
+	Nonces      NonceGuard // nil: an in-memory guard (one process only)
+	Now         func() time.Time
+}
+
+// NewSeller validates the terms and returns a seller.
+func NewSeller(o SellerOptions) (*Seller, error) {
+	if err := o.Terms.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Facilitator == nil {
+		return nil, fmt.Errorf("fees: a facilitator is required")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Nonces == nil {
+		o.Nonces = NewMemoryNonces(o.Now)
+	}
+	return &Seller{terms: o.Terms, fac: o.Facilitator, signer: o.Signer, nonces: o.Nonces, now: o.Now}, nil
+}
+
+// Terms returns the seller's payment terms.
+func (s *Seller) Terms() Terms { return s.terms }
+
+// Charge is a verified payment for one offer, waiting for the work to be done and then Settle.
+type Charge struct {
+	seller  *Seller
+	offer   Offer
+	payment *Payment
+	req     any // the requirement sent to the facilitator (v1 or v2 form)
+	payer   string
+	settled bool
+}
+
+// Payer is the paying address the facilitator reported at verification.
+func (c *Charge) Payer() string { return c.payer }
+
+// Payment is the payment being charged.
+func (c *Charge) Payment() *Payment { return c.payment }
+
+// Begin matches a payment to the offer and verifies it with the facilitator. Nothing is settled.
+// Errors: *PaymentError (answer 402 with a fresh challenge carrying its Reason) or ErrFacilitatorUnavailable
+// (answer 503).
+func (s *Seller) Begin(ctx context.Context, o Offer, p *Payment) (*Charge, error) {
+	req, err := s.match(o, p)
+	if err != nil {
+		return nil, err
+	}
+	vr, err := s.fac.Verify(ctx, FacilitatorRequest{X402Version: p.Version, PaymentPayload: p.Raw, PaymentRequirements: req})
+	if err != nil {
+		return nil, err
+	}
+	if !vr.IsValid {
+		reason := vr.InvalidReason
+		if reason == "" {
+			reason = "invalid_payment"
+		}
+		return nil, &PaymentError{Reason: reason, Message: vr.InvalidMessage}
+	}
+	return &Charge{seller: s, offer: o, payment: p, req: req, payer: vr.Payer}, nil
+}
+
+// match finds the requirement the payment is for. v1 payloads name only scheme and network; a v2 payload's
+// accepted must equal our requirement (core fields equal, extra a superset), as the SDK sellers check.
+func (s *Seller) match(o Offer, p *Payment) (any, error) {
+	noMatch := &PaymentError{Reason: "invalid_payment_requirements", Message: "No matching payment requirements"}
+	switch p.Version {
+	case 1:
+		if s.terms.NetworkV1 == "" || p.scheme != "exact" || p.network != s.terms.NetworkV1 {
+			return nil, noMatch
+		}
+		return s.terms.requirementV1(o), nil
+	case 2:
+		want := s.terms.requirementV2(o)
+		if !acceptedMatches(p.accepted, want) {
+			return nil, noMatch
+		}
+		return want, nil
+	}
+	return nil, &PaymentError{Reason: "invalid_x402_version"}
+}
+
+// acceptedMatches is the SDK's paymentRequirementsMatchAccepted for the requirement this seller writes:
+// scheme, network, amount, asset, payTo and maxTimeoutSeconds equal; every member of our extra present and
+// equal in theirs.
+func acceptedMatches(accepted json.RawMessage, want requirementV2) bool {
+	var got struct {
+		Scheme            string                     `json:"scheme"`
+		Network           string                     `json:"network"`
+		Amount            string                     `json:"amount"`
+		Asset             string                     `json:"asset"`
+		PayTo             string                     `json:"payTo"`
+		MaxTimeoutSeconds json.Number                `json:"maxTimeoutSeconds"`
+		Extra             map[string]json.RawMessage `json:"extra"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(accepted))
+	dec.UseNumber()
+	if dec.Decode(&got) != nil {
+		return false
+	}
+	if got.Scheme != want.Scheme || got.Network != want.Network || got.Amount != want.Amount ||
+		got.Asset != want.Asset || got.PayTo != want.PayTo || got.MaxTimeoutSeconds.String() != fmt.Sprint(want.MaxTimeoutSeconds) {
+		return false
+	}
+	for k, v := range map[string]string{"name": want.Extra.Name, "version": want.Extra.Version} {
+		var s string
+		if json.Unmarshal(got.Extra[k], &s) != nil || s != v {
+			return false
+		}
+	}
+	return true
+}
+
+// SettleFailedError is a facilitator's {success:false}: nothing was transferred. The caller answers 402 with
+// the settlement header (success:false) as the SDK sellers do.
+type SettleFailedError struct{ Response *x402.SettleResponse }
+
+func (e *SettleFailedError) Error() string {
+	return "fees: settlement failed: " + e.Response.ErrorReason
+}
+
+// OutcomeUnknownError wraps ErrSettlementUnknown with the nonce the caller must check on chain.
+type OutcomeUnknownError struct {
+	Nonce string
+	Err   error
+}
+
+func (e *OutcomeUnknownError) Error() string { return e.Err.Error() }
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// Settle settles the verified payment once the work is done. The delivery receipt (OfferReceipt offers) is
+// signed first, so a signing failure is ErrSigningUnavailable with nothing settled. The payment's nonce is
+// marked before /settle is called: a replay of the same payment gets *PaymentError
+// invalid_exact_evm_nonce_already_used and never reaches /settle. Other errors: ErrFacilitatorUnavailable
+// (request never sent: nothing settled), *OutcomeUnknownError (never retried), *SettleFailedError.
+func (c *Charge) Settle(ctx context.Context) (*x402.SettleResponse, error) {
+	if c.settled {
+		return nil, fmt.Errorf("fees: Settle called twice for one charge")
+	}
+	c.settled = true
+	s := c.seller
+	var receipt json.RawMessage
+	if c.offer.OfferReceipt {
+		var err error
+		if receipt, err = s.signReceipt(c.offer, c.payer); err != nil {
+			return nil, err
+		}
+	}
+	ttl := time.Duration(s.terms.MaxTimeoutSeconds)*time.Second + 24*time.Hour
+	if err := s.nonces.Mark(ctx, c.payment.NonceKey(s.terms.Network), ttl); err != nil {
+		if errors.Is(err, ErrAlreadyUsed) {
+			return nil, &PaymentError{Reason: "invalid_exact_evm_nonce_already_used", Message: "this payment was already presented for settlement"}
+		}
+		return nil, fmt.Errorf("%w: nonce guard: %v", ErrFacilitatorUnavailable, err)
+	}
+	resp, err := s.fac.Settle(ctx, FacilitatorRequest{X402Version: c.payment.Version, PaymentPayload: c.payment.Raw, PaymentRequirements: c.req})
+	if err != nil {
+		if errors.Is(err, ErrSettlementUnknown) {
+			return nil, &OutcomeUnknownError{Nonce: c.payment.Nonce(), Err: err}
+		}
+		return nil, err
+	}
+	if !resp.Success {
+		if resp.ErrorReason == "" {
+			resp.ErrorReason = "unexpected_settle_error"
+		}
+		return nil, &SettleFailedError{Response: resp}
+	}
+	if resp.Payer == "" {
+		resp.Payer = c.payer
+	}
+	if receipt != nil {
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]json.RawMessage{}
+		}
+		resp.Extensions[ExtensionOfferReceipt] = receipt
+	}
+	return resp, nil
+}
+
+// EncodeSettleResponse is the settlement header value: standard base64 of the JSON.
+func EncodeSettleResponse(r *x402.SettleResponse) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	return base64Std(b), nil
+}

@@ -1,0 +1,272 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/payguard/payguard/store"
+)
+
+// Bounds of query inputs (SPEC: text fields are bounded and valid UTF-8).
+const (
+	maxNameLen    = 256
+	maxAddressLen = 128
+	maxDomainLen  = 2048 // a domain or a URL
+	maxURLLen     = 2048
+)
+
+// query parses the raw query strictly: a malformed escape is 400, every value must be valid UTF-8, and a
+// parameter may appear once.
+func query(r *http.Request) (url.Values, *apiError) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, CodeInvalidParameter, "the query string is malformed: "+err.Error())
+	}
+	for k, vs := range q {
+		if len(vs) > 1 {
+			return nil, errorf(http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("parameter %q is given more than once", k))
+		}
+		if !utf8.ValidString(k) || !utf8.ValidString(vs[0]) {
+			return nil, errorf(http.StatusBadRequest, CodeInvalidParameter, "query parameters must be valid UTF-8")
+		}
+	}
+	return q, nil
+}
+
+func bounded(q url.Values, name string, max int) (string, *apiError) {
+	v := strings.TrimSpace(q.Get(name))
+	if len(v) > max {
+		return "", errorf(http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("%s is longer than %d bytes", name, max))
+	}
+	return v, nil
+}
+
+// sanctionsGate answers 503 before payment when no sanctions list is loaded: screening without it would
+// sell an "unknown" that the caller paid for.
+func (s *Server) sanctionsGate() *apiError {
+	if s.opt.Sanctions.Ready() {
+		return nil
+	}
+	return errorf(http.StatusServiceUnavailable, CodeSanctionsUnavailable, "sanctions data is not loaded yet; nothing was charged")
+}
+
+func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
+	if !s.allowMethods(w, r, http.MethodGet) {
+		return
+	}
+	q, e := query(r)
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	var in CheckQuery
+	for _, f := range []struct {
+		dst  *string
+		name string
+		max  int
+	}{{&in.Name, "name", maxNameLen}, {&in.Address, "address", maxAddressLen}, {&in.Domain, "domain", maxDomainLen}} {
+		if *f.dst, e = bounded(q, f.name, f.max); e != nil {
+			s.writeError(w, e)
+			return
+		}
+	}
+	if in.Name == "" && in.Address == "" && in.Domain == "" {
+		s.writeError(w, errorf(http.StatusBadRequest, CodeMissingInput, "give at least one of name, address or domain"))
+		return
+	}
+	trialAsked, e := trialParam(r, true)
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	if e := s.sanctionsGate(); e != nil {
+		s.writeError(w, e)
+		return
+	}
+	s.servePaid(w, r, routeCheck, trialAsked, func(ctx context.Context) (any, *apiError) {
+		res, err := s.opt.Checker.Check(ctx, in)
+		if err != nil {
+			s.log.Error("check failed", "err", err)
+			return nil, errorf(http.StatusServiceUnavailable, CodeSanctionsUnavailable, "screening could not be completed; nothing was charged")
+		}
+		return res, nil
+	})
+}
+
+func (s *Server) handlePreflight(w http.ResponseWriter, r *http.Request) {
+	if !s.allowMethods(w, r, http.MethodPost) {
+		return
+	}
+	if _, e := query(r); e != nil {
+		s.writeError(w, e)
+		return
+	}
+	trialAsked, e := trialParam(r, true)
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	body, e := readBody(w, r, s.now)
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	if len(body) == 0 {
+		s.writeError(w, errorf(http.StatusBadRequest, CodeMissingBody, "a JSON PreflightInput body is required"))
+		return
+	}
+	input, err := s.opt.Preflight.Parse(body)
+	if err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			s.writeError(w, errorf(http.StatusBadRequest, ie.Code, ie.Message))
+		} else {
+			s.writeError(w, errorf(http.StatusBadRequest, CodeInvalidJSON, err.Error()))
+		}
+		return
+	}
+	if e := s.sanctionsGate(); e != nil {
+		s.writeError(w, e)
+		return
+	}
+	s.servePaid(w, r, routePreflight, trialAsked, func(ctx context.Context) (any, *apiError) {
+		d, err := s.opt.Preflight.Decide(ctx, input)
+		if err != nil {
+			if errors.Is(err, ErrSigningUnavailable) {
+				s.log.Error("receipt signing unavailable", "err", err)
+				return nil, errorf(http.StatusServiceUnavailable, CodeReceiptSigning, "the decision could not be signed; nothing was charged")
+			}
+			s.log.Error("preflight failed", "err", err)
+			return nil, errorf(http.StatusInternalServerError, CodeInternal, "the decision could not be made; nothing was charged")
+		}
+		note(w, func(rec *recorder) { rec.decision, rec.receipt = d.Decision, d.ReceiptID })
+		return d.Body, nil
+	})
+}
+
+// knownMethods are the HTTP methods the endpoint index records.
+var knownMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}
+
+// EndpointResult is the 200 body of GET /v1/endpoint.
+type EndpointResult struct {
+	URL            string                `json:"url"`
+	Method         string                `json:"method"`
+	Observations   []EndpointObservation `json:"observations"`
+	IndexUpdatedAt string                `json:"index_updated_at"`
+	DataAsOf       string                `json:"data_as_of"`
+}
+
+// EndpointObservation is one cached unpaid probe.
+type EndpointObservation struct {
+	ObservedAt string  `json:"observed_at"`
+	Status     int     `json:"status"`
+	Usable     bool    `json:"usable"`
+	Challenge  rawJSON `json:"challenge,omitempty"`
+	Error      string  `json:"error,omitempty"`
+}
+
+func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
+	if !s.allowMethods(w, r, http.MethodGet) {
+		return
+	}
+	q, e := query(r)
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	if _, e := trialParam(r, false); e != nil {
+		s.writeError(w, e)
+		return
+	}
+	target, e := endpointURL(q.Get("url"))
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	method := strings.ToUpper(strings.TrimSpace(q.Get("method")))
+	if q.Has("method") && !knownMethods[method] {
+		s.writeError(w, errorf(http.StatusBadRequest, CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"))
+		return
+	}
+	ctx := r.Context()
+	updated, err := s.opt.Endpoints.IndexUpdatedAt(ctx)
+	fresh := time.Duration(s.opt.Config.IndexFreshness)
+	if err != nil || updated.IsZero() || s.now().Sub(updated) > fresh {
+		msg := fmt.Sprintf("the endpoint index has no data newer than %s; nothing was charged", fresh)
+		if err != nil {
+			s.log.Error("endpoint index unavailable", "err", err)
+		}
+		s.writeError(w, errorf(http.StatusServiceUnavailable, CodeIndexUnavailable, msg))
+		return
+	}
+	obs, err := s.opt.Endpoints.Observations(ctx, target)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("endpoint index read failed", "err", err)
+		s.writeError(w, errorf(http.StatusServiceUnavailable, CodeIndexUnavailable, "the endpoint index could not be read; nothing was charged"))
+		return
+	}
+	byMethod := map[string][]store.Observation{}
+	for _, o := range obs {
+		byMethod[strings.ToUpper(o.Method)] = append(byMethod[strings.ToUpper(o.Method)], o)
+	}
+	if len(byMethod) == 0 {
+		s.writeError(w, errorf(http.StatusNotFound, CodeEndpointNotListed, "the index has no observation of this URL"))
+		return
+	}
+	if method == "" {
+		if len(byMethod) > 1 {
+			methods := make([]string, 0, len(byMethod))
+			for m := range byMethod {
+				methods = append(methods, m)
+			}
+			sort.Strings(methods)
+			s.writeError(w, errorf(http.StatusConflict, CodeMethodRequired,
+				"this URL was observed with several methods ("+strings.Join(methods, ", ")+"); add ?method="))
+			return
+		}
+		for m := range byMethod {
+			method = m
+		}
+	}
+	selected, ok := byMethod[method]
+	if !ok {
+		s.writeError(w, errorf(http.StatusNotFound, CodeEndpointNotListed, "the index has no observation of this URL with method "+method))
+		return
+	}
+	result := EndpointResult{URL: target, Method: method, IndexUpdatedAt: updated.UTC().Format(time.RFC3339), Observations: []EndpointObservation{}}
+	for _, o := range selected {
+		eo := EndpointObservation{ObservedAt: o.ObservedAt.UTC().Format(time.RFC3339), Status: o.Status, Usable: o.Usable, Error: o.Error}
+		if len(o.Challenge) > 0 && jsonValid(o.Challenge) {
+			eo.Challenge = rawJSON(o.Challenge)
+		}
+		result.Observations = append(result.Observations, eo)
+	}
+	s.servePaid(w, r, routeEndpoint, false, func(context.Context) (any, *apiError) {
+		result.DataAsOf = s.dataAsOf()
+		return result, nil
+	})
+}
+
+// endpointURL checks the url parameter: an absolute http(s) URL with a host, bounded, no fragment or
+// credentials. The index is keyed by the URL as given.
+func endpointURL(raw string) (string, *apiError) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", errorf(http.StatusBadRequest, CodeInvalidURL, "url is required")
+	}
+	if len(raw) > maxURLLen {
+		return "", errorf(http.StatusBadRequest, CodeInvalidURL, fmt.Sprintf("url is longer than %d bytes", maxURLLen))
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Fragment != "" {
+		return "", errorf(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http or https URL without credentials or fragment")
+	}
+	return raw, nil
+}

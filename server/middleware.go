@@ -1,0 +1,100 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// recorder remembers what a handler answered, for the one log line per request.
+type recorder struct {
+	http.ResponseWriter
+	status   int
+	bytes    int64
+	errCode  string
+	payment  string // "trial", "paid", ""
+	decision string
+	receipt  string
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines, flushing).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush keeps streaming handlers (MCP's event streams) working behind the recorder.
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack is passed through for handlers that need the connection.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if h, ok := r.ResponseWriter.(http.Hijacker); ok {
+		return h.Hijack()
+	}
+	return nil, nil, errors.New("server: hijacking not supported")
+}
+
+// middleware recovers panics (500 internal_error) and logs one line per request: method, path, status,
+// size, latency, and for paid routes how it was paid and the decision. Never the body or the query (they
+// carry the caller's screening input, which SPEC says is not stored).
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.requests.Add(1)
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("handler panic", "path", r.URL.Path, "panic", p)
+				if rec.status == 0 {
+					s.writeError(rec, errorf(http.StatusInternalServerError, CodeInternal, "internal error"))
+				}
+			}
+			attrs := []slog.Attr{
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
+				slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
+			}
+			if rec.errCode != "" {
+				attrs = append(attrs, slog.String("error", rec.errCode))
+			}
+			if rec.payment != "" {
+				attrs = append(attrs, slog.String("payment", rec.payment))
+			}
+			if rec.decision != "" {
+				attrs = append(attrs, slog.String("decision", rec.decision), slog.String("receipt_id", rec.receipt))
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// note records log fields on the request's recorder, if there is one.
+func note(w http.ResponseWriter, f func(*recorder)) {
+	if rec, ok := w.(*recorder); ok {
+		f(rec)
+	}
+}
