@@ -18,6 +18,7 @@ import (
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy/mitm"
 	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/screening"
 )
 
 const testToken = "test-admin-token-0123456789"
@@ -41,7 +42,17 @@ func testRules() policy.Rules {
 	return r
 }
 
-type harnessOption func(*Options)
+// setup is what a harnessOption may change before the proxy is built.
+type setup struct {
+	Options
+	sanctions screening.Sanctions
+}
+
+type harnessOption func(*setup)
+
+func withSanctions(s screening.Sanctions) harnessOption {
+	return func(su *setup) { su.sanctions = s }
+}
 
 func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOption) *harness {
 	t.Helper()
@@ -54,16 +65,16 @@ func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOptio
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now,
-		Sanctions: listedSanctions{addrs: []string{sanctionedPayTo}}})
-	o := Options{
-		Decider: engine, Store: st, CA: ca, Rules: rules, HoldWait: 0, HoldTTL: 10 * time.Minute,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	su := setup{
+		Options: Options{Store: st, CA: ca, Rules: rules, HoldWait: 0, HoldTTL: 10 * time.Minute,
+			Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))},
+		sanctions: listedSanctions{addrs: []string{sanctionedPayTo}},
 	}
 	for _, f := range opts {
-		f(&o)
+		f(&su)
 	}
-	p, err := New(o)
+	su.Decider = preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now, Sanctions: su.sanctions})
+	p, err := New(su.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +88,7 @@ func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOptio
 
 // trustUpstream makes the proxy verify the httptest TLS sellers against their own certificate.
 func trustUpstream(sellers ...*seller) harnessOption {
-	return func(o *Options) {
+	return func(o *setup) {
 		pool := x509.NewCertPool()
 		for _, s := range sellers {
 			if s.srv.Certificate() != nil {

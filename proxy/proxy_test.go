@@ -173,7 +173,7 @@ func TestHoldResolvedWhileWaiting(t *testing.T) {
 	} {
 		t.Run(tc.action, func(t *testing.T) {
 			s := newSeller(t, x402.V2, true, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
-			h := newHarness(t, memory.New(), testRules(), trustUpstream(s), func(o *Options) { o.HoldWait = 10 * 60e9 })
+			h := newHarness(t, memory.New(), testRules(), trustUpstream(s), func(o *setup) { o.HoldWait = 10 * 60e9 })
 			done := make(chan *http.Response, 1)
 			go func() {
 				resp, _ := h.buyer().get(s.url("/weather"), nil)

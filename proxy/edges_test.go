@@ -1,0 +1,100 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+)
+
+// mutableSanctions is a loaded list whose listed addresses can change between requests (a refresh).
+type mutableSanctions struct {
+	mu    sync.Mutex
+	addrs []string
+}
+
+func (m *mutableSanctions) list(a ...string) { m.mu.Lock(); m.addrs = a; m.mu.Unlock() }
+func (m *mutableSanctions) ScreenAddress(a string) []screening.SanctionsMatch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return listedSanctions{addrs: m.addrs}.ScreenAddress(a)
+}
+func (m *mutableSanctions) ScreenName(string) screening.NameResult { return screening.NameResult{} }
+func (m *mutableSanctions) DataAsOf() time.Time                    { return listedSanctions{}.DataAsOf() }
+func (m *mutableSanctions) Ready() bool                            { return true }
+
+// An approval overrides only a hold: when the payee is sanctioned by the time the 402 comes back, the
+// re-run preflight blocks and the approval is not used.
+func TestBlockOutranksApproval(t *testing.T) {
+	sanctions := &mutableSanctions{}
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	h := newHarness(t, memory.New(), testRules(), withSanctions(sanctions))
+	b := h.buyer()
+	resp, _ := b.get(s.url("/weather"), nil)
+	id := resp.Header.Get(HeaderHold)
+	if code, out := h.api("POST", "/v1/holds/"+id+"/approve", testToken, map[string]string{"by": "alice"}); code != 200 {
+		t.Fatalf("approve: %d %s", code, out)
+	}
+	sanctions.list(sellerPayTo)
+	resp, body := b.get(s.url("/weather"), nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, " "), "OFAC") {
+		t.Errorf("approved hold to a now-sanctioned payee: %s", body)
+	}
+	if code, out := h.api("GET", "/v1/holds/"+id, testToken, nil); code != 200 || !strings.Contains(string(out), `"status":"approved"`) {
+		t.Errorf("the approval was consumed by a blocked request: %s", out)
+	}
+	if s.seen.Load() != 0 || h.budgetState().ReservedMicros != 0 {
+		t.Error("a blocked payment reserved money or reached the seller")
+	}
+}
+
+// A settlement failure keeps the reservation (SPEC): the money counts against today's cap.
+func TestSettlementFailureKeepsReservation(t *testing.T) {
+	mux := http.NewServeMux()
+	var challenge string
+	mux.HandleFunc("/weather", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(x402.HeaderPaymentSignature) == "" {
+			w.Header().Set(x402.HeaderPaymentRequired, challenge)
+			w.WriteHeader(402)
+			w.Write([]byte("{}"))
+			return
+		}
+		h, _ := x402.EncodeHeaderJSON(x402.SettleResponse{Success: false, ErrorReason: "insufficient_funds", Network: "eip155:84532"})
+		w.Header().Set(x402.HeaderPaymentResponse, h)
+		w.WriteHeader(402)
+		w.Write([]byte("{}"))
+	})
+	url := newRawServer(t, mux)
+	pr := &x402.PaymentRequired{X402Version: 2, Resource: &x402.ResourceInfo{URL: url + "/weather"},
+		Accepts: []x402.Requirement{offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)}}
+	challenge, _ = x402.EncodeHeaderJSON(pr)
+	h := newHarness(t, memory.New(), testRules())
+	ex := h.buyer().pay(url+"/weather", nil)
+	if ex.paid == nil || ex.paid.StatusCode != 402 {
+		t.Fatalf("settle failure should reach the buyer as the seller's 402: %+v", ex.paid)
+	}
+	if b := h.budgetState(); b.ReservedMicros != 10_000 || b.SpentMicros != 0 {
+		t.Errorf("budget after a failed settlement = %+v, want 10000 kept reserved", b)
+	}
+}
+
+func TestTunnelHostsAreNotIntercepted(t *testing.T) {
+	s := newSeller(t, x402.V2, true, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar))
+	host := strings.TrimPrefix(s.srv.URL, "https://")
+	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.TunnelHosts = []string{host} })
+	// Through a tunnel the buyer talks TLS to the seller itself: payguard's CA is not involved, and the
+	// $5 challenge (a block when inspected) arrives untouched.
+	b := h.buyer()
+	tr := b.client.Transport.(*http.Transport)
+	tr.TLSClientConfig.RootCAs.AddCert(s.srv.Certificate())
+	resp, _ := b.get(s.url("/weather"), nil)
+	if resp.StatusCode != 402 || resp.Header.Get(x402.HeaderPaymentRequired) == "" || resp.TLS.PeerCertificates[0].Equal(s.srv.Certificate()) == false {
+		t.Errorf("tunneled request: %d, peer %v", resp.StatusCode, resp.TLS.PeerCertificates[0].Subject)
+	}
+}
