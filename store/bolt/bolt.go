@@ -1,0 +1,152 @@
+// Package bolt is payguard's embedded default store: one bbolt file that survives restarts and kill -9
+// (every change is one fsynced transaction). bbolt runs one write transaction at a time, so each operation
+// that reads and then writes (Reserve, TakeTicket, TakeTrial, ...) is atomic without further locking.
+//
+// The file is locked while open: a second payguard on the same file gets a clear "locked" error after
+// Options.Timeout instead of hanging.
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/payguard/payguard/store"
+)
+
+// DefaultTimeout is how long Open waits for another process's lock on the file.
+const DefaultTimeout = 2 * time.Second
+
+// purgeEvery bounds how often expired trial counters, payment digests and tickets are swept.
+const purgeEvery = time.Minute
+
+// Bucket names. Keys that start with a day rely on the day being exactly 10 bytes ("2006-01-02"), so
+// day+name never collides with another day or name.
+var (
+	bucketBudgets      = []byte("budgets")      // day+budget → spent, reserved (2 × uint64 BE)
+	bucketReservations = []byte("reservations") // id → amount (uint64 BE), committed (1 byte), day+budget
+	bucketHolds        = []byte("holds")        // id → holdRecord JSON
+	bucketHoldKeys     = []byte("holdkeys")     // hold key → id of the newest hold with that key
+	bucketTickets      = []byte("tickets")      // ticket key → nested bucket: sequence (uint64 BE) → Ticket JSON
+	bucketTicketIDs    = []byte("ticketids")    // ticket id → ExpiresAt (unix ns), for duplicate checks
+	bucketSeen         = []byte("seen")         // payment digest → expiry (unix ns)
+	bucketTrial        = []byte("trial")        // day+client → count, expiry (unix ns)
+	bucketObservations = []byte("observations") // URL → nested bucket: sequence → Observation JSON
+	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
+	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
+		bucketTicketIDs, bucketSeen, bucketTrial, bucketObservations, bucketMeta}
+	keyIndexUpdatedAt = []byte("index_updated_at")
+)
+
+// Options tune Open; the zero value is the default.
+type Options struct {
+	// Timeout is how long to wait for another process's lock on the file; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Now is the clock for checks whose interface method takes no time (UseHold's expiry, digest and trial
+	// expiry); nil means time.Now.
+	Now func() time.Time
+}
+
+// Store implements store.Store on a bbolt file.
+type Store struct {
+	db        *bbolt.DB
+	now       func() time.Time
+	lastPurge time.Time // read and written only inside write transactions, which bbolt serializes
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens or creates the file at path (and its directory, mode 0700).
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("store/bolt: empty path")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store/bolt: creating the data directory: %w", err)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: opts.Timeout})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, fmt.Errorf("store/bolt: database %s is locked by another payguard (waited %v; stop the other process or use another path)", path, opts.Timeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store/bolt: opening %s: %w", path, err)
+	}
+	s := &Store{db: db, now: opts.Now}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return s.purge(tx, s.now())
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store/bolt: preparing %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close releases the file and its lock.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the file's path.
+func (s *Store) Path() string { return s.db.Path() }
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// maybePurge sweeps expired entries at most once per purgeEvery; tx is a write transaction.
+func (s *Store) maybePurge(tx *bbolt.Tx, now time.Time) error {
+	if now.Sub(s.lastPurge) < purgeEvery {
+		return nil
+	}
+	return s.purge(tx, now)
+}
+
+// purge deletes trial counters, payment digests and ticket ids whose expiry is before now, and tickets that
+// expired. Deletion is collected first: bbolt cursors must not delete while iterating.
+func (s *Store) purge(tx *bbolt.Tx, now time.Time) error {
+	s.lastPurge = now
+	nowNS := now.UnixNano()
+	expired := func(b *bbolt.Bucket, expiryAt func(v []byte) int64) error {
+		var dead [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			if len(v) >= 8 && expiryAt(v) < nowNS {
+				dead = append(dead, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range dead {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	first := func(v []byte) int64 { return int64(binary.BigEndian.Uint64(v)) }
+	second := func(v []byte) int64 { return int64(binary.BigEndian.Uint64(v[len(v)-8:])) }
+	if err := expired(tx.Bucket(bucketSeen), first); err != nil {
+		return err
+	}
+	if err := expired(tx.Bucket(bucketTrial), second); err != nil {
+		return err
+	}
+	if err := expired(tx.Bucket(bucketTicketIDs), first); err != nil {
+		return err
+	}
+	return purgeTickets(tx.Bucket(bucketTickets), now)
+}

@@ -1,0 +1,20 @@
+package bolt_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/bolt"
+	"github.com/payguard/payguard/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := bolt.Open(filepath.Join(t.TempDir(), "payguard.db"), bolt.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -1,0 +1,180 @@
+package bolt_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/bolt"
+)
+
+// childEnv makes the re-executed test binary act as a payguard process that writes state and then waits to
+// be killed.
+const childEnv = "PAYGUARD_BOLT_CRASH_CHILD"
+
+const crashDay = "2026-11-22"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(childEnv); path != "" {
+		if err := crashChild(path); err != nil {
+			fmt.Fprintln(os.Stderr, "crash child:", err)
+			os.Exit(3)
+		}
+		// Wait for SIGKILL; the file is still open and locked.
+		time.Sleep(time.Hour)
+		os.Exit(4)
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild writes one of every kind of state, then reports "ready" on stdout without closing the store.
+func crashChild(path string) error {
+	ctx := context.Background()
+	s, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		return err
+	}
+	committed, err := s.Reserve(ctx, "agent", crashDay, 300_000, 1_000_000)
+	if err != nil {
+		return err
+	}
+	if err := s.Commit(ctx, "agent", crashDay, committed); err != nil {
+		return err
+	}
+	if _, err := s.Reserve(ctx, "agent", crashDay, 200_000, 1_000_000); err != nil {
+		return err
+	}
+	far := time.Now().Add(time.Hour)
+	for _, id := range []string{"held", "approved"} {
+		h := store.Hold{ID: id, Key: "GET https://seller.example/" + id, AmountMicros: 500_000, CreatedAt: time.Now(), ExpiresAt: far}
+		if err := s.CreateHold(ctx, h); err != nil {
+			return err
+		}
+	}
+	if _, err := s.ResolveHold(ctx, "approved", store.HoldApproved, "alice", "ok", time.Now()); err != nil {
+		return err
+	}
+	t := store.Ticket{ID: "t1", Key: "ticket-key", ReservationID: committed, Budget: "agent", Day: crashDay, AmountMicros: 300_000, ExpiresAt: far}
+	if err := s.PutTicket(ctx, t); err != nil {
+		return err
+	}
+	if err := s.MarkPaymentSeen(ctx, "sha256:paid", time.Hour); err != nil {
+		return err
+	}
+	if _, _, err := s.TakeTrial(ctx, "203.0.113.7", crashDay, 3, 48*time.Hour); err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	return nil
+}
+
+func TestSurvivesKill9(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data", "payguard.db")
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childEnv+"="+path)
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("child did not get ready: %q, %v", line, err)
+	}
+
+	// While the child holds the file, a second payguard gets a clear error instead of hanging.
+	_, err = bolt.Open(path, bolt.Options{Timeout: 100 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "locked by another payguard") {
+		t.Fatalf("Open of a locked file: %v, want a 'locked by another payguard' error", err)
+	}
+
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = child.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want killed by SIGKILL", err)
+	}
+
+	s, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatalf("reopen after kill -9: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	st, err := s.State(ctx, "agent", crashDay)
+	if err != nil || st.Spent != 300_000 || st.Reserved != 200_000 {
+		t.Fatalf("budget after kill -9 = %+v, %v; want spent 300000, reserved 200000", st, err)
+	}
+	// The kept reservation still counts against the cap.
+	if _, err := s.Reserve(ctx, "agent", crashDay, 500_001, 1_000_000); !errors.Is(err, store.ErrBudgetExceeded) {
+		t.Fatalf("Reserve over the cap after kill -9: %v, want ErrBudgetExceeded", err)
+	}
+	if h, err := s.GetHold(ctx, "held"); err != nil || h.Status != store.HoldPending {
+		t.Fatalf("pending hold after kill -9 = %+v, %v", h, err)
+	}
+	if h, err := s.FindHold(ctx, "GET https://seller.example/approved"); err != nil || h.Status != store.HoldApproved || h.ResolvedBy != "alice" {
+		t.Fatalf("approved hold after kill -9 = %+v, %v", h, err)
+	}
+	if _, err := s.UseHold(ctx, "approved"); err != nil {
+		t.Fatalf("UseHold after kill -9: %v", err)
+	}
+	tk, err := s.TakeTicket(ctx, "ticket-key", time.Now())
+	if err != nil || tk.ID != "t1" || tk.AmountMicros != 300_000 {
+		t.Fatalf("ticket after kill -9 = %+v, %v", tk, err)
+	}
+	if err := s.MarkPaymentSeen(ctx, "sha256:paid", time.Hour); !errors.Is(err, store.ErrAlreadyUsed) {
+		t.Fatalf("replay after kill -9: %v, want ErrAlreadyUsed", err)
+	}
+	if ok, used, err := s.TakeTrial(ctx, "203.0.113.7", crashDay, 3, 48*time.Hour); err != nil || !ok || used != 2 {
+		t.Fatalf("trial after kill -9 = %v, %d, %v; want true, 2", ok, used, err)
+	}
+}
+
+// A second Open in the same process also waits on the lock and then fails clearly; after Close it works.
+func TestOpenLockedInProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "payguard.db")
+	first, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bolt.Open(path, bolt.Options{Timeout: 50 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "locked by another payguard") {
+		t.Fatalf("second Open: %v", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	second.Close()
+}
+
+func TestOpenBadPath(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bolt.Open(filepath.Join(blocker, "payguard.db"), bolt.Options{}); err == nil {
+		t.Fatal("Open under a regular file succeeded")
+	}
+	if _, err := bolt.Open("", bolt.Options{}); err == nil {
+		t.Fatal("Open of an empty path succeeded")
+	}
+}

@@ -1,0 +1,96 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/payguard/payguard/store"
+)
+
+func budgetKey(budget, day string) []byte { return []byte(day + budget) }
+
+func readBudget(b *bbolt.Bucket, key []byte) (spent, reserved int64) {
+	if v := b.Get(key); len(v) == 16 {
+		return int64(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:]))
+	}
+	return 0, 0
+}
+
+func writeBudget(b *bbolt.Bucket, key []byte, spent, reserved int64) error {
+	v := binary.BigEndian.AppendUint64(nil, uint64(spent))
+	return b.Put(key, binary.BigEndian.AppendUint64(v, uint64(reserved)))
+}
+
+// Reserve implements store.Ledger in one write transaction.
+func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64) (string, error) {
+	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	id := store.NewID()
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		budgets, key := tx.Bucket(bucketBudgets), budgetKey(budget, day)
+		spent, reserved := readBudget(budgets, key)
+		if !store.Fits(spent, reserved, amountMicros, capMicros) {
+			return fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
+				store.ErrBudgetExceeded, budget, day, spent, reserved, amountMicros, capMicros)
+		}
+		if err := writeBudget(budgets, key, spent, reserved+amountMicros); err != nil {
+			return err
+		}
+		rec := binary.BigEndian.AppendUint64(nil, uint64(amountMicros))
+		rec = append(rec, 0) // not committed
+		return tx.Bucket(bucketReservations).Put([]byte(id), append(rec, key...))
+	})
+	if err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// Commit implements store.Ledger in one write transaction.
+func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		res, key := tx.Bucket(bucketReservations), budgetKey(budget, day)
+		rec := res.Get([]byte(reservationID))
+		if len(rec) < 9 || string(rec[9:]) != string(key) {
+			return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+		}
+		if rec[8] == 1 {
+			return nil // committed before
+		}
+		amount := int64(binary.BigEndian.Uint64(rec[:8]))
+		budgets := tx.Bucket(bucketBudgets)
+		spent, reserved := readBudget(budgets, key)
+		if err := writeBudget(budgets, key, spent+amount, reserved-amount); err != nil {
+			return err
+		}
+		done := append([]byte(nil), rec...)
+		done[8] = 1
+		return res.Put([]byte(reservationID), done)
+	})
+}
+
+// State implements store.Ledger; an unknown budget or day is all zeros.
+func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetState, error) {
+	if err := store.CheckDay(day); err != nil {
+		return store.BudgetState{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return store.BudgetState{}, err
+	}
+	st := store.BudgetState{Day: day}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		st.Spent, st.Reserved = readBudget(tx.Bucket(bucketBudgets), budgetKey(budget, day))
+		return nil
+	})
+	return st, err
+}
