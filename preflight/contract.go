@@ -40,3 +40,17 @@ package preflight
 //       DataAsOf         string            `json:"data_as_of"`
 //       AmountMicros     int64             `json:"-"`                 // chosen amount in USD micro-dollars (0 when unpriced)
 //   }
+//
+// As built (additive to the above):
+//   - Cart.TotalProblem (json:"-"): total_usd missing, negative or not representable in micro-dollars is
+//     a decision ("block: invalid payment amount" / "block: unsupported or malformed payment option"), not
+//     an input error; a total_usd that is not a JSON number is an input error.
+//   - InputError.HTTPStatus(): 413 for body_too_large, else 400. Codes also include "unknown_field",
+//     "invalid_field", "invalid_challenge", "invalid_rules".
+//   - MaxTextBytes (2048) bounds every text field; MaxBodyBytes, MaxDepth, MaxOptions as SPEC.
+//   - Payee is {pay_to, network, merchant_domain, merchant_name, sanctions{screened, status, matches, note},
+//     domain{checked, valid, registered_at, age_days, has_a, has_mx, note}}; null members are unknown.
+//   - DataAsOf is "unknown" (DataUnknown) when no sanctions list is loaded.
+//   - Receipt.InputSHA256 hashes the body as ParseInput received it; an Input built in code hashes its JSON.
+//   - screen_sanctions with no list loaded holds ("hold: sanctions data unavailable"); see Engine.Decide.
+//   - An Input built in code with more than MaxOptions options has only the first MaxOptions evaluated.

@@ -1,0 +1,331 @@
+package preflight
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/screening"
+)
+
+// ErrSigningUnavailable is Decide's only error: the decision could not be signed (no signer, or signing
+// failed). Channels answer 503 receipt_signing_unavailable and never charge.
+var ErrSigningUnavailable = errors.New("preflight: receipt signing unavailable")
+
+// Signer signs a receipt payload as a compact JWS. *receipts.KeySet implements it.
+type Signer interface {
+	Sign(payload []byte) (jws string, err error)
+}
+
+// Options configure an Engine.
+type Options struct {
+	Rules     policy.Rules        // the deployment's rules; Input.Rules overlays them
+	Sanctions screening.Sanctions // nil or !Ready() -> sanctions facts unknown
+	Domains   screening.Domains   // nil -> domain age and DNS unknown (offline)
+	Signer    Signer              // nil -> Decide returns ErrSigningUnavailable
+	Now       func() time.Time    // nil -> time.Now
+}
+
+// Engine decides preflight inputs. It is safe for concurrent use.
+type Engine struct {
+	opts Options
+}
+
+// New returns an Engine.
+func New(opts Options) *Engine {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Engine{opts: opts}
+}
+
+// DataUnknown is data_as_of when no sanctions list is loaded.
+const DataUnknown = "unknown"
+
+// Decide gathers the facts for in, lets policy decide, and returns the signed result.
+//
+// Fail-closed behaviour, as decided for payguard:
+//   - screen_sanctions on and no sanctions list loaded (Sanctions nil or not Ready) is a hold,
+//     "hold: sanctions data unavailable": the rule asks for a protection that cannot be given, and SPEC's
+//     "unknown is not low risk" applies. With no sanctions data configured the CLI therefore holds.
+//   - a screener that panics is recovered and becomes "hold: sanctions screening failed" or
+//     "hold: domain screening failed"; its facts are reported unknown.
+//   - a domain checker that answers with unknown age or DNS adds no reason (SPEC: unknown age is reported,
+//     not invented); the unknowns are stated in payee.domain.
+//   - a failure inside evaluation itself is recovered into "hold: internal error: ...".
+//
+// The only error is ErrSigningUnavailable.
+func (e *Engine) Decide(ctx context.Context, in *Input) (*Result, error) {
+	if e.opts.Signer == nil {
+		return nil, ErrSigningUnavailable
+	}
+	now := e.opts.Now().UTC()
+	res := &Result{ChosenIndex: -1, DataAsOf: e.dataAsOf()}
+	outcome, payee := e.evaluate(ctx, in, now)
+	res.Decision = string(outcome.Decision)
+	res.Reasons = outcome.ReasonStrings()
+	res.OptionsEvaluated = outcome.OptionsEvaluated
+	res.Payee = payee
+	if outcome.Chosen >= 0 {
+		res.AmountMicros = int64(outcome.AmountUSD)
+		if in.Challenge != nil && outcome.Chosen < len(in.Challenge.Accepts) {
+			opt := in.Challenge.Accepts[outcome.Chosen]
+			res.ChosenOption, res.ChosenIndex = &opt, outcome.Chosen
+		}
+	}
+	id, err := receiptID()
+	if err != nil {
+		return nil, fmt.Errorf("%w: receipt id: %v", ErrSigningUnavailable, err)
+	}
+	res.Receipt = Receipt{ID: id, TS: now.Format(time.RFC3339), InputSHA256: inputHash(in), Decision: res.Decision}
+	payload, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode result: %v", ErrSigningUnavailable, err)
+	}
+	jws, err := e.opts.Signer.Sign(payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSigningUnavailable, err)
+	}
+	res.Receipt.JWS = jws
+	return res, nil
+}
+
+// evaluate gathers facts and runs policy; a panic anywhere in it becomes a hold that says so.
+func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out policy.Outcome, payee *Payee) {
+	var f policy.Facts
+	defer func() {
+		if p := recover(); p != nil {
+			out = policy.Outcome{
+				Decision: policy.Hold, Chosen: -1, OptionsEvaluated: len(f.Options),
+				Reasons: []policy.Reason{policy.InternalErrorReason(fmt.Sprintf("evaluation failed: %v", p))},
+			}
+		}
+	}()
+	rules, err := in.Rules.Apply(e.opts.Rules)
+	if err != nil {
+		// The patch was vetted against the defaults; it can still fail over another base. Decide with the
+		// deployment's rules and hold, saying why.
+		rules = e.opts.Rules.Clone()
+		defer func() {
+			reasons := []policy.Reason{policy.InternalErrorReason("request rules do not apply: " + err.Error())}
+			for _, r := range out.Reasons {
+				if r.Decision != policy.Allow {
+					reasons = append(reasons, r)
+				}
+			}
+			// Keep block reasons first, as policy lists them.
+			sort.SliceStable(reasons, func(i, j int) bool { return reasons[i].Decision.Stronger(reasons[j].Decision) })
+			out.Reasons = reasons
+			if policy.Hold.Stronger(out.Decision) {
+				out.Decision = policy.Hold
+			}
+		}()
+	}
+	f = policy.Facts{Rules: rules, MerchantDomain: merchantDomain(in)}
+	if in.Challenge != nil {
+		for i := range in.Challenge.Accepts {
+			f.Options = append(f.Options, policyOption(&in.Challenge.Accepts[i]))
+		}
+	} else if in.Cart != nil {
+		f.Options = []policy.Option{cartOption(in.Cart)}
+		f.MerchantName = in.Cart.MerchantName
+	}
+	if in.Context != nil {
+		f.SpentToday = in.Context.SpentTodayUSD
+	}
+	if len(f.Options) == 0 {
+		return policy.Evaluate(f), nil
+	}
+
+	payee = &Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}
+	f.Domain, payee.Domain = e.domainFacts(ctx, f.MerchantDomain, now)
+
+	chosen := policy.Choose(f)
+	payTo := ""
+	if chosen >= 0 {
+		payTo = f.Options[chosen].PayTo
+		payee.PayTo, payee.Network = payTo, f.Options[chosen].Network
+	}
+	f.Sanctions, payee.Sanctions = e.sanctionsFacts(rules.ScreenSanctions, payTo, f.MerchantName)
+	return policy.Evaluate(f), payee
+}
+
+// domainFacts asks the domain checker, if there is one, and turns its answer into policy facts and the
+// payee's report. Ages are recomputed from the registration date with the engine's clock, so a cached
+// answer never reports a stale age.
+func (e *Engine) domainFacts(ctx context.Context, domain string, now time.Time) (pf policy.DomainFacts, info PayeeDomainInfo) {
+	switch {
+	case domain == "":
+		info.Note = "merchant domain unknown"
+		return
+	case e.opts.Domains == nil:
+		info.Note = "domain facts not gathered (offline)"
+		return
+	}
+	info.Checked = true
+	var facts screening.DomainFacts
+	failed := func() (failed bool) {
+		defer func() {
+			if p := recover(); p != nil {
+				failed = true
+				info.Note = fmt.Sprintf("domain checker failed: %v", p)
+			}
+		}()
+		facts = e.opts.Domains.Facts(ctx, domain)
+		return false
+	}()
+	if failed {
+		pf.Failed = true
+		return
+	}
+	valid := facts.Valid
+	info.Valid = &valid
+	info.HasA, info.HasMX = facts.HasA, facts.HasMX
+	switch {
+	case facts.RegisteredAt != nil && !facts.RegisteredAt.After(now):
+		reg := facts.RegisteredAt.UTC()
+		days := int(now.Sub(reg) / (24 * time.Hour))
+		info.RegisteredAt, info.AgeDays = &reg, &days
+	case facts.RegisteredAt != nil:
+		info.Note = joinNote(info.Note, "registration date is in the future; age unknown")
+	case facts.AgeDays != nil && *facts.AgeDays >= 0:
+		days := *facts.AgeDays
+		info.AgeDays = &days
+	}
+	if info.AgeDays == nil {
+		info.Note = joinNote(info.Note, orDefault(facts.AgeError, "registration age unknown"))
+	}
+	if facts.HasA == nil {
+		info.Note = joinNote(info.Note, orDefault(facts.DNSError, "DNS A record unknown"))
+	}
+	pf.AgeDays, pf.HasA = info.AgeDays, info.HasA
+	return
+}
+
+// sanctionsFacts screens the chosen payTo and the merchant name.
+func (e *Engine) sanctionsFacts(enabled bool, payTo, name string) (pf policy.SanctionsFacts, info PayeeSanctions) {
+	info = PayeeSanctions{Status: SanctionsUnknown, Matches: []screening.SanctionsMatch{}}
+	s := e.opts.Sanctions
+	switch {
+	case !enabled:
+		info.Note = "sanctions screening disabled by rules (screen_sanctions: false)"
+		pf.State = policy.SanctionsNothingToScreen
+		return
+	case payTo == "" && name == "":
+		info.Note = "nothing to screen: no payee chosen and no merchant name"
+		pf.State = policy.SanctionsNothingToScreen
+		return
+	case s == nil || !ready(s):
+		info.Note = "no sanctions list loaded"
+		pf.State = policy.SanctionsNoData
+		return
+	}
+	var addr []screening.SanctionsMatch
+	var names screening.NameResult
+	failed := func() (failed bool) {
+		defer func() {
+			if p := recover(); p != nil {
+				failed = true
+				info.Note = fmt.Sprintf("sanctions screening failed: %v", p)
+			}
+		}()
+		if payTo != "" {
+			addr = s.ScreenAddress(payTo)
+		}
+		if name != "" {
+			names = s.ScreenName(name)
+		}
+		return false
+	}()
+	if failed {
+		pf.State = policy.SanctionsFailed
+		return
+	}
+	pf = policy.SanctionsFacts{
+		State:        policy.SanctionsScreened,
+		AddressMatch: len(addr) > 0,
+		NameExact:    len(names.Exact) > 0,
+		NamePossible: len(names.Possible) > 0,
+	}
+	info.Screened = true
+	info.Matches = append(append(append(info.Matches, addr...), names.Exact...), names.Possible...)
+	switch {
+	case pf.AddressMatch || pf.NameExact:
+		info.Status = SanctionsMatch
+	case pf.NamePossible:
+		info.Status = SanctionsPossible
+	default:
+		info.Status = SanctionsClear
+	}
+	return
+}
+
+// ready asks Ready, treating a panic as not ready.
+func ready(s screening.Sanctions) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return s.Ready()
+}
+
+// dataAsOf is the sanctions list's freshness, or "unknown" when no list is loaded.
+func (e *Engine) dataAsOf() (s string) {
+	defer func() {
+		if recover() != nil {
+			s = DataUnknown
+		}
+	}()
+	if e.opts.Sanctions == nil || !e.opts.Sanctions.Ready() {
+		return DataUnknown
+	}
+	t := e.opts.Sanctions.DataAsOf()
+	if t.IsZero() {
+		return DataUnknown
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// inputHash is the hex SHA-256 of the input body as ParseInput received it (what the caller can recompute
+// over what it sent); for an Input built in code, of its JSON encoding.
+func inputHash(in *Input) string {
+	b := in.raw
+	if b == nil {
+		var err error
+		if b, err = json.Marshal(in); err != nil {
+			b = []byte(err.Error())
+		}
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func receiptID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "rcpt_" + hex.EncodeToString(b[:]), nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

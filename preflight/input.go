@@ -1,0 +1,308 @@
+package preflight
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/x402"
+)
+
+// Limits on the input itself (SPEC's Limits table, and payguard's bound on text fields, which SPEC leaves to
+// the implementation).
+const (
+	// MaxBodyBytes is SPEC's request body limit: 64 KiB of actual bytes.
+	MaxBodyBytes = 64 << 10
+	// MaxDepth is SPEC's JSON nesting limit.
+	MaxDepth = 32
+	// MaxOptions is SPEC's limit on payment options per request.
+	MaxOptions = policy.MaxOptions
+	// MaxTextBytes bounds every text field payguard reads: URLs, the method, cart fields, the agent id,
+	// each rule list entry, and the scheme, network, asset, payTo, amount and resource of every payment
+	// option. 2048 bytes holds any real URL or wallet identifier with room to spare.
+	MaxTextBytes = 2048
+)
+
+// InputError is a preflight input that violates SPEC's limits or shape. Channels answer it with 400 (413 for
+// body_too_large) before any payment, and never charge for it.
+type InputError struct {
+	// Code is one of: body_too_large, invalid_utf8, invalid_json, too_deep, unknown_field, invalid_field,
+	// field_too_long, invalid_challenge, too_many_options, unknown_rule, too_many_entries, invalid_rules.
+	Code    string
+	Message string
+}
+
+func (e *InputError) Error() string { return "preflight input: " + e.Code + ": " + e.Message }
+
+// HTTPStatus is the status a channel answers with.
+func (e *InputError) HTTPStatus() int {
+	if e.Code == "body_too_large" {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
+func inputErr(code, format string, args ...any) *InputError {
+	return &InputError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Input is SPEC's PreflightInput. A challenge or a cart is needed in practice, but neither is not an input
+// error: the decision is then "block: no payment options found in input".
+type Input struct {
+	Challenge      *x402.PaymentRequired `json:"challenge,omitempty"`
+	Cart           *Cart                 `json:"cart,omitempty"`
+	ResourceURL    string                `json:"resource_url,omitempty"`
+	ResourceMethod string                `json:"resource_method,omitempty"`
+	Rules          *policy.RulesPatch    `json:"rules,omitempty"`
+	Context        *Context              `json:"context,omitempty"`
+
+	// raw is the body ParseInput read; the receipt's input_sha256 is computed over it.
+	raw []byte
+}
+
+// Cart is SPEC's cart input: a checkout already priced in USD.
+type Cart struct {
+	MerchantDomain string     `json:"merchant_domain,omitempty"`
+	TotalUSD       policy.USD `json:"total_usd"` // exact, from the JSON number text
+	PayTo          string     `json:"pay_to,omitempty"`
+	MerchantName   string     `json:"merchant_name,omitempty"`
+
+	// TotalProblem is set by ParseInput when total_usd is missing, negative or not representable in
+	// micro-dollars; the decision then blocks on it rather than the input being refused, because it is a
+	// fact about the payment, not a malformed request.
+	TotalProblem policy.AmountProblem `json:"-"`
+}
+
+// Context is SPEC's context object.
+type Context struct {
+	SpentTodayUSD policy.USD `json:"spent_today_usd"` // the caller's own ledger
+	AgentID       string     `json:"agent_id,omitempty"`
+}
+
+// ParseInput reads a PreflightInput body and enforces SPEC's limits before any work: the body size, valid
+// UTF-8, JSON depth, bounded text fields, at most MaxOptions payment options, at most policy.MaxListEntries
+// per rule list, and known member and rule names (a misspelt "context" would otherwise silently drop the
+// caller's spend from the daily cap). Members inside the challenge are x402's and are kept, not refused.
+// Every error is an *InputError.
+func ParseInput(body []byte) (*Input, error) {
+	if len(body) > MaxBodyBytes {
+		return nil, inputErr("body_too_large", "body is %d bytes; the limit is %d", len(body), MaxBodyBytes)
+	}
+	if !utf8.Valid(body) {
+		return nil, inputErr("invalid_utf8", "body is not valid UTF-8")
+	}
+	if !json.Valid(body) {
+		return nil, inputErr("invalid_json", "body is not a JSON document")
+	}
+	if d := jsonDepth(body); d > MaxDepth {
+		return nil, inputErr("too_deep", "JSON nesting is %d levels deep; the limit is %d", d, MaxDepth)
+	}
+	m, err := objectMembers(body, "input", "challenge", "cart", "resource_url", "resource_method", "rules", "context")
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{raw: bytes.Clone(body)}
+	if err := textMember(m, "", "resource_url", &in.ResourceURL); err != nil {
+		return nil, err
+	}
+	if err := textMember(m, "", "resource_method", &in.ResourceMethod); err != nil {
+		return nil, err
+	}
+	if raw, ok := m["challenge"]; ok && !isNull(raw) {
+		if in.Challenge, err = parseChallenge(raw); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := m["cart"]; ok && !isNull(raw) {
+		if in.Cart, err = parseCart(raw); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := m["rules"]; ok && !isNull(raw) {
+		if in.Rules, err = parseRules(raw); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := m["context"]; ok && !isNull(raw) {
+		if in.Context, err = parseContext(raw); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func parseChallenge(raw json.RawMessage) (*x402.PaymentRequired, error) {
+	// Count the options before decoding them all.
+	var shape struct {
+		Accepts []json.RawMessage `json:"accepts"`
+	}
+	if err := json.Unmarshal(raw, &shape); err == nil && len(shape.Accepts) > MaxOptions {
+		return nil, inputErr("too_many_options", "challenge has %d payment options; the limit is %d", len(shape.Accepts), MaxOptions)
+	}
+	ch, err := x402.ParsePaymentRequired(raw)
+	if err != nil {
+		return nil, inputErr("invalid_challenge", "%v", err)
+	}
+	if len(ch.Accepts) > MaxOptions {
+		return nil, inputErr("too_many_options", "challenge has %d payment options; the limit is %d", len(ch.Accepts), MaxOptions)
+	}
+	if ch.Resource != nil {
+		if err := boundText("challenge.resource.url", ch.Resource.URL); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range ch.Accepts {
+		for name, v := range map[string]string{
+			"scheme": r.Scheme, "network": r.Network, "asset": r.Asset, "payTo": r.PayTo, "amount": r.Amount, "resource": r.Resource,
+		} {
+			if err := boundText(fmt.Sprintf("challenge.accepts[%d].%s", i, name), v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ch, nil
+}
+
+func parseCart(raw json.RawMessage) (*Cart, error) {
+	m, err := objectMembers(raw, "cart", "merchant_domain", "total_usd", "pay_to", "merchant_name")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cart{}
+	for name, dst := range map[string]*string{
+		"merchant_domain": &c.MerchantDomain, "pay_to": &c.PayTo, "merchant_name": &c.MerchantName,
+	} {
+		if err := textMember(m, "cart.", name, dst); err != nil {
+			return nil, err
+		}
+	}
+	total, ok := m["total_usd"]
+	switch {
+	case !ok || isNull(total):
+		c.TotalProblem = policy.AmountMalformed
+	default:
+		t := bytes.TrimSpace(total)
+		if len(t) == 0 || !(t[0] == '-' || '0' <= t[0] && t[0] <= '9') {
+			return nil, inputErr("invalid_field", "cart.total_usd must be a JSON number")
+		}
+		if t[0] == '-' {
+			c.TotalProblem = policy.AmountNegative
+		} else if v, err := policy.ParseUSD(string(t)); err != nil {
+			c.TotalProblem = policy.AmountMalformed
+		} else {
+			c.TotalUSD = v
+		}
+	}
+	return c, nil
+}
+
+func parseContext(raw json.RawMessage) (*Context, error) {
+	m, err := objectMembers(raw, "context", "spent_today_usd", "agent_id")
+	if err != nil {
+		return nil, err
+	}
+	c := &Context{}
+	if err := textMember(m, "context.", "agent_id", &c.AgentID); err != nil {
+		return nil, err
+	}
+	if v, ok := m["spent_today_usd"]; ok && !isNull(v) {
+		if err := json.Unmarshal(v, &c.SpentTodayUSD); err != nil {
+			return nil, inputErr("invalid_field", "context.spent_today_usd: %v", err)
+		}
+	}
+	return c, nil
+}
+
+func parseRules(raw json.RawMessage) (*policy.RulesPatch, error) {
+	p, err := policy.NewRulesPatch(raw)
+	switch {
+	case errors.Is(err, policy.ErrUnknownRule):
+		return nil, inputErr("unknown_rule", "%v", err)
+	case errors.Is(err, policy.ErrTooManyEntries):
+		return nil, inputErr("too_many_entries", "%v", err)
+	case err != nil:
+		return nil, inputErr("invalid_rules", "%v", err)
+	}
+	r, _ := p.Apply(policy.DefaultRules())
+	for name, list := range map[string][]string{
+		"allowed_networks": r.AllowedNetworks, "domain_allowlist": r.DomainAllowlist, "domain_blocklist": r.DomainBlocklist,
+		"payto_allowlist": r.PayToAllowlist, "payto_blocklist": r.PayToBlocklist,
+	} {
+		for i, e := range list {
+			if err := boundText(fmt.Sprintf("rules.%s[%d]", name, i), e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// objectMembers reads a JSON object's members by exact name (encoding/json would match names without case)
+// and refuses names not in known.
+func objectMembers(data []byte, what string, known ...string) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return nil, inputErr("invalid_json", "%s must be a JSON object", what)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, inputErr("invalid_json", "%s: %v", what, err)
+	}
+	for name := range m {
+		if !slices.Contains(known, name) {
+			return nil, inputErr("unknown_field", "%s has an unknown member %q (known: %v)", what, name, known)
+		}
+	}
+	return m, nil
+}
+
+// textMember reads the string member name of m; prefix ("cart.") only makes error messages precise.
+func textMember(m map[string]json.RawMessage, prefix, name string, dst *string) error {
+	raw, ok := m[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return inputErr("invalid_field", "%s%s must be a string", prefix, name)
+	}
+	return boundText(prefix+name, *dst)
+}
+
+func boundText(name, v string) error {
+	if len(v) > MaxTextBytes {
+		return inputErr("field_too_long", "%s is %d bytes; the limit is %d", name, len(v), MaxTextBytes)
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// jsonDepth returns the deepest nesting of arrays and objects in a valid JSON document.
+func jsonDepth(data []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}

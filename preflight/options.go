@@ -1,0 +1,88 @@
+package preflight
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/x402"
+)
+
+// policyOption derives the policy facts of one x402 payment option with the x402 package's tables.
+func policyOption(r *x402.Requirement) policy.Option {
+	o := policy.Option{Scheme: r.Scheme, Network: r.Network, Asset: r.Asset, PayTo: r.PayTo}
+	o.NetworkIDs = append(o.NetworkIDs, r.Network)
+	if id, ok := x402.CAIP2(r.Network); ok {
+		if id != r.Network {
+			o.NetworkIDs = append(o.NetworkIDs, id)
+		}
+		if name, ok := x402.V1Name(id); ok && name != r.Network {
+			o.NetworkIDs = append(o.NetworkIDs, name)
+		}
+	}
+	atomic, err := x402.ParseAtomic(r.Amount)
+	switch {
+	case errors.Is(err, x402.ErrAmountNegative):
+		o.Amount = policy.AmountNegative
+	case errors.Is(err, x402.ErrAmountOversized):
+		o.Amount = policy.AmountOversized
+	case err != nil:
+		o.Amount = nonfiniteOr(r.Amount, policy.AmountMalformed)
+	}
+	if a, ok := x402.LookupUSDC(r.Network, r.Asset); ok && a.Decimals == 6 {
+		o.KnownUSDC = true
+		if o.Amount == policy.AmountOK {
+			// Six decimals: one atomic unit is one micro-dollar. ParseAtomic caps amounts at 1e18, which fits
+			// policy.USD.
+			o.USD = policy.USD(atomic)
+		}
+	}
+	o.PayToMalformed = r.PayTo != "" && x402.IsEVMNetwork(r.Network) && !x402.IsEVMAddress(r.PayTo)
+	return o
+}
+
+// nonfiniteOr maps "NaN" and "Infinity" spellings to AmountNegative's reason row ("invalid payment amount
+// (negative or nonfinite)"); any other unreadable amount keeps def.
+func nonfiniteOr(s string, def policy.AmountProblem) policy.AmountProblem {
+	switch strings.ToLower(strings.TrimLeft(s, "+")) {
+	case "nan", "inf", "infinity":
+		return policy.AmountNegative
+	}
+	return def
+}
+
+// cartOption is the one option of a cart.
+func cartOption(c *Cart) policy.Option {
+	return policy.Option{
+		Cart:   true,
+		PayTo:  c.PayTo,
+		Amount: c.TotalProblem,
+		USD:    c.TotalUSD,
+		// A cart names no network; a 0x identifier that is not a 20-byte address is still malformed.
+		PayToMalformed: strings.HasPrefix(c.PayTo, "0x") && !x402.IsEVMAddress(c.PayTo),
+	}
+}
+
+// merchantDomain finds the merchant host: the v2 challenge's resource.url, else the first v1 requirement
+// resource, else the cart's merchant_domain, else the input's resource_url.
+func merchantDomain(in *Input) string {
+	var candidates []string
+	if ch := in.Challenge; ch != nil {
+		if ch.Resource != nil {
+			candidates = append(candidates, ch.Resource.URL)
+		}
+		for _, r := range ch.Accepts {
+			candidates = append(candidates, r.Resource)
+		}
+	}
+	if in.Cart != nil {
+		candidates = append(candidates, in.Cart.MerchantDomain)
+	}
+	candidates = append(candidates, in.ResourceURL)
+	for _, c := range candidates {
+		if d := policy.MerchantDomain(c); d != "" {
+			return d
+		}
+	}
+	return ""
+}
