@@ -48,6 +48,9 @@ type DomainFacts struct {
 	HasA         *bool      `json:"has_a,omitempty"`     // nil = lookup failed or was not made
 	HasMX        *bool      `json:"has_mx,omitempty"`
 	DNSError     string     `json:"dns_error,omitempty"`
+
+	// RegistrableDomain is the registered domain (eTLD+1) that the age is for; MX is looked up there too.
+	RegistrableDomain string `json:"registrable_domain,omitempty"`
 }
 
 // Domains gathers domain facts. An offline or disabled checker returns facts with unknown age and DNS.
