@@ -283,8 +283,20 @@ func encodeString(s string) []byte {
 }
 
 // marshalNoEscape is json.Marshal without HTML escaping: JSON.stringify writes '&', '<' and '>' as they
-// are, and a re-encoded challenge should read the same as the seller's.
+// are, and a re-encoded challenge should read the same as the seller's. The types of this package are
+// written by their own MarshalJSON, whose output is used as is (encoding/json would re-compact it and so
+// touch the bytes of the verbatim members).
 func marshalNoEscape(v any) ([]byte, error) {
+	if m, ok := v.(json.Marshaler); ok && isOwnType(v) {
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("x402: %T.MarshalJSON wrote invalid JSON", v)
+		}
+		return b, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -292,4 +304,27 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// isOwnType reports whether v is one of this package's wire types (value or non-nil pointer).
+func isOwnType(v any) bool {
+	switch v := v.(type) {
+	case PaymentRequired, Requirement, ResourceInfo, PaymentPayload, SettleResponse, VerifyResponse, FacilitatorRequest:
+		return true
+	case *PaymentRequired:
+		return v != nil
+	case *Requirement:
+		return v != nil
+	case *ResourceInfo:
+		return v != nil
+	case *PaymentPayload:
+		return v != nil
+	case *SettleResponse:
+		return v != nil
+	case *VerifyResponse:
+		return v != nil
+	case *FacilitatorRequest:
+		return v != nil
+	}
+	return false
 }
