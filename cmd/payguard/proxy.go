@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/proxy"
+	"github.com/payguard/payguard/proxy/mitm"
+	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/domain"
+	"github.com/payguard/payguard/screening/sanctions"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/bolt"
+)
+
+func init() {
+	register("proxy", command{summary: "run the forward proxy that guards an agent's x402 payments", run: runProxy})
+}
+
+// adminTokenEnv overrides admin.token_file.
+const adminTokenEnv = "PAYGUARD_ADMIN_TOKEN"
+
+func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML configuration file (default: the embedded default)")
+	offline := fs.Bool("offline", false, "make no network lookups for domain facts (age and DNS stay unknown)")
+	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "payguard proxy: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "payguard proxy:", err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serveProxy(ctx, cfg, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log); err != nil {
+		fmt.Fprintln(stderr, "payguard proxy:", err)
+		return 1
+	}
+	return 0
+}
+
+// serveProxy wires the proxy from the configuration and serves until ctx ends, then shuts down gracefully.
+func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.Proxy.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	ca, created, err := mitm.LoadOrCreateCA(cfg.Proxy.CACertFile, cfg.Proxy.CAKeyFile, time.Now())
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("generated the MITM CA; agents must trust its certificate", "ca_cert", cfg.Proxy.CACertFile, "ca_key", cfg.Proxy.CAKeyFile)
+	}
+	roots, err := upstreamRoots(cfg.Proxy.UpstreamCAFiles)
+	if err != nil {
+		return err
+	}
+	keys, err := loadOrCreateReceiptKeys(cfg.Keys.ReceiptKeyFile, log)
+	if err != nil {
+		return err
+	}
+	scr, err := openScreening(ctx, cfg, sf, log)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	token, err := adminToken(cfg, log)
+	if err != nil {
+		return err
+	}
+
+	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
+	p, err := proxy.New(proxy.Options{
+		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
+		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,
+		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
+		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
+		Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	proxySrv := &http.Server{Addr: cfg.Proxy.Listen, Handler: p, ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	adminSrv := &http.Server{Addr: cfg.Admin.Listen, Handler: p.AdminHandler(token, scr.ready),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	proxyLn, err := net.Listen("tcp", cfg.Proxy.Listen)
+	if err != nil {
+		return fmt.Errorf("proxy listener: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		proxyLn.Close()
+		return fmt.Errorf("admin listener: %w", err)
+	}
+	log.Info("payguard proxy listening", "proxy", proxyLn.Addr().String(), "admin", adminLn.Addr().String(),
+		"ca_cert", cfg.Proxy.CACertFile, "tunnel_hosts", cfg.Proxy.TunnelHosts,
+		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String())
+
+	errc := make(chan error, 2)
+	go func() { errc <- serveUntilClosed(proxySrv, proxyLn) }()
+	go func() { errc <- serveUntilClosed(adminSrv, adminLn) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case serveErr = <-errc:
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_ = proxySrv.Shutdown(shutCtx)
+	_ = adminSrv.Shutdown(shutCtx)
+	return serveErr
+}
+
+func serveUntilClosed(srv *http.Server, ln net.Listener) error {
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// upstreamRoots is the system pool plus the configured extra roots.
+func upstreamRoots(files []string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	for _, f := range files {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("proxy.upstream_ca_files: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("proxy.upstream_ca_files: %s holds no PEM certificate", f)
+		}
+	}
+	return pool, nil
+}
+
+// loadOrCreateReceiptKeys loads the receipt signing keys, generating and saving a key on first run.
+func loadOrCreateReceiptKeys(path string, log *slog.Logger) (*receipts.KeySet, error) {
+	keys, err := receipts.LoadKeySet(path)
+	if err == nil {
+		return keys, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("receipt keys: %w", err)
+	}
+	keys, err = receipts.GenerateKey(time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("receipt keys: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("receipt keys: %w", err)
+	}
+	if err := keys.Save(path); err != nil {
+		return nil, fmt.Errorf("receipt keys: %w", err)
+	}
+	log.Info("generated a receipt signing key", "file", path, "kid", keys.ActiveKeyID())
+	return keys, nil
+}
+
+// adminToken is PAYGUARD_ADMIN_TOKEN, else admin.token_file, else a token generated into the data dir
+// (reused on later starts).
+func adminToken(cfg *config.Config, log *slog.Logger) (string, error) {
+	if t := strings.TrimSpace(os.Getenv(adminTokenEnv)); t != "" {
+		return t, nil
+	}
+	if cfg.Admin.TokenFile != "" {
+		return readToken(cfg.Admin.TokenFile)
+	}
+	path := filepath.Join(cfg.Proxy.DataDir, "admin-token")
+	if t, err := readToken(path); err == nil {
+		log.Info("admin API token", "file", path)
+		return t, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	t := hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	if _, err := f.WriteString(t + "\n"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	log.Info("generated an admin API token", "file", path)
+	return t, nil
+}
+
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if len(t) < 16 {
+		return "", fmt.Errorf("admin token in %s is shorter than 16 characters", path)
+	}
+	return t, nil
+}
+
+// screeningFlags are the command-line overrides shared with `payguard check`.
+type screeningFlags struct {
+	offline      bool
+	sanctionsDir string
+}
+
+// proxyScreening is what the engine screens with, and whether the proxy is ready to decide.
+type proxyScreening struct {
+	sanctions screening.Sanctions
+	domains   screening.Domains
+	ready     func() error
+}
+
+func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) (proxyScreening, error) {
+	var out proxyScreening
+	if sf.sanctionsDir != "" {
+		list, err := sanctions.LoadDir(sf.sanctionsDir)
+		if err != nil {
+			return out, fmt.Errorf("--sanctions-dir: %w", err)
+		}
+		out.sanctions = list
+		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
+	} else if cfg.Rules.ScreenSanctions {
+		log.Warn("no sanctions list loaded (--sanctions-dir): with screen_sanctions on, every payment is held")
+	}
+	d := domain.New(domain.Options{Offline: sf.offline})
+	if !sf.offline {
+		go d.Run(ctx, log)
+	}
+	out.domains = d
+	out.ready = func() error {
+		if cfg.Rules.ScreenSanctions && (out.sanctions == nil || !out.sanctions.Ready()) {
+			return errors.New("no sanctions list loaded")
+		}
+		return nil
+	}
+	return out, nil
+}
+
+func openStore(_ context.Context, cfg *config.Config) (store.Store, error) {
+	return bolt.Open(filepath.Join(cfg.Proxy.DataDir, "payguard.db"), bolt.Options{})
+}
