@@ -151,3 +151,62 @@ export function adminClient(baseUrl, token) {
     budget: () => call('GET', '/v1/budget'),
   };
 }
+
+/**
+ * proxyYAML renders a `payguard proxy` configuration. rules is an object of SPEC's snake_case rules (written
+ * as YAML flow, i.e. JSON); extra is appended verbatim (further sections a test needs).
+ */
+export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [], rules = {}, holdWait = '0s', holdTTL = '15m', extra = '' }) {
+  const q = (s) => JSON.stringify(s);
+  return [
+    'proxy:',
+    `  listen: ${q(proxyAddr)}`,
+    `  data_dir: ${q(dataDir)}`,
+    `  ca_cert_file: ${q(path.join(dataDir, 'ca', 'payguard-ca.pem'))}`,
+    `  ca_key_file: ${q(path.join(dataDir, 'ca', 'payguard-ca-key.pem'))}`,
+    `  upstream_ca_files: ${q(upstreamCAFiles)}`,
+    `  hold_wait: ${q(holdWait)}`,
+    `  hold_ttl: ${q(holdTTL)}`,
+    'admin:',
+    `  listen: ${q(adminAddr)}`,
+    'keys:',
+    `  receipt_key_file: ${q(path.join(dataDir, 'receipt-keys.json'))}`,
+    `rules: ${JSON.stringify(rules)}`,
+    extra,
+    '',
+  ].join('\n');
+}
+
+/**
+ * startProxy runs `payguard proxy` with its state in dir (reuse dir to restart with the same state), the
+ * admin token from PAYGUARD_ADMIN_TOKEN, and fresh loopback ports. The MITM CA is made beforehand with
+ * `payguard ca init` when dir has none. args default to --offline: tests make no network lookups for domain
+ * facts (loopback only). Resolves to {proxyUrl, adminUrl, caPem, caFile, dir, yaml, stop(), output()}.
+ */
+export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait, holdTTL, extra, env = {}, args = ['--offline'] }) {
+  const bin = await buildPayguard();
+  fs.mkdirSync(dir, { recursive: true });
+  const caFile = path.join(dir, 'ca', 'payguard-ca.pem');
+  if (!fs.existsSync(caFile)) {
+    try {
+      await execFileP(bin, ['ca', 'init', '--out', path.join(dir, 'ca')]);
+    } catch (err) {
+      throw new Error(`payguard ca init failed: ${err.stderr || err.message}`);
+    }
+  }
+  const [pp, ap] = await Promise.all([freePort(), freePort()]);
+  const proxyAddr = `127.0.0.1:${pp}`;
+  const adminAddr = `127.0.0.1:${ap}`;
+  const yaml = proxyYAML({ proxyAddr, adminAddr, dataDir: dir, upstreamCAFiles, rules, holdWait, holdTTL, extra });
+  const run = await startPayguard({ mode: 'proxy', yaml, dir, args, waitFor: [proxyAddr, adminAddr], env: { PAYGUARD_ADMIN_TOKEN: token, ...env } });
+  return {
+    proxyUrl: `http://${proxyAddr}`,
+    adminUrl: `http://${adminAddr}`,
+    caFile,
+    caPem: fs.readFileSync(caFile, 'utf8'),
+    dir,
+    yaml,
+    stop: run.stop,
+    output: run.output,
+  };
+}
