@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -96,5 +97,70 @@ func TestTunnelHostsAreNotIntercepted(t *testing.T) {
 	resp, _ := b.get(s.url("/weather"), nil)
 	if resp.StatusCode != 402 || resp.Header.Get(x402.HeaderPaymentRequired) == "" || resp.TLS.PeerCertificates[0].Equal(s.srv.Certificate()) == false {
 		t.Errorf("tunneled request: %d, peer %v", resp.StatusCode, resp.TLS.PeerCertificates[0].Subject)
+	}
+}
+
+func TestUpstreamDownIs502(t *testing.T) {
+	dead := newRawServer(t, http.NotFoundHandler())
+	tlsDead := newSeller(t, x402.V2, true)
+	h := newHarness(t, memory.New(), testRules(), trustUpstream(tlsDead))
+	tlsURL := tlsDead.url("/x")
+	tlsDead.srv.Close()
+	// Close the plain server too: both addresses now refuse connections.
+	closeRaw(dead)
+	for _, u := range []string{dead + "/x", tlsURL} {
+		resp, err := h.buyer().client.Get(u)
+		if err != nil {
+			// A MITM'd CONNECT is answered before the upstream is dialled, so the agent must get a 502
+			// inside the tunnel rather than a dropped connection.
+			t.Errorf("%s: %v, want a 502 response", u, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Errorf("%s: %d, want 502", u, resp.StatusCode)
+		}
+	}
+	if got := counterValue(t, h.proxy.metrics.upstreamErrors); got != 2 {
+		t.Errorf("upstream errors counted = %v, want 2", got)
+	}
+}
+
+// A seller serving both generations sends the v2 header and a v1 body; both are narrowed to the allowed
+// option so neither client generation can pay another one.
+func TestHeaderAndV1BodyBothNarrowed(t *testing.T) {
+	v2 := []x402.Requirement{
+		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar),
+		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent),
+	}
+	v1 := []x402.Requirement{
+		offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, fiveDollar),
+		offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, cent),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/weather", func(w http.ResponseWriter, r *http.Request) {
+		h, _ := x402.EncodeHeaderJSON(&x402.PaymentRequired{X402Version: 2, Resource: &x402.ResourceInfo{URL: "http://" + r.Host + "/weather"}, Accepts: v2})
+		body, _ := json.Marshal(&x402.PaymentRequired{X402Version: 1, Error: "X-PAYMENT header is required", Accepts: v1})
+		w.Header().Set(x402.HeaderPaymentRequired, h)
+		w.WriteHeader(402)
+		w.Write(body)
+	})
+	url := newRawServer(t, mux)
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+	resp, body := b.get(url+"/weather", nil)
+	if resp.StatusCode != 402 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	hdr := b.readChallenge(resp, body)
+	v1pr, err := x402.ParsePaymentRequired(body)
+	if err != nil {
+		t.Fatalf("narrowed v1 body unreadable: %v: %s", err, body)
+	}
+	if len(hdr.Accepts) != 1 || hdr.Accepts[0].Amount != cent || len(v1pr.Accepts) != 1 || v1pr.Accepts[0].Amount != cent {
+		t.Errorf("header offers %+v, body offers %+v; want only the $0.01 option in both", hdr.Accepts, v1pr.Accepts)
+	}
+	if resp.ContentLength != int64(len(body)) {
+		t.Errorf("Content-Length %d for a %d-byte body", resp.ContentLength, len(body))
 	}
 }

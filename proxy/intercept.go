@@ -65,13 +65,17 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	return req, refusal(req, out, p.opts.RetryAfter)
 }
 
-// roundTrip sends a request upstream and counts failures.
-func (p *Proxy) roundTrip(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+// roundTrip sends a request upstream. A failure is counted and answered with 502 here, so the agent gets a
+// response in MITM'd connections too (goproxy would otherwise just close the connection).
+func (p *Proxy) roundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
 	resp, err := p.tr.RoundTrip(req)
 	if err != nil {
 		p.metrics.upstreamErrors.Inc()
+		p.log.Warn("upstream error", "method", req.Method, "host", req.URL.Host, "error", err.Error())
+		stateOf(ctx).local = true
+		return textResponse(req, http.StatusBadGateway, "payguard: upstream request failed\n"), nil
 	}
-	return resp, err
+	return resp, nil
 }
 
 // onResponse strips forged decision headers, records settlements and guards 402 challenges.

@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 func newRawServer(t *testing.T, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
+	rawServersMu.Lock()
+	rawServers[srv.URL] = srv
+	rawServersMu.Unlock()
 	return srv.URL
 }
 
@@ -45,3 +49,17 @@ func (s listedSanctions) ScreenAddress(a string) []screening.SanctionsMatch {
 func (listedSanctions) ScreenName(string) screening.NameResult { return screening.NameResult{} }
 func (listedSanctions) DataAsOf() time.Time                    { return time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC) }
 func (listedSanctions) Ready() bool                            { return true }
+
+// closeRaw stops the server newRawServer started at url (its cleanup then does nothing more).
+func closeRaw(url string) {
+	rawServersMu.Lock()
+	defer rawServersMu.Unlock()
+	if s := rawServers[url]; s != nil {
+		s.Close()
+	}
+}
+
+var (
+	rawServersMu sync.Mutex
+	rawServers   = map[string]*httptest.Server{}
+)
