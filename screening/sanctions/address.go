@@ -1,0 +1,114 @@
+package sanctions
+
+import (
+	"crypto/sha256"
+	"math/big"
+	"regexp"
+	"strings"
+)
+
+// remarkCap is the length at which OFAC cuts the sdn.csv remarks field; the rest of a longer remark is in
+// sdn_comments.csv.
+const remarkCap = 1000
+
+// digitalAddressRE finds "Digital Currency Address - CUR address" items in remarks. OFAC separates items
+// with "; " and ends the remark with ".", neither of which can occur inside an address.
+var digitalAddressRE = regexp.MustCompile(`Digital Currency Address - ([A-Za-z0-9]+) ([A-Za-z0-9]+)`)
+
+// addressMatch is one address found in a remark, with its byte span in the remark.
+type addressMatch struct {
+	DigitalAddress
+	start, end int
+}
+
+func findAddresses(remarks string) []addressMatch {
+	var out []addressMatch
+	for _, m := range digitalAddressRE.FindAllStringSubmatchIndex(remarks, -1) {
+		out = append(out, addressMatch{
+			DigitalAddress: DigitalAddress{Currency: strings.ToUpper(remarks[m[2]:m[3]]), Address: remarks[m[4]:m[5]]},
+			start:          m[4], end: m[5],
+		})
+	}
+	return out
+}
+
+// isEVMAddress reports whether s is 0x followed by 40 hex digits (any letter case).
+func isEVMAddress(s string) bool {
+	if len(s) != 42 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
+		return false
+	}
+	for i := 2; i < 42; i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// addressKey is the lookup key of an address: EVM addresses are case-insensitive (EIP-55 mixed case is only
+// a checksum), every other format is case-sensitive and kept as is.
+func addressKey(s string) string {
+	s = strings.TrimSpace(s)
+	if isEVMAddress(s) {
+		return "0x" + strings.ToLower(s[2:])
+	}
+	return s
+}
+
+// base58Currencies use Base58Check addresses (version bytes, payload, 4-byte double-SHA-256 checksum) in
+// their legacy form, which lets a join across files of different dates be verified.
+var base58Currencies = map[string]bool{
+	"XBT": true, "LTC": true, "BSV": true, "BCH": true, "DASH": true, "BTG": true, "XVG": true, "ZEC": true,
+	"TRX": true, "USDT": true,
+}
+
+const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// base58CheckValid reports whether s decodes as Base58 with a valid 4-byte checksum.
+func base58CheckValid(s string) bool {
+	if len(s) < 26 || len(s) > 40 {
+		return false
+	}
+	n := new(big.Int)
+	radix := big.NewInt(58)
+	for i := 0; i < len(s); i++ {
+		d := strings.IndexByte(base58Alphabet, s[i])
+		if d < 0 {
+			return false
+		}
+		n.Mul(n, radix)
+		n.Add(n, big.NewInt(int64(d)))
+	}
+	b := n.Bytes()
+	for i := 0; i < len(s) && s[i] == '1'; i++ {
+		b = append([]byte{0}, b...)
+	}
+	if len(b) < 5 {
+		return false
+	}
+	payload, sum := b[:len(b)-4], b[len(b)-4:]
+	h1 := sha256.Sum256(payload)
+	h2 := sha256.Sum256(h1[:])
+	return string(h2[:4]) == string(sum)
+}
+
+// looksBase58Check reports whether an address of a Base58Check currency is in that legacy form (as opposed
+// to, say, a bech32 "bc1..." or a cashaddr "q..." address, which carry no checksum we verify here).
+func looksBase58Check(currency, addr string) bool {
+	if !base58Currencies[currency] || len(addr) < 26 || len(addr) > 40 {
+		return false
+	}
+	if strings.HasPrefix(addr, "bc1") || strings.HasPrefix(addr, "ltc1") || strings.HasPrefix(addr, "0x") {
+		return false
+	}
+	if currency == "BCH" && (addr[0] == 'q' || addr[0] == 'p') {
+		return false
+	}
+	for i := 0; i < len(addr); i++ {
+		if strings.IndexByte(base58Alphabet, addr[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,178 @@
+package sanctions
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// Limits on the token counts the matcher considers: longer names and queries are cut (their masks are
+// 64-bit, and no real name needs more).
+const (
+	maxNameTokens  = 40
+	maxQueryTokens = 24
+)
+
+// unit is a matchable piece of a name: one token (span 1) or two adjacent tokens joined (span 2), the
+// latter so that "TornadoCash" meets "Tornado Cash" and "Abdal" meets "Abd Al".
+type unit struct {
+	vocab       uint32
+	start, span uint8
+	w           float32 // IDF weight (the sum of both tokens' weights for a joined pair)
+}
+
+// nameRec is one indexed name: an entry's primary name (alias -1) or one of its strong aliases.
+type nameRec struct {
+	entry int32
+	alias int16
+	ntok  uint8
+	wsum  float32 // total token weight
+	units []unit
+}
+
+type exactRef struct {
+	entry int32
+	alias int16
+	weak  bool
+}
+
+// nameIndex is the name-matching index of a List.
+type nameIndex struct {
+	vocab    map[string]uint32
+	strs     []string
+	skels    []string
+	isToken  []bool    // the string occurs as a single token of some name (and so in the typo index)
+	idf      []float32 // of the string as a single token; 0 if it never is one
+	postings [][]uint32
+	bySkel   map[string][]uint32
+	delKeys  []uint64 // sorted hashes of one-deletion variants of tokens
+	delVocab []uint32 // parallel to delKeys
+	exact    map[string][]exactRef
+	names    []nameRec
+	maxIDF   float32
+}
+
+func buildNameIndex(entries []Entry) *nameIndex {
+	ix := &nameIndex{vocab: map[string]uint32{}, bySkel: map[string][]uint32{}, exact: map[string][]exactRef{}}
+	type pending struct {
+		entry int32
+		alias int16
+		toks  []string
+	}
+	var fuzzy []pending
+	df := map[string]int{}
+	add := func(ei int, ai int, name string, weak bool) {
+		vars := nameVariants(name, entries[ei].Type == TypeIndividual)
+		if len(vars) == 0 {
+			return
+		}
+		for _, v := range vars {
+			k := compactKey(v)
+			ref := exactRef{entry: int32(ei), alias: int16(ai), weak: weak}
+			if !slices.Contains(ix.exact[k], ref) {
+				ix.exact[k] = append(ix.exact[k], ref)
+			}
+		}
+		if weak {
+			return // weak aliases are too loose for fuzzy matching
+		}
+		toks := vars[0]
+		if len(toks) > maxNameTokens {
+			toks = toks[:maxNameTokens]
+		}
+		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks})
+		seen := map[string]bool{}
+		for _, t := range toks {
+			if !seen[t] {
+				seen[t] = true
+				df[t]++
+			}
+		}
+	}
+	for i := range entries {
+		add(i, -1, entries[i].Name, false)
+		for j, a := range entries[i].Aliases {
+			if j >= math.MaxInt16 {
+				break
+			}
+			add(i, j, a.Name, a.Weak)
+		}
+	}
+
+	n := float64(len(fuzzy))
+	intern := func(s string) uint32 {
+		if id, ok := ix.vocab[s]; ok {
+			return id
+		}
+		id := uint32(len(ix.strs))
+		ix.vocab[s] = id
+		ix.strs = append(ix.strs, s)
+		ix.skels = append(ix.skels, skeleton(s))
+		ix.isToken = append(ix.isToken, false)
+		ix.idf = append(ix.idf, 0)
+		ix.postings = append(ix.postings, nil)
+		return id
+	}
+	idfOf := func(t string) float32 { return float32(math.Log(1 + n/float64(df[t]))) }
+	ix.names = make([]nameRec, 0, len(fuzzy))
+	for _, p := range fuzzy {
+		nameID := uint32(len(ix.names))
+		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks))}
+		rec.units = make([]unit, 0, 2*len(p.toks)-1)
+		for i, t := range p.toks {
+			id := intern(t)
+			w := idfOf(t)
+			ix.isToken[id] = true
+			ix.idf[id] = w
+			ix.maxIDF = max(ix.maxIDF, w)
+			rec.wsum += w
+			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 1, w: w})
+		}
+		for i := 0; i+1 < len(p.toks); i++ {
+			id := intern(p.toks[i] + p.toks[i+1])
+			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 2, w: rec.units[i].w + rec.units[i+1].w})
+		}
+		for _, u := range rec.units {
+			ps := ix.postings[u.vocab]
+			if len(ps) == 0 || ps[len(ps)-1] != nameID {
+				ix.postings[u.vocab] = append(ps, nameID)
+			}
+		}
+		ix.names = append(ix.names, rec)
+	}
+	for id, s := range ix.strs {
+		ix.bySkel[ix.skels[id]] = append(ix.bySkel[ix.skels[id]], uint32(id))
+		if ix.isToken[id] && len(s) >= minDeleteLen {
+			var hs []uint64
+			for _, h := range deleteHashes(hs, s) {
+				ix.delKeys = append(ix.delKeys, h)
+				ix.delVocab = append(ix.delVocab, uint32(id))
+			}
+		}
+	}
+	sort.Sort(byDelKey{ix})
+	return ix
+}
+
+type byDelKey struct{ ix *nameIndex }
+
+func (b byDelKey) Len() int { return len(b.ix.delKeys) }
+func (b byDelKey) Less(i, j int) bool {
+	if b.ix.delKeys[i] != b.ix.delKeys[j] {
+		return b.ix.delKeys[i] < b.ix.delKeys[j]
+	}
+	return b.ix.delVocab[i] < b.ix.delVocab[j]
+}
+func (b byDelKey) Swap(i, j int) {
+	b.ix.delKeys[i], b.ix.delKeys[j] = b.ix.delKeys[j], b.ix.delKeys[i]
+	b.ix.delVocab[i], b.ix.delVocab[j] = b.ix.delVocab[j], b.ix.delVocab[i]
+}
+
+// delLookup appends the vocabulary ids whose deletion variants hash to h.
+func (ix *nameIndex) delLookup(dst []uint32, h uint64) []uint32 {
+	i := sort.Search(len(ix.delKeys), func(i int) bool { return ix.delKeys[i] >= h })
+	for ; i < len(ix.delKeys) && ix.delKeys[i] == h; i++ {
+		dst = append(dst, ix.delVocab[i])
+	}
+	return dst
+}

@@ -1,0 +1,186 @@
+// Package sanctions screens wallet addresses and names against OFAC's Specially Designated Nationals (SDN)
+// list. It loads OFAC's legacy CSV set (sdn.csv, alt.csv, add.csv, sdn_comments.csv) or the SDN XML file,
+// extracts every digital currency address from the remarks, builds a name index for exact and fuzzy matching,
+// and keeps the list fresh with a Refresher that swaps a validated new list in atomically.
+//
+// A *List is immutable once built and safe for concurrent use. A *Screener holds the current list behind an
+// atomic pointer and implements screening.Sanctions.
+package sanctions
+
+import (
+	"sort"
+	"time"
+
+	"github.com/payguard/payguard/screening"
+)
+
+// Entry types as OFAC names them (sdn.csv SDN_Type, lower case; the CSV's null means entity).
+const (
+	TypeIndividual = "individual"
+	TypeEntity     = "entity"
+	TypeVessel     = "vessel"
+	TypeAircraft   = "aircraft"
+)
+
+// Entry is one SDN list entry.
+type Entry struct {
+	UID       int
+	Name      string // primary name as OFAC writes it ("LAST, First" for individuals)
+	Type      string // one of the Type constants
+	Programs  []string
+	Aliases   []Alias
+	Addresses []DigitalAddress
+}
+
+// Alias is another name of an entry: an alt.csv row or XML aka, or an inline "a.k.a. '...'" from the remarks.
+type Alias struct {
+	Name string
+	Kind string // aka, fka, nka
+	// Weak marks OFAC's low-quality aliases (XML category "weak", and the quoted a.k.a.'s in sdn.csv remarks,
+	// which OFAC uses for weak aliases). They never produce an exact (blocking) match: see ScreenName.
+	Weak bool
+}
+
+// DigitalAddress is a "Digital Currency Address - CUR addr" item from an entry's remarks or ID list.
+type DigitalAddress struct {
+	Currency string // XBT, ETH, USDT, ...
+	Address  string // as OFAC lists it
+}
+
+// List is a loaded, indexed SDN list. Build it with LoadDir, ParseCSV or ParseXML.
+type List struct {
+	entries  []Entry
+	byUID    map[int]int32
+	addrs    map[string][]addrRef // key: addressKey(address)
+	names    *nameIndex
+	dataAsOf time.Time
+	source   string
+	warnings []string
+}
+
+type addrRef struct {
+	entry    int32
+	currency string
+	address  string
+}
+
+// Len is the number of entries.
+func (l *List) Len() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.entries)
+}
+
+// Entries returns the entries in file order. The slice must not be modified.
+func (l *List) Entries() []Entry { return l.entries }
+
+// Entry returns the entry with the given uid.
+func (l *List) Entry(uid int) (Entry, bool) {
+	i, ok := l.byUID[uid]
+	if !ok {
+		return Entry{}, false
+	}
+	return l.entries[i], true
+}
+
+// Source says where the list was loaded from.
+func (l *List) Source() string { return l.source }
+
+// Warnings lists oddities found while loading that did not make the list unusable (for example an alias row
+// whose uid is not in sdn.csv, or a truncated address fragment that was dropped).
+func (l *List) Warnings() []string { return l.warnings }
+
+// DataAsOf is the list's publish date when the source states it (SDN.XML), otherwise when the data was
+// fetched (the file's modification time or the download's Last-Modified / fetch time).
+func (l *List) DataAsOf() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
+	return l.dataAsOf
+}
+
+// Ready reports whether the list holds entries.
+func (l *List) Ready() bool { return l != nil && len(l.entries) > 0 }
+
+// ScreenAddress returns the entries listing the address. EVM-style addresses (0x and 40 hex digits) match
+// regardless of letter case; every other address must match exactly. Surrounding spaces are ignored.
+func (l *List) ScreenAddress(address string) []screening.SanctionsMatch {
+	if l == nil {
+		return nil
+	}
+	refs := l.addrs[addressKey(address)]
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]screening.SanctionsMatch, 0, len(refs))
+	for _, r := range refs {
+		e := &l.entries[r.entry]
+		out = append(out, screening.SanctionsMatch{
+			UID: e.UID, Name: e.Name, Type: e.Type, Programs: e.Programs,
+			Score: 1, Address: r.address, Currency: r.currency,
+		})
+	}
+	return out
+}
+
+// AddressCount is the number of distinct listed addresses (EVM addresses counted case-insensitively).
+func (l *List) AddressCount() int { return len(l.addrs) }
+
+// Addresses returns every distinct listed address with its currencies, sorted by address.
+func (l *List) Addresses() []DigitalAddress {
+	var out []DigitalAddress
+	seen := map[DigitalAddress]bool{}
+	for _, refs := range l.addrs {
+		for _, r := range refs {
+			d := DigitalAddress{Currency: r.currency, Address: r.address}
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Address != out[j].Address {
+			return out[i].Address < out[j].Address
+		}
+		return out[i].Currency < out[j].Currency
+	})
+	return out
+}
+
+// newList indexes entries. Entries with a duplicate uid keep the first occurrence.
+func newList(entries []Entry, dataAsOf time.Time, source string, warnings []string) *List {
+	l := &List{
+		byUID:    make(map[int]int32, len(entries)),
+		addrs:    make(map[string][]addrRef),
+		dataAsOf: dataAsOf,
+		source:   source,
+		warnings: warnings,
+	}
+	l.entries = make([]Entry, 0, len(entries))
+	for _, e := range entries {
+		if _, dup := l.byUID[e.UID]; dup {
+			l.warnings = append(l.warnings, "duplicate uid "+itoa(e.UID)+" ignored")
+			continue
+		}
+		l.byUID[e.UID] = int32(len(l.entries))
+		l.entries = append(l.entries, e)
+	}
+	for i := range l.entries {
+		for _, a := range l.entries[i].Addresses {
+			k := addressKey(a.Address)
+			dup := false
+			for _, r := range l.addrs[k] {
+				if r.entry == int32(i) && r.currency == a.Currency {
+					dup = true
+				}
+			}
+			if !dup {
+				l.addrs[k] = append(l.addrs[k], addrRef{entry: int32(i), currency: a.Currency, address: a.Address})
+			}
+		}
+	}
+	l.names = buildNameIndex(l.entries)
+	return l
+}

@@ -1,0 +1,447 @@
+package sanctions
+
+import (
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/payguard/payguard/screening"
+)
+
+// PossibleThreshold is the fuzzy score at or above which a name is reported as a possible match. The score
+// is in [0, 1]; docs/SCREENING.md explains how it was chosen from the labeled set.
+const PossibleThreshold = 0.80
+
+// minTokenSim is the lowest similarity at which two tokens count as the same word.
+const minTokenSim = 0.80
+
+// skeletonSim is the similarity floor of two tokens of 4+ bytes that share a skeleton (spelling variants).
+const skeletonSim = 0.92
+
+// maxPossible caps the possible matches returned for one query.
+const maxPossible = 10
+
+// Score shape: score = cq^queryExp * cn^nameExp, where cq is the share of the query's token weight that
+// found a partner in the name and cn the share of the name's weight that did. A query word with no partner
+// costs more than a name word with none: a merchant often omits a middle name, but an extra distinctive
+// word ("Banco Nacional de Panama" against "Banco Nacional de Cuba") means a different party.
+const (
+	queryExp = 1.5
+	nameExp  = 0.5
+)
+
+// unitSim is the similarity of a query unit and a name unit, given their skeletons and whether each is a
+// single token (joined pairs match only exactly or by skeleton). It is 0 unless the two are equal, share a
+// skeleton, or (both single tokens of 4+ bytes) are within one edit by the deletion relation: exactly the
+// pairs the index can find, which is what makes candidate pruning lossless.
+func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
+	if a == b {
+		return 1
+	}
+	related := ska == skb
+	if !related && aTok && bTok {
+		related = deleteRelated(a, b)
+	}
+	if !related {
+		return 0
+	}
+	jw := jaroWinkler(a, b)
+	if ska == skb && len(a) >= minDeleteLen && len(b) >= minDeleteLen {
+		jw = max(jw, skeletonSim)
+	}
+	if jw < minTokenSim {
+		return 0
+	}
+	return jw
+}
+
+// qunit is one unit of the query.
+type qunit struct {
+	s, skel     string
+	start, span uint8
+	w           float32
+}
+
+// qmatch says that query unit q meets vocabulary string vocab with similarity tok (when the name's unit is
+// a single token) or big (when it is a joined pair).
+type qmatch struct {
+	q        uint8
+	tok, big float32
+}
+
+type query struct {
+	toks    []string
+	units   []qunit
+	wsum    float32
+	matches map[uint32][]qmatch
+}
+
+// prepare normalizes a query, weighs its tokens and finds, through the index, every vocabulary string that
+// any query unit can meet.
+func (ix *nameIndex) prepare(toks []string) *query {
+	if len(toks) > maxQueryTokens {
+		toks = toks[:maxQueryTokens]
+	}
+	q := &query{toks: toks, matches: map[uint32][]qmatch{}}
+	for i, t := range toks {
+		q.units = append(q.units, qunit{s: t, skel: skeleton(t), start: uint8(i), span: 1})
+	}
+	for i := 0; i+1 < len(toks); i++ {
+		s := toks[i] + toks[i+1]
+		q.units = append(q.units, qunit{s: s, skel: skeleton(s), start: uint8(i), span: 2})
+	}
+	var cand []uint32
+	var hs []uint64
+	for qi := range q.units {
+		u := &q.units[qi]
+		cand = cand[:0]
+		if id, ok := ix.vocab[u.s]; ok {
+			cand = append(cand, id)
+		}
+		cand = append(cand, ix.bySkel[u.skel]...)
+		if u.span == 1 && len(u.s) >= minDeleteLen {
+			hs = deleteHashes(hs[:0], u.s)
+			for _, h := range hs {
+				cand = ix.delLookup(cand, h)
+			}
+		}
+		for _, id := range cand {
+			if ms := q.matches[id]; len(ms) > 0 && ms[len(ms)-1].q == uint8(qi) {
+				continue // already seen for this unit
+			}
+			tok := unitSim(u.s, u.skel, u.span == 1, ix.strs[id], ix.skels[id], ix.isToken[id])
+			big := unitSim(u.s, u.skel, false, ix.strs[id], ix.skels[id], false)
+			if tok == 0 && big == 0 {
+				continue
+			}
+			q.matches[id] = append(q.matches[id], qmatch{q: uint8(qi), tok: float32(tok), big: float32(big)})
+		}
+	}
+	// Token weights: the token's own IDF when the list knows it, else the IDF of the best word it meets,
+	// else the highest IDF (an unknown word is a distinctive word).
+	for qi := range q.units {
+		u := &q.units[qi]
+		if u.span != 1 {
+			continue
+		}
+		u.w = ix.maxIDF
+		if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+			u.w = ix.idf[id]
+		} else {
+			best := float32(0)
+			for id, ms := range q.matches {
+				for _, m := range ms {
+					if int(m.q) == qi && ix.isToken[id] && m.tok > best {
+						best, u.w = m.tok, ix.idf[id]
+					}
+				}
+			}
+		}
+		q.wsum += u.w
+	}
+	for qi := range q.units {
+		if u := &q.units[qi]; u.span == 2 {
+			u.w = q.units[u.start].w + q.units[u.start+1].w
+		}
+	}
+	return q
+}
+
+// pair is a candidate alignment of query unit q with name unit n.
+type pair struct {
+	q, n uint8
+	sim  float32
+	gain float32
+}
+
+// score aligns a query with one name: greedily, best pairs first, each query token and each name token used
+// at most once. sim gives the similarity of query unit qi and name unit u.
+//
+// score = avgSim * cq^queryExp * cn^nameExp, where cq and cn are the shares of the query's and the name's
+// token weight that found a partner, and avgSim is the weighted mean similarity of the partners.
+func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, sim func(qi int, u *unit) float32) (float64, []pair) {
+	pairs = pairs[:0]
+	if q.wsum == 0 || rec.wsum == 0 {
+		return 0, pairs
+	}
+	for ni := range rec.units {
+		u := &rec.units[ni]
+		for qi := range q.units {
+			s := sim(qi, u)
+			if s == 0 {
+				continue
+			}
+			gain := s * (q.units[qi].w/q.wsum + u.w/rec.wsum)
+			pairs = append(pairs, pair{q: uint8(qi), n: uint8(ni), sim: s, gain: gain})
+		}
+	}
+	// Insertion sort: a handful of pairs, and no allocation.
+	for i := 1; i < len(pairs); i++ {
+		for j := i; j > 0 && pairBefore(pairs[j], pairs[j-1]); j-- {
+			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
+		}
+	}
+	var qmask, nmask uint64
+	var cq, cn, simSum, simW float32
+	for _, p := range pairs {
+		qu, nu := &q.units[p.q], &rec.units[p.n]
+		qm := spanMask(qu.start, qu.span)
+		nm := spanMask(nu.start, nu.span)
+		if qmask&qm != 0 || nmask&nm != 0 {
+			continue
+		}
+		qmask |= qm
+		nmask |= nm
+		cq += qu.w
+		cn += nu.w
+		w := qu.w/q.wsum + nu.w/rec.wsum
+		simSum += p.sim * w
+		simW += w
+	}
+	if simW == 0 {
+		return 0, pairs
+	}
+	fq := min(1, float64(cq/q.wsum))
+	fn := min(1, float64(cn/rec.wsum))
+	return float64(simSum/simW) * math.Pow(fq, queryExp) * math.Pow(fn, nameExp), pairs
+}
+
+func pairBefore(a, b pair) bool {
+	if a.gain != b.gain {
+		return a.gain > b.gain
+	}
+	if a.q != b.q {
+		return a.q < b.q
+	}
+	return a.n < b.n
+}
+
+func spanMask(start, span uint8) uint64 { return ((uint64(1) << span) - 1) << start }
+
+// indexedSim is the similarity lookup of the pruned search: only pairs the index found.
+func (q *query) indexedSim(qi int, u *unit) float32 {
+	for _, m := range q.matches[u.vocab] {
+		if int(m.q) == qi {
+			if u.span == 1 && q.units[qi].span == 1 {
+				return m.tok
+			}
+			return m.big
+		}
+	}
+	return 0
+}
+
+// Candidate pruning is lossless because score <= cq^queryExp (avgSim and cn are at most 1):
+//   - a name that meets none of the query's "required" tokens (the heaviest ones, taken until the rest
+//     weigh too little to reach the threshold) cannot reach it;
+//   - a name that misses one "essential" token (one whose absence alone caps cq below the threshold)
+//     cannot reach it either; when there are essential tokens, candidates are the names meeting all of them.
+
+// requiredTokens returns the mask of the heaviest query tokens of which a name must meet at least one.
+func (q *query) requiredTokens() uint64 {
+	idx := make([]int, 0, len(q.toks))
+	for i := range q.toks {
+		idx = append(idx, i)
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return q.units[idx[a]].w > q.units[idx[b]].w })
+	var mask uint64
+	rest := q.wsum
+	for _, i := range idx {
+		if math.Pow(float64(rest/q.wsum), queryExp) < PossibleThreshold {
+			break
+		}
+		mask |= 1 << i
+		rest -= q.units[i].w
+	}
+	return mask
+}
+
+// essentialTokens returns the query tokens a name must meet, each of them.
+func (q *query) essentialTokens() []int {
+	var out []int
+	for i := range q.toks {
+		if math.Pow(float64((q.wsum-q.units[i].w)/q.wsum), queryExp) < PossibleThreshold {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+type scored struct {
+	name  uint32
+	score float64
+}
+
+type scratch struct {
+	stamp []uint32
+	count []uint8
+	gen   uint32
+	cands []uint32
+	pairs []pair
+}
+
+var scratchPool sync.Pool
+
+func (ix *nameIndex) getScratch() *scratch {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil || len(sc.stamp) != len(ix.names) {
+		sc = &scratch{stamp: make([]uint32, len(ix.names)), count: make([]uint8, len(ix.names))}
+	}
+	sc.gen++
+	if sc.gen == 0 {
+		clear(sc.stamp)
+		sc.gen = 1
+	}
+	sc.cands = sc.cands[:0]
+	return sc
+}
+
+// covers reports whether any of the query units behind matches ms covers a token in mask.
+func (q *query) covers(ms []qmatch, mask uint64) bool {
+	for _, m := range ms {
+		u := &q.units[m.q]
+		if spanMask(u.start, u.span)&mask != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates collects the names that can reach the threshold (see the pruning note above).
+func (ix *nameIndex) candidates(q *query, sc *scratch) {
+	essential := q.essentialTokens()
+	if len(essential) == 0 {
+		required := q.requiredTokens()
+		for id, ms := range q.matches {
+			if !q.covers(ms, required) {
+				continue
+			}
+			for _, n := range ix.postings[id] {
+				if sc.stamp[n] != sc.gen {
+					sc.stamp[n] = sc.gen
+					sc.cands = append(sc.cands, n)
+				}
+			}
+		}
+		return
+	}
+	// Intersect: a name's count reaches k+1 only if it met essential tokens 0..k.
+	last := uint8(len(essential) - 1)
+	for k, tok := range essential {
+		mask := uint64(1) << tok
+		for id, ms := range q.matches {
+			if !q.covers(ms, mask) {
+				continue
+			}
+			for _, n := range ix.postings[id] {
+				switch {
+				case k == 0 && sc.stamp[n] != sc.gen:
+					sc.stamp[n] = sc.gen
+					sc.count[n] = 1
+					if last == 0 {
+						sc.cands = append(sc.cands, n)
+					}
+				case k > 0 && sc.stamp[n] == sc.gen && sc.count[n] == uint8(k):
+					sc.count[n] = uint8(k + 1)
+					if uint8(k) == last {
+						sc.cands = append(sc.cands, n)
+					}
+				}
+			}
+		}
+	}
+}
+
+// fuzzy returns the names scoring at least PossibleThreshold, best first, using the index to find
+// candidates.
+func (ix *nameIndex) fuzzy(q *query) []scored {
+	if len(q.units) == 0 || q.wsum == 0 {
+		return nil
+	}
+	sc := ix.getScratch()
+	defer scratchPool.Put(sc)
+	ix.candidates(q, sc)
+	var out []scored
+	for _, n := range sc.cands {
+		var s float64
+		s, sc.pairs = ix.score(q, &ix.names[n], sc.pairs, q.indexedSim)
+		if s >= PossibleThreshold {
+			out = append(out, scored{name: n, score: s})
+		}
+	}
+	sortScored(out)
+	return out
+}
+
+func sortScored(out []scored) {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].name < out[j].name
+	})
+}
+
+// ScreenName screens a name against the primary names and aliases of the list.
+//
+// Exact: the normalized name (see NormalizeName; tokens joined with no separator, and for individuals also
+// in "First LAST" order) equals that of a primary name or strong alias. A weak alias that matches exactly is
+// reported as possible, never exact: OFAC's weak aliases are too loose to block on.
+// Possible: a fuzzy score of at least PossibleThreshold. An entry appears once, under its best match.
+func (l *List) ScreenName(name string) screening.NameResult {
+	var res screening.NameResult
+	if l == nil || l.names == nil {
+		return res
+	}
+	ix := l.names
+	seen := map[int32]bool{}
+	var weakExact []screening.SanctionsMatch
+	for _, v := range nameVariants(name, true) {
+		for _, ref := range ix.exact[compactKey(v)] {
+			if seen[ref.entry] && !ref.weak {
+				continue
+			}
+			m := l.match(ref.entry, ref.alias, 1)
+			if ref.weak {
+				weakExact = append(weakExact, m)
+				continue
+			}
+			seen[ref.entry] = true
+			res.Exact = append(res.Exact, m)
+		}
+	}
+	for _, m := range weakExact {
+		if e, _ := l.byUID[m.UID]; !seen[e] {
+			seen[e] = true
+			res.Possible = append(res.Possible, m)
+		}
+	}
+	toks := nameTokens(name)
+	if len(toks) == 0 {
+		return res
+	}
+	for _, s := range ix.fuzzy(ix.prepare(toks)) {
+		rec := &ix.names[s.name]
+		if seen[rec.entry] {
+			continue
+		}
+		seen[rec.entry] = true
+		res.Possible = append(res.Possible, l.match(rec.entry, rec.alias, s.score))
+		if len(res.Possible) >= maxPossible {
+			break
+		}
+	}
+	return res
+}
+
+func (l *List) match(entry int32, alias int16, score float64) screening.SanctionsMatch {
+	e := &l.entries[entry]
+	matched := e.Name
+	if alias >= 0 {
+		matched = e.Aliases[alias].Name
+	}
+	return screening.SanctionsMatch{
+		UID: e.UID, Name: e.Name, MatchedName: matched, Type: e.Type, Programs: e.Programs,
+		Score: math.Round(score*1000) / 1000,
+	}
+}

@@ -1,0 +1,222 @@
+package sanctions
+
+// skeleton is a phonetic key for one token, built for the transliteration noise of names romanized from
+// Arabic, Persian, Cyrillic and others: vowels are dropped after the first letter (Mohammed, Muhammad,
+// Mohamed → mhmd; Ladin, Laden → ldn; Abdel, Abdul → abdl), a leading vowel becomes "a" (Usama, Osama →
+// asm), sound-alike letters and digraphs are merged (w/v, ph/f, q/k/c/ck, kh/k, z/s, sh/ch/sch, th/t, dh/d,
+// gh/g, dj/j), and doubled letters collapse. Two tokens with the same skeleton are treated as spelling
+// variants of each other.
+func skeleton(s string) string {
+	b := make([]byte, 0, len(s))
+	push := func(c byte) {
+		if len(b) == 0 || b[len(b)-1] != c {
+			b = append(b, c)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		next := byte(0)
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		if c >= 0x80 { // non-Latin letters: kept byte for byte
+			b = append(b, c)
+			continue
+		}
+		if isVowel(c) {
+			if i == 0 {
+				b = append(b, 'a')
+			}
+			continue
+		}
+		switch c {
+		case 'p':
+			if next == 'h' {
+				push('f')
+				i++
+				continue
+			}
+		case 's':
+			if next == 'c' && i+2 < len(s) && s[i+2] == 'h' {
+				push('x')
+				i += 2
+				continue
+			}
+			if next == 'h' {
+				push('x')
+				i++
+				continue
+			}
+		case 'c':
+			switch next {
+			case 'h':
+				push('x')
+				i++
+				continue
+			case 'k':
+				push('k')
+				i++
+				continue
+			case 'e', 'i', 'y':
+				push('s')
+				continue
+			}
+			push('k')
+			continue
+		case 'k', 'g', 't', 'd':
+			if next == 'h' {
+				push(c)
+				i++
+				continue
+			}
+			if c == 'd' && next == 'j' {
+				push('j')
+				i++
+				continue
+			}
+		case 'z':
+			if next == 'h' {
+				push('j')
+				i++
+				continue
+			}
+			push('s')
+			continue
+		case 'q':
+			push('k')
+			continue
+		case 'w':
+			push('v')
+			continue
+		case 'x':
+			push('k')
+			push('s')
+			continue
+		}
+		push(c)
+	}
+	return string(b)
+}
+
+func isVowel(c byte) bool {
+	switch c {
+	case 'a', 'e', 'i', 'o', 'u', 'y':
+		return true
+	}
+	return false
+}
+
+// jaroWinkler is the Jaro-Winkler similarity of two byte strings (prefix scale 0.1, prefix up to 4).
+func jaroWinkler(a, b string) float64 {
+	if a == b {
+		return 1
+	}
+	la, lb := len(a), len(b)
+	if la == 0 || lb == 0 {
+		return 0
+	}
+	window := max(la, lb)/2 - 1
+	if window < 0 {
+		window = 0
+	}
+	var am, bm [64]bool
+	if la > 64 || lb > 64 {
+		return 0
+	}
+	matches := 0
+	for i := 0; i < la; i++ {
+		lo, hi := max(0, i-window), min(lb-1, i+window)
+		for j := lo; j <= hi; j++ {
+			if !bm[j] && a[i] == b[j] {
+				am[i], bm[j] = true, true
+				matches++
+				break
+			}
+		}
+	}
+	if matches == 0 {
+		return 0
+	}
+	trans, k := 0, 0
+	for i := 0; i < la; i++ {
+		if !am[i] {
+			continue
+		}
+		for !bm[k] {
+			k++
+		}
+		if a[i] != b[k] {
+			trans++
+		}
+		k++
+	}
+	m := float64(matches)
+	jaro := (m/float64(la) + m/float64(lb) + (m-float64(trans)/2)/m) / 3
+	prefix := 0
+	for prefix < min(4, la, lb) && a[prefix] == b[prefix] {
+		prefix++
+	}
+	return jaro + float64(prefix)*0.1*(1-jaro)
+}
+
+// minDeleteLen is the shortest token that takes part in typo matching; shorter tokens match only exactly
+// or by skeleton, since one edit turns most short words into other real words.
+const minDeleteLen = 4
+
+// deleteRelated reports whether a and b share a one-deletion variant (counting each string as its own
+// zero-deletion variant): this covers one substitution, insertion, deletion or adjacent transposition.
+// It is the relation the typo index (a symmetric deletion index) answers exactly.
+func deleteRelated(a, b string) bool {
+	if len(a) < minDeleteLen || len(b) < minDeleteLen {
+		return false
+	}
+	d := len(a) - len(b)
+	if d > 1 || d < -1 {
+		return false
+	}
+	for i := -1; i < len(a); i++ {
+		da := deleteAt(a, i)
+		for j := -1; j < len(b); j++ {
+			if da == deleteAt(b, j) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deleteAt returns s without byte i (i = -1: s itself).
+func deleteAt(s string, i int) string {
+	if i < 0 {
+		return s
+	}
+	return s[:i] + s[i+1:]
+}
+
+// fnv64 hashes a string (FNV-1a), for the deletion index.
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// deleteHashes appends the hashes of s and of its one-byte deletions.
+func deleteHashes(dst []uint64, s string) []uint64 {
+	dst = append(dst, fnv64(s))
+	for i := 0; i < len(s); i++ {
+		// Hash s without byte i without allocating.
+		h := uint64(14695981039346656037)
+		for j := 0; j < len(s); j++ {
+			if j == i {
+				continue
+			}
+			h ^= uint64(s[j])
+			h *= 1099511628211
+		}
+		dst = append(dst, h)
+	}
+	return dst
+}

@@ -1,0 +1,47 @@
+package sanctions
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/payguard/payguard/screening"
+)
+
+// Screener is the screening.Sanctions the rest of payguard uses: it answers from the current list and
+// swaps lists atomically, so a refresh never blocks or tears a screening call. Before the first list is
+// set it is not Ready and every answer is empty: callers must report the sanctions facts as unknown.
+type Screener struct {
+	cur atomic.Pointer[List]
+}
+
+var _ screening.Sanctions = (*Screener)(nil)
+var _ screening.Sanctions = (*List)(nil)
+
+// NewScreener returns a Screener serving l (which may be nil: not ready yet).
+func NewScreener(l *List) *Screener {
+	s := &Screener{}
+	if l != nil {
+		s.cur.Store(l)
+	}
+	return s
+}
+
+// Swap installs a new list and returns the previous one.
+func (s *Screener) Swap(l *List) *List { return s.cur.Swap(l) }
+
+// List returns the list currently served (nil before the first load).
+func (s *Screener) List() *List { return s.cur.Load() }
+
+// ScreenAddress implements screening.Sanctions.
+func (s *Screener) ScreenAddress(address string) []screening.SanctionsMatch {
+	return s.cur.Load().ScreenAddress(address)
+}
+
+// ScreenName implements screening.Sanctions.
+func (s *Screener) ScreenName(name string) screening.NameResult { return s.cur.Load().ScreenName(name) }
+
+// DataAsOf implements screening.Sanctions.
+func (s *Screener) DataAsOf() time.Time { return s.cur.Load().DataAsOf() }
+
+// Ready implements screening.Sanctions.
+func (s *Screener) Ready() bool { return s.cur.Load().Ready() }
