@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/screening"
+)
+
+func init() {
+	register("preflight", command{summary: "decide one PreflightInput (stdin or --in) and print the signed PreflightResult", run: runPreflight})
+}
+
+// loadSanctions loads the sanctions list for `payguard preflight --sanctions-dir DIR`. The screening package
+// sets this hook; while it is nil, --sanctions-dir is refused, and without the flag the sanctions facts are
+// unknown, so with screen_sanctions on the engine holds ("hold: sanctions data unavailable").
+var loadSanctions func(dir string) (screening.Sanctions, error)
+
+// newDomainChecker returns the online domain checker (RDAP age, DNS) for `payguard preflight` without
+// --offline. The screening package sets this hook; while it is nil, domain facts are unknown, exactly as with
+// --offline (unknown is reported in payee.domain, never treated as evidence).
+var newDomainChecker func() screening.Domains
+
+// preflightLookupTimeout bounds the whole decision, network lookups included.
+const preflightLookupTimeout = 30 * time.Second
+
+func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("payguard preflight", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rulesFile := fs.String("rules", "", "deployment rules file, JSON or YAML (default: SPEC's defaults); the input's rules overlay it")
+	keysFile := fs.String("keys", "", "receipt key file (JWK Set with private keys); without it an ephemeral key signs, and its receipts cannot be verified later")
+	offline := fs.Bool("offline", false, "gather no network facts (domain age and DNS are reported unknown)")
+	inFile := fs.String("in", "", "read the PreflightInput from this file instead of stdin")
+	sanctionsDir := fs.String("sanctions-dir", "", "directory with the OFAC SDN data; without it sanctions facts are unknown")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: payguard preflight [--rules FILE] [--keys FILE] [--offline] [--in FILE] [--sanctions-dir DIR] < input.json")
+		fmt.Fprintln(stderr, "Prints the PreflightResult JSON; exit 0 for any decision, 2 for bad input or usage, 1 for other failures.")
+		fs.PrintDefaults()
+	}
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "payguard preflight: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+
+	rules := policy.DefaultRules()
+	if *rulesFile != "" {
+		var err error
+		if rules, err = readRulesFile(*rulesFile, rules); err != nil {
+			fmt.Fprintf(stderr, "payguard preflight: --rules: %v\n", err)
+			return 2
+		}
+	}
+	signer, err := preflightSigner(*keysFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: --keys: %v\n", err)
+		return 2
+	}
+	opts := preflight.Options{Rules: rules, Signer: signer}
+	if *sanctionsDir != "" {
+		if loadSanctions == nil {
+			fmt.Fprintln(stderr, "payguard preflight: --sanctions-dir: this build cannot load sanctions lists")
+			return 2
+		}
+		list, err := loadSanctions(*sanctionsDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "payguard preflight: --sanctions-dir: %v\n", err)
+			return 2
+		}
+		opts.Sanctions = list
+	}
+	if !*offline && newDomainChecker != nil {
+		opts.Domains = newDomainChecker()
+	}
+
+	body, err := readInput(*inFile, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
+		return 2
+	}
+	in, err := preflight.ParseInput(body)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), preflightLookupTimeout)
+	defer cancel()
+	res, err := preflight.New(opts).Decide(ctx, in)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
+		return 1
+	}
+	out, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: encode result: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	return 0
+}
+
+// preflightSigner loads the key file, or makes an ephemeral key when there is none. The ephemeral key is
+// not announced: the result is the only output, and its receipt simply cannot be verified once the command
+// has exited (use --keys for receipts that must verify later).
+func preflightSigner(path string) (*receipts.KeySet, error) {
+	if path == "" {
+		return receipts.GenerateKey(time.Now())
+	}
+	return receipts.LoadKeySet(path)
+}
+
+// readRulesFile decodes a rules file over base: JSON when it starts with '{' (or is named .json), YAML
+// otherwise.
+func readRulesFile(path string, base policy.Rules) (policy.Rules, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return policy.Rules{}, err
+	}
+	t := bytes.TrimSpace(data)
+	if strings.EqualFold(filepath.Ext(path), ".json") || len(t) > 0 && t[0] == '{' {
+		return policy.DecodeRulesJSON(data, base)
+	}
+	return policy.DecodeRulesYAML(data, base)
+}
+
+// readInput reads the input from a file or stdin, at most one byte past the body limit so that an oversized
+// input is reported as such by ParseInput rather than read without bound.
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	r := stdin
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--in: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	if r == nil {
+		return nil, errors.New("no input: pass --in FILE or pipe the input on stdin")
+	}
+	data, err := io.ReadAll(io.LimitReader(r, preflight.MaxBodyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read input: %w", err)
+	}
+	return data, nil
+}
+
+// parseSubcommandFlags parses args; done is true when the command should return code now (help or a flag error).
+func parseSubcommandFlags(fs *flag.FlagSet, args []string) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, true
+		}
+		return 2, true
+	}
+	return 0, false
+}

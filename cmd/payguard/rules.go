@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/payguard/payguard/policy"
+)
+
+func init() {
+	register("rules", command{summary: "print the default rules (rules default) or check a rules file (rules validate FILE)", run: runRules})
+}
+
+func runRules(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	const usage = "Usage: payguard rules default | payguard rules validate FILE (JSON or YAML; prints the effective rules)"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return 0
+	case "default":
+		if len(args) != 1 {
+			fmt.Fprintln(stderr, usage)
+			return 2
+		}
+		return printRules(policy.DefaultRules(), stdout, stderr)
+	case "validate":
+		if len(args) != 2 {
+			fmt.Fprintln(stderr, usage)
+			return 2
+		}
+		r, err := readRulesFile(args[1], policy.DefaultRules())
+		if err != nil {
+			fmt.Fprintf(stderr, "payguard rules validate: %s: %v\n", args[1], err)
+			return 2
+		}
+		return printRules(r, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "payguard rules: unknown subcommand %q\n%s\n", args[0], usage)
+		return 2
+	}
+}
+
+func printRules(r policy.Rules, stdout, stderr io.Writer) int {
+	out, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard rules: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	return 0
+}
