@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/domain/domaintest"
 )
@@ -284,4 +285,23 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+func TestNewFromConfig(t *testing.T) {
+	rdap := domaintest.NewRDAPServer(t)
+	dnsSrv := domaintest.NewDNSServer(t, domaintest.DefaultZone())
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cfg.Screening.Domain
+	d.RDAPBaseURL, d.Resolver = rdap.URL, dnsSrv.Addr
+	f := NewFromConfig(d).Facts(context.Background(), "google.com")
+	if f.AgeDays == nil || f.HasA == nil || !*f.HasA {
+		t.Fatalf("facts from config: %+v", f)
+	}
+	d.Enabled = false
+	if f := NewFromConfig(d).Facts(context.Background(), "google.com"); !strings.Contains(f.AgeError, "offline") {
+		t.Fatalf("disabled section: %+v", f)
+	}
 }
