@@ -1,0 +1,187 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/payguard/payguard/store"
+)
+
+// Tickets: tid:<id> reserves the id; tlist:<key> lists "sortable(ExpiresAt) id" in put order; tdata:<key>
+// maps id → ticket JSON.
+
+// putTicketScript: KEYS tid:<id>, tlist:<key>, tdata:<key>; ARGV entry, id, json, ttl ms.
+var putTicketScript = goredis.NewScript(`
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[4]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+for i = 2, 3 do
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+end
+return 1
+`)
+
+// takeTicketScript: KEYS tlist:<key>, tdata:<key>; ARGV sortable(now). Takes the newest entry that has not
+// expired, removes it and returns its JSON, or false.
+var takeTicketScript = goredis.NewScript(`
+local entries = redis.call('LRANGE', KEYS[1], 0, -1)
+for i = #entries, 1, -1 do
+  local e = entries[i]
+  if string.sub(e, 1, 20) >= ARGV[1] then
+    local id = string.sub(e, 22)
+    local data = redis.call('HGET', KEYS[2], id)
+    redis.call('LREM', KEYS[1], -1, e)
+    redis.call('HDEL', KEYS[2], id)
+    if data then return data end
+  end
+end
+return false
+`)
+
+// PutTicket implements store.Tickets; a duplicate id is ErrConflict.
+func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
+	if err := store.CheckTicket(&t); err != nil {
+		return err
+	}
+	t.ExpiresAt = t.ExpiresAt.UTC()
+	v, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	ttl := max(t.ExpiresAt.Sub(s.now()), 0) + ticketGrace
+	keys := []string{s.key("tid:", t.ID), s.key("tlist:", t.Key), s.key("tdata:", t.Key)}
+	n, err := putTicketScript.Run(ctx, s.rdb, keys, sortable(t.ExpiresAt)+" "+t.ID, t.ID, v, millis(ttl)).Int()
+	if err != nil {
+		return fmt.Errorf("store/redis: put ticket %s: %w", t.ID, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
+	}
+	return nil
+}
+
+// TakeTicket implements store.Tickets in one script: newest means put last.
+func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
+	raw, err := takeTicketScript.Run(ctx, s.rdb, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Text()
+	if errors.Is(err, goredis.Nil) {
+		return store.Ticket{}, fmt.Errorf("%w: no unused, unexpired ticket with key %q", store.ErrNotFound, key)
+	}
+	if err != nil {
+		return store.Ticket{}, fmt.Errorf("store/redis: take ticket %q: %w", key, err)
+	}
+	var t store.Ticket
+	if err := json.Unmarshal([]byte(raw), &t); err != nil {
+		return store.Ticket{}, fmt.Errorf("store/redis: ticket under key %q is corrupt: %w", key, err)
+	}
+	t.Used = true
+	return t, nil
+}
+
+// MarkPaymentSeen implements store.Tickets with SET NX PX; expiry is Redis's.
+func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error {
+	if err := store.CheckName("payment digest", digest); err != nil {
+		return err
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("%w: payment digest ttl %v must be positive", store.ErrInvalid, ttl)
+	}
+	ok, err := s.rdb.SetNX(ctx, s.key("seen:", digest), 1, time.Duration(millis(ttl))*time.Millisecond).Result()
+	if err != nil {
+		return fmt.Errorf("store/redis: mark payment seen: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: payment %s was seen before", store.ErrAlreadyUsed, digest)
+	}
+	return nil
+}
+
+// trialScript: KEYS trial counter; ARGV limit, retention ms. Returns {ok, count}. Counts are small
+// integers, exact as Lua numbers.
+var trialScript = goredis.NewScript(`
+local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+if c >= tonumber(ARGV[1]) then return {0, c} end
+c = redis.call('INCR', KEYS[1])
+if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return {1, c}
+`)
+
+// TakeTrial implements store.Trial in one script; the counter expires retention after the day's first call.
+func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, retention time.Duration) (bool, int, error) {
+	if err := store.CheckTrial(client, day, retention); err != nil {
+		return false, 0, err
+	}
+	res, err := trialScript.Run(ctx, s.rdb, []string{s.key("trial:", day, client)}, limit, millis(retention)).Int64Slice()
+	if err != nil {
+		return false, 0, fmt.Errorf("store/redis: trial for %s on %s: %w", client, day, err)
+	}
+	if len(res) != 2 {
+		return false, 0, fmt.Errorf("store/redis: trial script returned %v", res)
+	}
+	return res[0] == 1, int(res[1]), nil
+}
+
+// indexTimeScript: KEYS obs:<url>, obsupdated; ARGV json, sortable(ObservedAt).
+var indexTimeScript = goredis.NewScript(`
+redis.call('RPUSH', KEYS[1], ARGV[1])
+local cur = redis.call('GET', KEYS[2])
+if (not cur) or ARGV[2] > cur then redis.call('SET', KEYS[2], ARGV[2]) end
+return 1
+`)
+
+// PutObservation implements store.Endpoints.
+func (s *Store) PutObservation(ctx context.Context, o store.Observation) error {
+	if err := store.CheckObservation(o); err != nil {
+		return err
+	}
+	o.ObservedAt = o.ObservedAt.UTC()
+	v, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	keys := []string{s.key("obs:", o.URL), s.key("obsupdated")}
+	if err := indexTimeScript.Run(ctx, s.rdb, keys, v, sortable(o.ObservedAt)).Err(); err != nil {
+		return fmt.Errorf("store/redis: put observation of %s: %w", o.URL, err)
+	}
+	return nil
+}
+
+// Observations implements store.Endpoints: every method's observations of url, oldest first (put order
+// breaks ties).
+func (s *Store) Observations(ctx context.Context, url string) ([]store.Observation, error) {
+	raws, err := s.rdb.LRange(ctx, s.key("obs:", url), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store/redis: observations of %s: %w", url, err)
+	}
+	out := make([]store.Observation, 0, len(raws))
+	for _, raw := range raws {
+		var o store.Observation
+		if err := json.Unmarshal([]byte(raw), &o); err != nil {
+			return nil, fmt.Errorf("store/redis: observation of %s is corrupt: %w", url, err)
+		}
+		out = append(out, o)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ObservedAt.Before(out[j].ObservedAt) })
+	return out, nil
+}
+
+// IndexUpdatedAt implements store.Endpoints.
+func (s *Store) IndexUpdatedAt(ctx context.Context) (time.Time, error) {
+	v, err := s.rdb.Get(ctx, s.key("obsupdated")).Result()
+	if errors.Is(err, goredis.Nil) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store/redis: index time: %w", err)
+	}
+	t, err := fromSortable(v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store/redis: index time %q is corrupt: %w", v, err)
+	}
+	return t, nil
+}

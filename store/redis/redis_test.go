@@ -1,0 +1,69 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/redis"
+	"github.com/payguard/payguard/store/storetest"
+)
+
+// redisURL is the real Redis every development and CI machine runs; PAYGUARD_TEST_REDIS_URL overrides it.
+func redisURL() string {
+	if u := os.Getenv("PAYGUARD_TEST_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// runPrefix keeps this run's keys apart from other runs and from a real deployment.
+var (
+	runPrefix = "payguard-test:" + store.NewID()[:12] + ":"
+	storeSeq  atomic.Int64
+)
+
+// openTest opens a store on a fresh prefix and deletes every key under it when the test ends. An
+// unreachable Redis fails the test: CI starts one, so its absence is a broken environment, not a skip.
+func openTest(t testing.TB) *redis.Store {
+	t.Helper()
+	prefix := fmt.Sprintf("%s%d:", runPrefix, storeSeq.Add(1))
+	s, err := redis.Open(context.Background(), redis.Options{URL: redisURL(), Prefix: prefix})
+	if err != nil {
+		t.Fatalf("the redis store tests need a real Redis at %s (set PAYGUARD_TEST_REDIS_URL to use another): %v", redisURL(), err)
+	}
+	t.Cleanup(func() { cleanPrefix(t, prefix) })
+	return s
+}
+
+// cleanPrefix deletes the keys under prefix on a connection of its own (the store may be closed by now).
+func cleanPrefix(t testing.TB, prefix string) {
+	s, err := redis.Open(context.Background(), redis.Options{URL: redisURL(), Prefix: prefix})
+	if err != nil {
+		t.Errorf("cleaning up %s: %v", prefix, err)
+		return
+	}
+	defer s.Close()
+	ctx := context.Background()
+	iter := s.Client().Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Errorf("scanning %s: %v", prefix, err)
+		return
+	}
+	if len(keys) > 0 {
+		if err := s.Client().Del(ctx, keys...).Err(); err != nil {
+			t.Errorf("deleting %d keys under %s: %v", len(keys), prefix, err)
+		}
+	}
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
+}
