@@ -256,26 +256,45 @@ type proxyScreening struct {
 	ready     func() error
 }
 
+// openScreening loads the sanctions list as `payguard check` does (--sanctions-dir, else the cached list in
+// screening.sanctions.cache_dir) and builds the domain checker (no lookups with --offline or
+// screening.domain.enabled false). Without a list, sanctions facts are unknown: with screen_sanctions on the
+// engine then holds every payment (fail closed), and /readyz says so.
 func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) (proxyScreening, error) {
 	var out proxyScreening
-	if sf.sanctionsDir != "" {
+	sc := cfg.Screening.Sanctions
+	switch {
+	case sf.sanctionsDir != "":
 		list, err := sanctions.LoadDir(sf.sanctionsDir)
 		if err != nil {
 			return out, fmt.Errorf("--sanctions-dir: %w", err)
 		}
 		out.sanctions = list
 		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
-	} else if cfg.Rules.ScreenSanctions {
-		log.Warn("no sanctions list loaded (--sanctions-dir): with screen_sanctions on, every payment is held")
+	case sc.Enabled:
+		list, err := sanctions.LoadDir(sc.CacheDir)
+		if err != nil {
+			log.Warn("no sanctions list loaded (use --sanctions-dir): sanctions facts are unknown; with screen_sanctions on every payment is held",
+				"cache_dir", sc.CacheDir, "error", err.Error())
+		} else {
+			out.sanctions = list
+			log.Info("sanctions list loaded", "dir", sc.CacheDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
+		}
+	default:
+		log.Warn("sanctions screening is disabled in the configuration: sanctions facts are unknown")
 	}
-	d := domain.New(domain.Options{Offline: sf.offline})
-	if !sf.offline {
+	dc := cfg.Screening.Domain
+	if sf.offline {
+		dc.Enabled = false
+	}
+	d := domain.NewFromConfig(dc)
+	if dc.Enabled {
 		go d.Run(ctx, log)
 	}
 	out.domains = d
 	out.ready = func() error {
 		if cfg.Rules.ScreenSanctions && (out.sanctions == nil || !out.sanctions.Ready()) {
-			return errors.New("no sanctions list loaded")
+			return errors.New("no sanctions list loaded: every payment is held")
 		}
 		return nil
 	}
