@@ -200,6 +200,20 @@ func TestExactMemberNames(t *testing.T) {
 	if r.PayTo != "0xgood" || r.Amount != "5" || string(r.Unknown["PayTo"]) != `"0xevil"` {
 		t.Errorf("got %+v", r)
 	}
+	// A lone surrogate escape would be read as U+FFFD by Go but kept by JavaScript: refused.
+	for _, doc := range []string{
+		`{"x402Version":2,"accepts":[{"payTo":"0xab\ud800"}]}`,
+		`{"x402Version":2,"accepts":[{"payTo":"0xab\ufffd"}]}`,
+		"{\"x402Version\":2,\"accepts\":[{\"payTo\":\"0xab\uFFFD\"}]}",
+	} {
+		if p, err := ParsePaymentRequired([]byte(doc)); err == nil {
+			t.Errorf("%s: got %+v, want an error", doc, p)
+		}
+	}
+	// A valid surrogate pair is an ordinary character.
+	if p, err := ParsePaymentRequired([]byte(`{"x402Version":2,"error":"\ud83d\ude00","accepts":[]}`)); err != nil || p.Error != "😀" {
+		t.Errorf("surrogate pair: %+v %v", p, err)
+	}
 	// A repeated member keeps its last value, as JSON.parse does.
 	p, err = ParsePaymentRequired([]byte(`{"x402Version":2,"accepts":[{"payTo":"0xfirst","payTo":"0xlast"}]}`))
 	if err != nil || p.Accepts[0].PayTo != "0xlast" {

@@ -69,27 +69,35 @@ func FuzzDecodePaymentRequiredHeader(f *testing.F) {
 	f.Add("e30=")
 	f.Add("e30")
 	f.Add("e30==")
+	f.Add(`{"x402Version":2,"accepts":[{"amount":"1","extra":{"name":"USDC"}}],"extensions":{}}`) // a JSON seed
 	f.Fuzz(func(t *testing.T, value string) {
-		p, err := DecodePaymentRequiredHeader(value)
-		if err != nil {
-			return
-		}
-		h, err := EncodeHeaderJSON(p)
-		if err != nil {
-			t.Fatalf("encode a decoded challenge: %v", err)
-		}
-		again, err := DecodePaymentRequiredHeader(h)
-		if err != nil {
-			t.Fatalf("re-decode: %v", err)
-		}
-		if !reflect.DeepEqual(p, again) {
-			t.Fatalf("decode(encode(decode(x))) != decode(x)\n%#v\n%#v", p, again)
-		}
-		var original json.RawMessage
-		if err := DecodeHeaderJSON(value, &original); err != nil {
-			t.Fatalf("DecodeHeaderJSON refuses what DecodePaymentRequiredHeader took: %v", err)
-		}
+		// The input is tried as a header value and, so that the JSON structure gets explored too, as the
+		// document a header carries.
+		checkRequiredHeader(t, value)
+		checkRequiredHeader(t, base64.StdEncoding.EncodeToString([]byte(value)))
 	})
+}
+
+func checkRequiredHeader(t *testing.T, value string) {
+	p, err := DecodePaymentRequiredHeader(value)
+	if err != nil {
+		return
+	}
+	h, err := EncodeHeaderJSON(p)
+	if err != nil {
+		t.Fatalf("encode a decoded challenge: %v", err)
+	}
+	again, err := DecodePaymentRequiredHeader(h)
+	if err != nil {
+		t.Fatalf("re-decode: %v", err)
+	}
+	if !reflect.DeepEqual(p, again) {
+		t.Fatalf("decode(encode(decode(x))) != decode(x)\n%#v\n%#v", p, again)
+	}
+	var original json.RawMessage
+	if err := DecodeHeaderJSON(value, &original); err != nil {
+		t.Fatalf("DecodeHeaderJSON refuses what DecodePaymentRequiredHeader took: %v", err)
+	}
 }
 
 func FuzzDecodePaymentPayloadHeader(f *testing.F) {
@@ -103,27 +111,33 @@ func FuzzDecodePaymentPayloadHeader(f *testing.F) {
 		f.Add(base64.StdEncoding.EncodeToString([]byte(s)))
 	}
 	f.Add("")
+	f.Add(`{"x402Version":2,"payload":` + auth + `,"accepted":{"amount":"1"}}`) // a JSON seed
 	f.Fuzz(func(t *testing.T, value string) {
-		p, err := DecodePaymentPayloadHeader(value)
-		if err != nil {
-			return
-		}
-		_, _ = p.ExactEVM() // must not panic, whatever the payload
-		h, err := EncodeHeaderJSON(p)
-		if err != nil {
-			t.Fatalf("encode a decoded payload: %v", err)
-		}
-		again, err := DecodePaymentPayloadHeader(h)
-		if err != nil {
-			t.Fatalf("re-decode: %v", err)
-		}
-		if !reflect.DeepEqual(p, again) {
-			t.Fatalf("decode(encode(decode(x))) != decode(x)\n%#v\n%#v", p, again)
-		}
-		if p.Accepted != nil && !p.Accepted.Equal(*again.Accepted) {
-			t.Fatalf("accepted no longer equal to itself after a round trip")
-		}
+		checkPayloadHeader(t, value)
+		checkPayloadHeader(t, base64.StdEncoding.EncodeToString([]byte(value)))
 	})
+}
+
+func checkPayloadHeader(t *testing.T, value string) {
+	p, err := DecodePaymentPayloadHeader(value)
+	if err != nil {
+		return
+	}
+	_, _ = p.ExactEVM() // must not panic, whatever the payload
+	h, err := EncodeHeaderJSON(p)
+	if err != nil {
+		t.Fatalf("encode a decoded payload: %v", err)
+	}
+	again, err := DecodePaymentPayloadHeader(h)
+	if err != nil {
+		t.Fatalf("re-decode: %v", err)
+	}
+	if !reflect.DeepEqual(p, again) {
+		t.Fatalf("decode(encode(decode(x))) != decode(x)\n%#v\n%#v", p, again)
+	}
+	if p.Accepted != nil && !p.Accepted.Equal(*again.Accepted) {
+		t.Fatalf("accepted no longer equal to itself after a round trip")
+	}
 }
 
 func FuzzDecodeSettleResponseHeader(f *testing.F) {
@@ -135,23 +149,29 @@ func FuzzDecodeSettleResponseHeader(f *testing.F) {
 	} {
 		f.Add(base64.StdEncoding.EncodeToString([]byte(s)))
 	}
+	f.Add(`{"success":false,"errorReason":"x","transaction":"","network":"base"}`) // a JSON seed
 	f.Fuzz(func(t *testing.T, value string) {
-		s, err := DecodeSettleResponseHeader(value)
-		if err != nil {
-			return
-		}
-		h, err := EncodeHeaderJSON(s)
-		if err != nil {
-			t.Fatalf("encode a decoded settlement: %v", err)
-		}
-		again, err := DecodeSettleResponseHeader(h)
-		if err != nil {
-			t.Fatalf("re-decode: %v", err)
-		}
-		if !reflect.DeepEqual(s, again) {
-			t.Fatalf("decode(encode(decode(x))) != decode(x)\n%#v\n%#v", s, again)
-		}
+		checkSettleHeader(t, value)
+		checkSettleHeader(t, base64.StdEncoding.EncodeToString([]byte(value)))
 	})
+}
+
+func checkSettleHeader(t *testing.T, value string) {
+	s, err := DecodeSettleResponseHeader(value)
+	if err != nil {
+		return
+	}
+	h, err := EncodeHeaderJSON(s)
+	if err != nil {
+		t.Fatalf("encode a decoded settlement: %v", err)
+	}
+	again, err := DecodeSettleResponseHeader(h)
+	if err != nil {
+		t.Fatalf("re-decode: %v", err)
+	}
+	if !reflect.DeepEqual(s, again) {
+		t.Fatalf("decode(encode(decode(x))) != decode(x)\n%#v\n%#v", s, again)
+	}
 }
 
 func FuzzParseAtomic(f *testing.F) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -96,9 +97,16 @@ func (m objectMembers) str(key, what string, dst *string) error {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '"' {
 		return malformed("%s.%s: want a string", what, key)
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
 		return malformed("%s.%s: %v", what, key, err)
 	}
+	// encoding/json turns a lone UTF-16 surrogate escape ("\ud800") into U+FFFD, where JavaScript keeps
+	// it: the value we would re-encode is then not the one the peers see. No real field holds U+FFFD.
+	if strings.ContainsRune(v, utf8.RuneError) {
+		return malformed("%s.%s: string holds U+FFFD or an unpaired surrogate escape", what, key)
+	}
+	*dst = v
 	delete(m, key)
 	return nil
 }

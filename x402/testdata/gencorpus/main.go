@@ -44,17 +44,25 @@ func main() {
 			if len(h) != 2 {
 				continue
 			}
+			// Header fuzzers get the value and the JSON document it carries (they try both forms).
+			doc, err := base64.StdEncoding.DecodeString(h[1])
+			if err != nil {
+				continue
+			}
+			fuzz := ""
 			switch strings.ToUpper(h[0]) {
 			case "PAYMENT-REQUIRED":
-				add("FuzzDecodePaymentRequiredHeader", "string", h[1])
-				if doc, err := base64.StdEncoding.DecodeString(h[1]); err == nil {
-					add("FuzzParsePaymentRequired", "[]byte", string(doc))
-				}
+				fuzz = "FuzzDecodePaymentRequiredHeader"
+				add("FuzzParsePaymentRequired", "[]byte", string(doc))
 			case "PAYMENT-SIGNATURE", "X-PAYMENT":
-				add("FuzzDecodePaymentPayloadHeader", "string", h[1])
+				fuzz = "FuzzDecodePaymentPayloadHeader"
 			case "PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE":
-				add("FuzzDecodeSettleResponseHeader", "string", h[1])
+				fuzz = "FuzzDecodeSettleResponseHeader"
+			default:
+				continue
 			}
+			add(fuzz, "string", h[1])
+			add(fuzz, "string", string(doc))
 		}
 		if m.Status == 402 && strings.Contains(m.Body, `"x402Version"`) {
 			add("FuzzParsePaymentRequired", "[]byte", m.Body)
