@@ -17,15 +17,18 @@ const (
 // readBody reads at most MaxBodyBytes within BodyReadTimeout. It counts the bytes actually read (a lying
 // or absent Content-Length changes nothing) and sets a read deadline on the connection, so a slow sender
 // gets 408 instead of holding a handler.
-func readBody(w http.ResponseWriter, r *http.Request, now func() time.Time) ([]byte, *apiError) {
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	if r.ContentLength > MaxBodyBytes {
 		return nil, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body is over 64 KiB")
 	}
 	rc := http.NewResponseController(w)
-	// Not every ResponseWriter supports deadlines (an httptest recorder does not); the limit on bytes still holds.
-	deadlineSet := rc.SetReadDeadline(now().Add(BodyReadTimeout)) == nil
+	// Not every ResponseWriter supports deadlines (an httptest recorder does not); the limit on bytes still
+	// holds. A socket deadline runs on the wall clock, not the injected one.
+	deadlineSet := rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
-	if deadlineSet {
+	if err == nil && deadlineSet {
+		// Clear the deadline only after a complete read: after a failure it stays expired, so the server's
+		// own drain of the unread body fails at once instead of waiting for the slow sender.
 		rc.SetReadDeadline(time.Time{})
 	}
 	if err != nil {

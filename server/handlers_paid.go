@@ -113,7 +113,7 @@ func (s *Server) handlePreflight(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	body, e := readBody(w, r, s.now)
+	body, e := readBody(w, r)
 	if e != nil {
 		s.writeError(w, e)
 		return

@@ -99,15 +99,16 @@ func (f *Facilitator) Verify(ctx context.Context, req FacilitatorRequest) (*x402
 	if status >= 500 {
 		return nil, fmt.Errorf("%w: verify answered HTTP %d", ErrFacilitatorUnavailable, status)
 	}
-	var out struct {
-		x402.VerifyResponse
+	// Probe for the member first: a missing isValid must not read as false (x402 types may decode leniently).
+	var probe struct {
 		IsValid *bool `json:"isValid"`
 	}
-	if err := json.Unmarshal(body, &out); err != nil || out.IsValid == nil {
+	var out x402.VerifyResponse
+	if json.Unmarshal(body, &probe) != nil || probe.IsValid == nil || json.Unmarshal(body, &out) != nil {
 		return nil, fmt.Errorf("%w: verify answered HTTP %d without an isValid verdict", ErrFacilitatorUnavailable, status)
 	}
-	out.VerifyResponse.IsValid = *out.IsValid
-	return &out.VerifyResponse, nil
+	out.IsValid = *probe.IsValid
+	return &out, nil
 }
 
 // Settle asks POST /settle exactly once. A request that was never written (dial failure) is
@@ -127,18 +128,18 @@ func (f *Facilitator) Settle(ctx context.Context, req FacilitatorRequest) (*x402
 	if status >= 500 {
 		return nil, fmt.Errorf("%w: settle answered HTTP %d", ErrSettlementUnknown, status)
 	}
-	var out struct {
-		x402.SettleResponse
+	var probe struct {
 		Success *bool `json:"success"`
 	}
-	if err := json.Unmarshal(body, &out); err != nil || out.Success == nil {
+	var out x402.SettleResponse
+	if json.Unmarshal(body, &probe) != nil || probe.Success == nil || json.Unmarshal(body, &out) != nil {
 		return nil, fmt.Errorf("%w: settle answered HTTP %d without a success member", ErrSettlementUnknown, status)
 	}
-	if *out.Success && status != http.StatusOK {
+	if *probe.Success && status != http.StatusOK {
 		return nil, fmt.Errorf("%w: settle answered HTTP %d with success:true", ErrSettlementUnknown, status)
 	}
-	out.SettleResponse.Success = *out.Success
-	return &out.SettleResponse, nil
+	out.Success = *probe.Success
+	return &out, nil
 }
 
 // GetSupported asks GET /supported.
