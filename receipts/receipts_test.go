@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,7 @@ func TestVerifyErrors(t *testing.T) {
 	untyped, _ := obj.CompactSerialize()
 
 	noTS, _ := k.Sign([]byte(`{"decision":"allow","receipt":{}}`))
+	oldIAT, _ := k.Sign([]byte(fmt.Sprintf(`{"decision":"allow","iat":%d}`, t0.Add(-2*time.Hour).Unix())))
 
 	cases := []struct {
 		name string
@@ -152,6 +154,7 @@ func TestVerifyErrors(t *testing.T) {
 		{"no typ", untyped, jwks, at(t0), ErrType},
 		{"not a JWS", "abc", jwks, at(t0), ErrMalformed},
 		{"no ts", noTS, jwks, at(t0), ErrNoTimestamp},
+		{"expired by iat", oldIAT, jwks, at(t0), ErrExpired},
 		{"bad key set", jws, []byte(`{"keys":[]}`), at(t0), ErrBadKeySet},
 		{"custom max age", jws, jwks, VerifyOptions{MaxAge: time.Minute, Now: func() time.Time { return t0.Add(3 * time.Minute) }}, ErrExpired},
 	}

@@ -53,6 +53,7 @@ type Claims struct {
 
 type signedPayload struct {
 	Decision string `json:"decision"`
+	IAT      *int64 `json:"iat"` // used only when receipt.ts is absent`
 	Receipt  struct {
 		ID          string `json:"id"`
 		TS          string `json:"ts"`
@@ -63,7 +64,7 @@ type signedPayload struct {
 
 // Verify checks a compact JWS receipt against a pinned key set (a public JWKS, or a key file whose private
 // parts are ignored) without any network request, and returns the signed payload and its claims. The age is
-// measured from the signed receipt.ts.
+// measured from the signed receipt.ts (or a numeric iat member when a payload has no receipt.ts).
 func Verify(jws string, jwks []byte, opts VerifyOptions) ([]byte, *Claims, error) {
 	keys, err := publicKeys(jwks)
 	if err != nil {
@@ -109,9 +110,16 @@ func Verify(jws string, jwks []byte, opts VerifyOptions) ([]byte, *Claims, error
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return nil, nil, fmt.Errorf("%w: payload is not a JSON result: %v", ErrNoTimestamp, err)
 	}
-	ts, err := time.Parse(time.RFC3339, p.Receipt.TS)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %q", ErrNoTimestamp, p.Receipt.TS)
+	var ts time.Time
+	switch {
+	case p.Receipt.TS != "":
+		if ts, err = time.Parse(time.RFC3339, p.Receipt.TS); err != nil {
+			return nil, nil, fmt.Errorf("%w: %q", ErrNoTimestamp, p.Receipt.TS)
+		}
+	case p.IAT != nil:
+		ts = time.Unix(*p.IAT, 0)
+	default:
+		return nil, nil, fmt.Errorf("%w: neither receipt.ts nor iat is present", ErrNoTimestamp)
 	}
 	now, maxAge, leeway := time.Now(), DefaultMaxAge, DefaultLeeway
 	if opts.Now != nil {
