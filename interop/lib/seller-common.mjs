@@ -19,6 +19,9 @@ export const ROUTES = Object.freeze([
   { path: '/fail', price: '$0.01', atomic: 10000n, description: 'paid resource whose handler fails' },
 ]);
 
+// Prices of the routes only one seller serves (seller-v2's /multi), for the paid-amount counter.
+const OTHER_PRICES = Object.freeze({ '/multi': 10000n });
+
 /** newSellerStats returns the zeroed counters a seller serves at GET /stats. */
 export function newSellerStats() {
   return {
@@ -63,7 +66,7 @@ export function statsMiddleware(holder) {
       if (res.statusCode === 200 && settled) {
         stats.paid200++;
         p.paid200++;
-        stats.paidAtomic = String(BigInt(stats.paidAtomic) + (route?.atomic ?? 0n));
+        stats.paidAtomic = String(BigInt(stats.paidAtomic) + (route?.atomic ?? OTHER_PRICES[req.path] ?? 0n));
       }
       if (header) stats.payments.push({ path: req.path, header, status: res.statusCode, settled });
     });
@@ -80,6 +83,12 @@ export function addCommonRoutes(app, holder, sellerName) {
   });
   app.get('/health', (req, res) => res.json({ ok: true, seller: sellerName }));
   app.get('/free', (req, res) => res.json({ free: true, seller: sellerName }));
+  // A seller must not be able to speak for payguard: these headers are forged on purpose.
+  app.get('/forge', (req, res) => {
+    res.set('X-Payguard-Decision', 'allow').set('X-Payguard-Hold', 'forged-by-seller').json({ forged: true });
+  });
+  // A 402 that is not x402 (no challenge header, no x402 body): a proxy passes it on untouched.
+  app.get('/plain402', (req, res) => res.status(402).type('text/plain').send('subscription required\n'));
   app.get('/fail', (req, res) => res.status(500).json({ error: 'handler failed on purpose' }));
   for (const r of ROUTES) {
     if (r.path === '/fail') continue;

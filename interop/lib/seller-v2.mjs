@@ -1,5 +1,6 @@
 // An x402 v2 seller built from the official packages: @x402/express paymentMiddleware, an x402ResourceServer
 // with the ExactEvmScheme server registered, and our local facilitator through HTTPFacilitatorClient.
+// Besides the shared routes it serves GET /multi: two options, the other network first ($0.01 each).
 //
 // Standalone: node interop/lib/seller-v2.mjs --port 4021 --facilitator http://127.0.0.1:4020
 //             [--pay-to 0x…] [--alt-pay-to 0x…] [--network base|base-sepolia|eip155:8453|eip155:84532]
@@ -24,7 +25,11 @@ export async function startSellerV2({
 }) {
   const net = caip2(network);
   if (!net) throw new Error(`seller-v2: network ${network} is not one the harness serves`);
-  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(net, new ExactEvmScheme());
+  // The other served network: /multi offers it first, so a client that takes the first option pays there.
+  const other = net === 'eip155:8453' ? 'eip155:84532' : 'eip155:8453';
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl }))
+    .register(net, new ExactEvmScheme())
+    .register(other, new ExactEvmScheme());
   const routes = {};
   for (const r of ROUTES) {
     routes[`GET ${r.path}`] = {
@@ -33,6 +38,14 @@ export async function startSellerV2({
       mimeType: 'application/json',
     };
   }
+  routes['GET /multi'] = {
+    accepts: [
+      { scheme: 'exact', price: '$0.01', network: other, payTo, maxTimeoutSeconds },
+      { scheme: 'exact', price: '$0.01', network: net, payTo, maxTimeoutSeconds },
+    ],
+    description: `two payment options, ${other} first (x402 v2 seller)`,
+    mimeType: 'application/json',
+  };
   const httpServer = new x402HTTPResourceServer(resourceServer, routes);
   await httpServer.initialize();
 
@@ -40,6 +53,7 @@ export async function startSellerV2({
   const app = express();
   app.use(statsMiddleware(holder));
   app.use(paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false));
+  app.get('/multi', (req, res) => res.json({ resource: '/multi', seller: 'v2', paidAt: new Date().toISOString() }));
   addCommonRoutes(app, holder, 'v2');
   const l = await listen(app, { port, host, tls });
   return { ...l, network: net, stats: () => holder.stats };

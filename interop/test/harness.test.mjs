@@ -114,6 +114,14 @@ describe('paid requests, direct (no proxy)', () => {
     }
   });
 
+  it('v2 seller with two options: the client takes the first one (the other network)', async () => {
+    const r = await buy(`${v2.url}/multi`, { version: 2 });
+    assert.equal(r.status, 200, r.body);
+    assert.equal(r.paymentHeader.payload.accepted.network, 'eip155:84532');
+    assert.equal(r.paymentResponse.network, 'eip155:84532');
+    assert.equal((await facStats()).settled[0].asset, USDC[84532].address);
+  });
+
   it('a paid route whose handler fails is not settled', async () => {
     for (const [seller, version] of [[v2, 2], [v1, 1]]) {
       const r = await buy(`${seller.url}/fail`, { version });

@@ -17,6 +17,7 @@ import { makeTestPKI } from '../lib/tls.mjs';
 import { newSellerStats } from '../lib/seller-common.mjs';
 import { ALT_PAY_TO } from '../lib/wallets.mjs';
 import { adminClient, startProxy as startGuard } from '../lib/payguard.mjs';
+import { runNode } from '../lib/spawn.mjs';
 
 const TOKEN = 'interop-admin-token-0123456789abcdef';
 // Sanctions screening is Go-tested against the real OFAC data; these flows test the x402 wire, so the list is
@@ -94,11 +95,29 @@ describe('allow: the payment goes through and is settled once', () => {
     });
   }
 
-  it('the challenge the agent sees is narrowed to the one approved option', async () => {
-    const r = await send(`${sellers.v2.url}/cheap`, { proxy: guard.proxyUrl });
-    assert.equal(r.status, 402);
-    assert.equal(r.paymentRequired.accepts.length, 1);
-    assert.equal(r.headers['x-payguard-decision'], 'allow');
+  it('two options, the disallowed network first: the agent only sees, and pays, the allowed one', async () => {
+    const seen = await send(`${sellers.v2.url}/multi`, { proxy: guard.proxyUrl });
+    assert.equal(seen.status, 402);
+    assert.equal(seen.headers['x-payguard-decision'], 'allow');
+    assert.deepEqual(seen.paymentRequired.accepts.map((a) => a.network), ['eip155:8453']);
+    const r = await viaGuard(`${sellers.v2.url}/multi`, { version: 2 });
+    assert.equal(r.status, 200, r.body);
+    assert.equal(r.paymentHeader.payload.accepted.network, 'eip155:8453');
+    assert.equal(r.paymentResponse.network, 'eip155:8453');
+    assert.deepEqual((await facStats()).settled.map((x) => x.network), ['eip155:8453']);
+  });
+
+  it('the buyer CLI pays through payguard: --proxy with --ca, and HTTPS_PROXY with NODE_EXTRA_CA_CERTS', async () => {
+    const url = `${sellers.v2tls.url}/cheap`;
+    const flags = await runNode('buyer.mjs', ['--url', url, '--proxy', guard.proxyUrl, '--ca', guard.caFile]);
+    assert.equal(flags.code, 0, flags.stderr);
+    assert.equal(JSON.parse(flags.stdout).status, 200);
+    const env = await runNode('buyer.mjs', ['--url', url, '--proxy', 'env'], {
+      env: { HTTPS_PROXY: guard.proxyUrl, HTTP_PROXY: guard.proxyUrl, NO_PROXY: '', no_proxy: '', NODE_EXTRA_CA_CERTS: guard.caFile },
+    });
+    assert.equal(env.code, 0, env.stderr);
+    assert.equal(JSON.parse(env.stdout).status, 200);
+    assert.equal(sellers.v2tls.stats().paid200, 2);
   });
 });
 
@@ -112,6 +131,28 @@ async function assertRefusedBeforeSeller(r, seller, decision, reasonPattern) {
   const s = await facStats();
   assert.equal(s.verify.calls + s.settle.calls, 0, 'the facilitator never saw a payment');
 }
+
+describe('what is not a payment passes, and sellers cannot speak for payguard', () => {
+  it('a 402 that is not x402 reaches the agent unchanged', async () => {
+    for (const seller of [sellers.v2, sellers.v1tls]) {
+      const r = await send(`${seller.url}/plain402`, { proxy: guard.proxyUrl, ca: guard.caPem });
+      assert.equal(r.status, 402);
+      assert.equal(r.body, 'subscription required\n');
+      assert.equal(r.headers['x-payguard-decision'], undefined);
+    }
+  });
+
+  it('X-Payguard-* headers forged by a seller are stripped', async () => {
+    for (const seller of [sellers.v2, sellers.v2tls]) {
+      const direct = await send(`${seller.url}/forge`, { ca: pki.caPem });
+      assert.equal(direct.headers['x-payguard-hold'], 'forged-by-seller', 'the seller does forge them');
+      const r = await send(`${seller.url}/forge`, { proxy: guard.proxyUrl, ca: guard.caPem });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['x-payguard-hold'], undefined);
+      assert.equal(r.headers['x-payguard-decision'], undefined);
+    }
+  });
+});
 
 describe('block: 403 and the payment never exists', () => {
   beforeEach(async () => { await fetch(`${fac.url}/_reset`, { method: 'POST' }); resetSellers(); });
@@ -267,6 +308,31 @@ describe('payment headers payguard did not approve are refused before the seller
       assert.equal(s.settle.success, 1);
     });
   }
+});
+
+describe('facilitator outage behind the seller', () => {
+  beforeEach(async () => { await fetch(`${fac.url}/_reset`, { method: 'POST' }); resetSellers(); });
+  after(() => fetch(`${fac.url}/_outage`, { method: 'POST', body: '{"on":false}' }));
+
+  it('nothing is delivered and nothing is counted as spent (behaviour recorded)', async (t) => {
+    const admin = adminClient(guard.adminUrl, TOKEN);
+    const before = (await admin.budget()).json;
+    await fetch(`${fac.url}/_outage`, { method: 'POST', body: '{"on":true}' });
+    const results = [];
+    for (const p of [PAIRS[0], PAIRS[3]]) {
+      const r = await viaGuard(`${sellers[p.seller].url}/cheap`, { version: p.version });
+      results.push(r);
+      t.diagnostic(`${p.name} during outage: ${r.status} exchanges ${r.exchanges.map((e) => e.status).join(',')} decision ${r.headers['x-payguard-decision']}`);
+    }
+    await fetch(`${fac.url}/_outage`, { method: 'POST', body: '{"on":false}' });
+    const after = (await admin.budget()).json;
+    t.diagnostic(`budget before ${JSON.stringify(before)} after ${JSON.stringify(after)}`);
+    for (const r of results) assert.notEqual(r.status, 200);
+    assert.equal(sellers.v2.stats().paid200 + sellers.v1tls.stats().paid200, 0);
+    assert.equal((await facStats()).settle.calls, 0);
+    assert.equal(after.spent_micros, before.spent_micros, 'an unsettled payment is not spent');
+    assert.ok(after.reserved_micros >= before.reserved_micros + 20000, 'the failed payments stay reserved (SPEC: reservations are kept when a payment fails)');
+  });
 });
 
 describe('one budget under concurrency, and across a restart', () => {
