@@ -1,0 +1,72 @@
+package open_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/bolt"
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/store/open"
+	"github.com/payguard/payguard/store/redis"
+)
+
+func TestOpenDrivers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "payguard.db")
+	s, err := open.Open("bolt", path, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.(*bolt.Store); !ok {
+		t.Fatalf("bolt driver opened %T", s)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("bolt file not created at %s: %v", path, err)
+	}
+	s.Close()
+
+	s, err = open.Open("memory", "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.(*memory.Store); !ok {
+		t.Fatalf("memory driver opened %T", s)
+	}
+	s.Close()
+
+	if _, err := open.Open("sqlite", "", "", ""); err == nil || !strings.Contains(err.Error(), `unknown driver "sqlite"`) {
+		t.Fatalf("unknown driver: %v", err)
+	}
+	if _, err := open.Open("redis", "", "", "x:"); err == nil {
+		t.Fatal("redis without a URL opened")
+	}
+}
+
+func TestFromConfig(t *testing.T) {
+	c, err := config.Parse([]byte("store: {driver: redis, redis: {url_env: PAYGUARD_TEST_OPEN_URL, prefix: 'payguard-test-open:'}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PAYGUARD_TEST_OPEN_URL", "redis://127.0.0.1:6379/0")
+	s, err := open.FromConfig(c.Store)
+	if err != nil {
+		t.Fatalf("the redis driver needs a real Redis at 127.0.0.1:6379: %v", err)
+	}
+	defer s.Close()
+	if rs, ok := s.(*redis.Store); !ok || rs.Prefix() != "payguard-test-open:" {
+		t.Fatalf("FromConfig opened %T, want a redis store with prefix payguard-test-open:", s)
+	}
+	// Touch nothing but read: State of an unknown budget writes no key.
+	if st, err := s.State(context.Background(), "none", "2026-11-22"); err != nil || st != (store.BudgetState{Day: "2026-11-22"}) {
+		t.Fatalf("State = %+v, %v", st, err)
+	}
+
+	t.Setenv("PAYGUARD_TEST_OPEN_URL", "")
+	if _, err := open.FromConfig(c.Store); err == nil {
+		t.Fatal("FromConfig with an empty URL variable opened")
+	}
+}
