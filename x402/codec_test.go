@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -108,6 +109,10 @@ func TestDecodePaymentPayloadHeader(t *testing.T) {
 		t.Errorf("round trip changed the payload:\n%s\n%s", jsonOf(t, again), v2)
 	}
 
+	if pj, err := ParsePaymentPayload([]byte(v2)); err != nil || !reflect.DeepEqual(pj, p) {
+		t.Errorf("ParsePaymentPayload disagrees with the header decoder: %+v %v", pj, err)
+	}
+
 	bad := map[string]string{
 		"no version":        `{"scheme":"exact","network":"base","payload":{}}`,
 		"version 3":         `{"x402Version":3,"payload":{}}`,
@@ -124,6 +129,9 @@ func TestDecodePaymentPayloadHeader(t *testing.T) {
 	for name, doc := range bad {
 		if p, err := DecodePaymentPayloadHeader(enc(doc)); err == nil {
 			t.Errorf("%s: got %+v, want an error", name, p)
+		}
+		if p, err := ParsePaymentPayload([]byte(doc)); err == nil {
+			t.Errorf("%s: ParsePaymentPayload got %+v, want an error", name, p)
 		}
 	}
 }
@@ -205,6 +213,7 @@ func TestExactMemberNames(t *testing.T) {
 		`{"x402Version":2,"accepts":[{"payTo":"0xab\ud800"}]}`,
 		`{"x402Version":2,"accepts":[{"payTo":"0xab\ufffd"}]}`,
 		"{\"x402Version\":2,\"accepts\":[{\"payTo\":\"0xab\uFFFD\"}]}",
+		`{"x402Version":2,"accepts":[{"\ud800":1,"\ud801":2}]}`,
 	} {
 		if p, err := ParsePaymentRequired([]byte(doc)); err == nil {
 			t.Errorf("%s: got %+v, want an error", doc, p)

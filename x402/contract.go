@@ -14,6 +14,7 @@ package x402
 //   func (r Requirement) MarshalJSON / (r *Requirement) UnmarshalJSON, same for ResourceInfo, PaymentPayload,
 //        SettleResponse, VerifyResponse, FacilitatorRequest: exact member names, Unknown kept verbatim
 //   func DecodePaymentPayloadHeader(value string) (*PaymentPayload, error)  // X-PAYMENT or PAYMENT-SIGNATURE
+//   func ParsePaymentPayload(data []byte) (*PaymentPayload, error)          // the same, from plain JSON (MCP _meta)
 //   func (p *PaymentPayload) ExactEVM() (*ExactEVMPayload, error)           // errors wrap ErrNotExactEVM
 //   func (r Requirement) Equal(o Requirement) bool  // SDK's paymentRequirementsMatchAccepted(required=r, accepted=o)
 //   func JSONEqual(a, b []byte) bool                // structural JSON equality (member order aside)

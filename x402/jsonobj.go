@@ -77,6 +77,12 @@ func members(data []byte, what string) (objectMembers, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, malformed("%s: %v", what, err)
 	}
+	for k := range m {
+		// See str: Go would fold distinct lone-surrogate names into one U+FFFD name.
+		if strings.ContainsRune(k, utf8.RuneError) {
+			return nil, malformed("%s: member name holds U+FFFD or an unpaired surrogate escape", what)
+		}
+	}
 	return objectMembers(m), nil
 }
 

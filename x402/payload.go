@@ -24,6 +24,22 @@ func DecodePaymentPayloadHeader(value string) (*PaymentPayload, error) {
 	return p, nil
 }
 
+// ParsePaymentPayload reads a payment payload carried as plain JSON (MCP's `_meta["x402/payment"]`, a
+// facilitator body) with the same limits and checks as DecodePaymentPayloadHeader.
+func ParsePaymentPayload(data []byte) (*PaymentPayload, error) {
+	if err := checkDocument(data); err != nil {
+		return nil, err
+	}
+	p, err := decodePaymentPayload(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 func (p *PaymentPayload) validate() error {
 	if t := bytes.TrimSpace(p.Payload); len(t) == 0 || t[0] != '{' {
 		return malformed("payment payload: `payload` must be an object")

@@ -15,7 +15,11 @@ type ResourceInfo struct {
 // Requirement is one entry of a challenge's `accepts` array, read the same way for v1 and v2.
 //
 // Amount is the atomic amount as a decimal string: v2 `amount`, v1 `maxAmountRequired`. Which JSON name it
-// was read from is remembered (Version) so that re-encoding writes it back under the same name.
+// was read from is remembered (Version) so that re-encoding writes it back under the same name; inside a
+// PaymentRequired the challenge's X402Version decides. Version 0 (a Requirement built in Go) encodes as v2.
+//
+// Member names are matched exactly (not case-insensitively as encoding/json would). Members this type does
+// not model, and in a v2 entry the v1-only ones, are kept verbatim in Unknown.
 type Requirement struct {
 	Version           int             `json:"-"` // 1 or 2: the challenge version this entry was read from
 	Scheme            string          `json:"scheme"`
@@ -69,6 +73,7 @@ type PaymentPayload struct {
 }
 
 // ExactEVMPayload is PaymentPayload.Payload for the EVM "exact" scheme with an EIP-3009 authorization.
+// It is a read-only view (see PaymentPayload.ExactEVM): the payload itself stays verbatim in Payload.
 type ExactEVMPayload struct {
 	Signature     string                 `json:"signature"`
 	Authorization *EIP3009Authorization  `json:"authorization,omitempty"`
