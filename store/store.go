@@ -4,6 +4,9 @@
 // All of them pass the conformance suite in store/storetest.
 //
 // Money is int64 micro-dollars (1 USD = 1_000_000). Days are UTC days formatted "2006-01-02".
+//
+// Arguments no implementation accepts (a negative amount, a malformed day, an empty id or key) fail with
+// ErrInvalid before any state changes. Implementations are opened by store/open (Open, FromConfig).
 package store
 
 import (
@@ -30,8 +33,11 @@ type BudgetState struct {
 // whatever the interleaving of callers and processes.
 type Ledger interface {
 	Reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64) (reservationID string, err error)
-	// Commit moves a reservation's amount from reserved to spent (idempotent).
+	// Commit moves a reservation's amount from reserved to spent (idempotent). A reservation unknown under
+	// that budget and day is ErrNotFound. There is no release: a reservation whose payment failed or was
+	// abandoned keeps counting until the day ends (SPEC).
 	Commit(ctx context.Context, budget, day, reservationID string) error
+	// State is zero for a budget or day never reserved against.
 	State(ctx context.Context, budget, day string) (BudgetState, error)
 }
 
@@ -62,6 +68,12 @@ type Hold struct {
 
 // Holds stores holds. Resolve moves pending → approved|denied (ErrConflict otherwise); Use moves
 // approved → used exactly once (ErrAlreadyUsed on a second call).
+//
+// A hold is created pending (an empty Status means pending); a duplicate ID is ErrConflict. FindHold's
+// newest is the latest CreatedAt, and among equal times the one created last. Expiry: resolving a pending
+// hold after its ExpiresAt (at > ExpiresAt), or using an approved hold after it by the store's own clock,
+// fails with ErrConflict and stores the hold as HoldExpired, so a person sees why. ListHolds is in
+// creation order.
 type Holds interface {
 	CreateHold(ctx context.Context, h Hold) error
 	GetHold(ctx context.Context, id string) (Hold, error)
@@ -86,6 +98,9 @@ type Ticket struct {
 
 // Tickets stores tickets. TakeTicket atomically marks the newest unused, unexpired ticket with that key as
 // used and returns it; ErrNotFound when there is none.
+//
+// Newest means put last. A ticket is unexpired while now <= ExpiresAt. PutTicket gives a ticket without an
+// ID a random one; a duplicate ID is ErrConflict; a ticket needs a Key and an ExpiresAt.
 type Tickets interface {
 	PutTicket(ctx context.Context, t Ticket) error
 	TakeTicket(ctx context.Context, key string, now time.Time) (Ticket, error)
@@ -93,7 +108,8 @@ type Tickets interface {
 	MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error
 }
 
-// Trial counts free-trial calls per client per UTC day; entries expire after retention (48 h).
+// Trial counts free-trial calls per client per UTC day; entries expire after retention (48 h), counted from
+// the day's first call. Refused calls do not count; a limit <= 0 refuses every call.
 type Trial interface {
 	// TakeTrial increments the counter if it is below limit and reports whether the call may proceed and the
 	// count after the call.
@@ -111,7 +127,9 @@ type Observation struct {
 	Error      string    `json:"error,omitempty"`
 }
 
-// Endpoints stores endpoint observations, newest last, per URL and method.
+// Endpoints stores endpoint observations, newest last, per URL and method. Observations returns every
+// method's observations of a URL ordered by ObservedAt, oldest first (an empty slice for an unknown URL);
+// IndexUpdatedAt is the newest ObservedAt ever put.
 type Endpoints interface {
 	PutObservation(ctx context.Context, o Observation) error
 	Observations(ctx context.Context, url string) ([]Observation, error) // all methods
