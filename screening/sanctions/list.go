@@ -55,8 +55,11 @@ type List struct {
 	names    *nameIndex
 	dataAsOf time.Time
 	source   string
+	xml      bool // loaded from SDN.XML, whose Publish_Date is the data-as-of
 	warnings []string
 }
+
+func (l *List) fromXML() bool { return l.xml }
 
 type addrRef struct {
 	entry    int32

@@ -35,7 +35,7 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 	var entries []Entry
 	var warnings []string
 	dataAsOf := fallback
-	sawRoot := false
+	sawRoot, published := false, false
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -60,7 +60,7 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 			if err != nil {
 				return nil, st, fmt.Errorf("sanctions: SDN XML Publish_Date %q: %w", s, err)
 			}
-			dataAsOf = t.UTC()
+			dataAsOf, published = t.UTC(), true
 		case "sdnEntry":
 			var x xmlEntry
 			if err := dec.DecodeElement(&x, &se); err != nil {
@@ -78,7 +78,9 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 	if !sawRoot {
 		return nil, st, fmt.Errorf("sanctions: not an SDN XML file (no sdnList element)")
 	}
-	return newList(entries, dataAsOf, source, warnings), st, nil
+	l := newList(entries, dataAsOf, source, warnings)
+	l.xml = published
+	return l, st, nil
 }
 
 func (x *xmlEntry) entry() (Entry, []string) {

@@ -1,0 +1,521 @@
+package sanctions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DefaultURLs are OFAC's Sanctions List Service downloads of the legacy CSV set. They can be replaced in
+// RefresherConfig.URLs (for a mirror, or local files).
+var DefaultURLs = []string{
+	"https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/SDN.CSV",
+	"https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/ALT.CSV",
+	"https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/ADD.CSV",
+	"https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/SDN_COMMENTS.CSV",
+}
+
+// Refresh defaults.
+const (
+	DefaultInterval   = 24 * time.Hour
+	DefaultMinEntries = 5000
+	DefaultMinRatio   = 0.9
+	maxDownloadBytes  = 256 << 20
+)
+
+// RefresherConfig configures a Refresher. Zero values take the defaults.
+type RefresherConfig struct {
+	// URLs each name one file of the set by the last element of the path (sdn.csv, alt.csv, add.csv,
+	// sdn_comments.csv or sdn.xml, any case). http(s) URLs are downloaded; file:// URLs and plain paths are
+	// copied. Default: DefaultURLs.
+	URLs []string
+	// CacheDir keeps the last good copy (CacheDir/current) that is loaded at start. Required.
+	CacheDir string
+	// Interval between refreshes in Run. Default: DefaultInterval (daily).
+	Interval time.Duration
+	// A new list must have at least MinEntries entries and at least MinRatio times the entries of the list
+	// it replaces. Defaults: DefaultMinEntries, DefaultMinRatio.
+	MinEntries int
+	MinRatio   float64
+	Client     *http.Client // default: a client with a 5-minute timeout
+	Logger     *slog.Logger // default: slog.Default()
+	// Registerer receives the refresh metrics (never the global registry unless passed in). Optional.
+	Registerer prometheus.Registerer
+	Now        func() time.Time // default: time.Now
+	// Progress, when set, is called while a file downloads (total is -1 when the size is unknown).
+	Progress func(file string, done, total int64)
+}
+
+// Health is the state of the refresher, for /health and the logs.
+type Health struct {
+	LastAttempt         time.Time `json:"last_attempt,omitzero"`
+	LastSuccess         time.Time `json:"last_success,omitzero"`
+	LastError           string    `json:"last_error,omitempty"`
+	LastErrorAt         time.Time `json:"last_error_at,omitzero"`
+	ConsecutiveFailures int       `json:"consecutive_failures"`
+	Entries             int       `json:"entries"`
+	DataAsOf            time.Time `json:"data_as_of,omitzero"`
+	Source              string    `json:"source,omitempty"`
+}
+
+// Refresher keeps a Screener's list fresh: it downloads the configured files (conditionally, with ETag and
+// If-Modified-Since), parses and validates the new list, stores it as the last good copy and swaps it in.
+// A failed, empty or implausible download never replaces the list being served.
+type Refresher struct {
+	cfg      RefresherConfig
+	screener *Screener
+	mu       sync.Mutex // one refresh at a time
+	hmu      sync.Mutex
+	health   Health
+	m        refreshMetrics
+}
+
+type refreshMetrics struct {
+	refreshes   *prometheus.CounterVec
+	failures    prometheus.Gauge
+	lastSuccess prometheus.Gauge
+	entries     prometheus.Gauge
+	dataAsOf    prometheus.Gauge
+}
+
+// NewRefresher returns a refresher for s. It registers its metrics on cfg.Registerer when one is given.
+func NewRefresher(s *Screener, cfg RefresherConfig) (*Refresher, error) {
+	if cfg.CacheDir == "" {
+		return nil, errors.New("sanctions: refresher needs a cache directory")
+	}
+	if len(cfg.URLs) == 0 {
+		cfg.URLs = DefaultURLs
+	}
+	seen := map[string]bool{}
+	hasMain := false
+	for _, u := range cfg.URLs {
+		name, err := fileNameOf(u)
+		if err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("sanctions: two URLs for %s", name)
+		}
+		seen[name] = true
+		hasMain = hasMain || name == FileSDN || name == FileXML
+	}
+	if !hasMain {
+		return nil, errors.New("sanctions: the refresh URLs must include sdn.csv or sdn.xml")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.MinEntries <= 0 {
+		cfg.MinEntries = DefaultMinEntries
+	}
+	if cfg.MinRatio <= 0 {
+		cfg.MinRatio = DefaultMinRatio
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 5 * time.Minute}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	r := &Refresher{cfg: cfg, screener: s}
+	r.m = refreshMetrics{
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payguard_sanctions_refresh_total", Help: "Sanctions list refresh attempts by result (success, not_modified, failure).",
+		}, []string{"result"}),
+		failures: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "payguard_sanctions_refresh_consecutive_failures", Help: "Sanctions list refreshes failed in a row.",
+		}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "payguard_sanctions_last_success_timestamp_seconds", Help: "Unix time of the last successful sanctions refresh.",
+		}),
+		entries: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "payguard_sanctions_entries", Help: "Entries in the sanctions list being served.",
+		}),
+		dataAsOf: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "payguard_sanctions_data_as_of_timestamp_seconds", Help: "Unix time of the served sanctions list's data_as_of.",
+		}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{r.m.refreshes, r.m.failures, r.m.lastSuccess, r.m.entries, r.m.dataAsOf} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("sanctions: registering metrics: %w", err)
+			}
+		}
+	}
+	return r, nil
+}
+
+// Health returns the refresher's state.
+func (r *Refresher) Health() Health {
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	return r.health
+}
+
+// cacheMeta is stored beside the cached files.
+type cacheMeta struct {
+	DataAsOf  time.Time            `json:"data_as_of"`
+	FetchedAt time.Time            `json:"fetched_at"`
+	Files     map[string]cacheFile `json:"files"`
+}
+
+type cacheFile struct {
+	URL          string `json:"url"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+}
+
+const metaFile = "meta.json"
+
+func (r *Refresher) currentDir() string { return filepath.Join(r.cfg.CacheDir, "current") }
+
+// LoadCache serves the last good copy from the cache directory, if there is one. It is meant for start-up,
+// before the first download.
+func (r *Refresher) LoadCache() error {
+	dir := r.currentDir()
+	if _, err := os.Stat(dir); err != nil {
+		// A crash between the two renames of a swap leaves only the previous copy.
+		if olds, _ := filepath.Glob(filepath.Join(r.cfg.CacheDir, "previous")); len(olds) == 1 {
+			dir = olds[0]
+		} else {
+			return fmt.Errorf("sanctions: no cached list in %s", r.cfg.CacheDir)
+		}
+	}
+	l, _, err := LoadDirStats(dir)
+	if err != nil {
+		return fmt.Errorf("sanctions: cached list: %w", err)
+	}
+	if meta, err := readMeta(dir); err == nil && !l.fromXML() {
+		l.dataAsOf = meta.DataAsOf
+	}
+	if l.Len() < r.cfg.MinEntries {
+		return fmt.Errorf("sanctions: cached list has %d entries, fewer than %d", l.Len(), r.cfg.MinEntries)
+	}
+	l.source = "cache " + dir
+	r.install(l)
+	r.cfg.Logger.Info("sanctions list loaded from cache", "dir", dir, "entries", l.Len(), "data_as_of", l.DataAsOf())
+	return nil
+}
+
+// Run refreshes now and then every Interval until ctx ends. Failures are logged and counted; the list
+// being served stays.
+func (r *Refresher) Run(ctx context.Context) {
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	for {
+		_ = r.Refresh(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Refresh downloads, validates and installs a new list. It returns nil when the list was replaced or the
+// server said nothing changed (304).
+func (r *Refresher) Refresh(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.cfg.Now()
+	r.hmu.Lock()
+	r.health.LastAttempt = now
+	r.hmu.Unlock()
+	changed, err := r.refresh(ctx, now)
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	if err != nil {
+		r.health.LastError = err.Error()
+		r.health.LastErrorAt = now
+		r.health.ConsecutiveFailures++
+		r.m.refreshes.WithLabelValues("failure").Inc()
+		r.m.failures.Set(float64(r.health.ConsecutiveFailures))
+		r.cfg.Logger.Error("sanctions list refresh failed; the current list keeps serving",
+			"err", err, "consecutive_failures", r.health.ConsecutiveFailures, "entries", r.screener.List().Len())
+		return err
+	}
+	r.health.LastSuccess = now
+	r.health.LastError = ""
+	r.health.ConsecutiveFailures = 0
+	r.m.failures.Set(0)
+	r.m.lastSuccess.Set(float64(now.Unix()))
+	if changed {
+		r.m.refreshes.WithLabelValues("success").Inc()
+	} else {
+		r.m.refreshes.WithLabelValues("not_modified").Inc()
+		r.cfg.Logger.Info("sanctions list not modified")
+	}
+	return nil
+}
+
+func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, err error) {
+	if err := os.MkdirAll(r.cfg.CacheDir, 0o755); err != nil {
+		return false, fmt.Errorf("sanctions: cache directory: %w", err)
+	}
+	cur := r.currentDir()
+	old, _ := readMeta(cur)
+	if old == nil || r.screener.List() == nil {
+		old = &cacheMeta{} // without a served list, never accept a 304 for a file we do not have
+	}
+	tmp, err := os.MkdirTemp(r.cfg.CacheDir, "incoming-")
+	if err != nil {
+		return false, fmt.Errorf("sanctions: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	meta := &cacheMeta{FetchedAt: now.UTC(), Files: map[string]cacheFile{}}
+	anyChanged := false
+	var mainLastModified time.Time
+	for _, u := range r.cfg.URLs {
+		name, _ := fileNameOf(u)
+		prev, havePrev := old.Files[name]
+		if havePrev && prev.URL != u {
+			havePrev = false
+		}
+		if havePrev {
+			if _, err := os.Stat(filepath.Join(cur, name)); err != nil {
+				havePrev = false
+			}
+		}
+		f, notModified, err := r.fetch(ctx, u, name, filepath.Join(tmp, name), prev, havePrev)
+		if err != nil {
+			return false, err
+		}
+		if notModified {
+			if err := copyFile(filepath.Join(cur, name), filepath.Join(tmp, name)); err != nil {
+				return false, fmt.Errorf("sanctions: reusing cached %s: %w", name, err)
+			}
+			f = prev
+		} else {
+			anyChanged = true
+		}
+		meta.Files[name] = f
+		if name == FileSDN || name == FileXML {
+			if t, err := http.ParseTime(f.LastModified); err == nil {
+				mainLastModified = t.UTC()
+			}
+		}
+	}
+	if !anyChanged {
+		return false, nil
+	}
+	l, st, err := LoadDirStats(tmp)
+	if err != nil {
+		return false, err
+	}
+	if !l.fromXML() {
+		// The CSV set states no publish date: the server's Last-Modified, else the fetch time.
+		l.dataAsOf = now.UTC()
+		if !mainLastModified.IsZero() {
+			l.dataAsOf = mainLastModified
+		}
+	}
+	meta.DataAsOf = l.dataAsOf
+	if err := r.validate(l); err != nil {
+		return false, err
+	}
+	if err := writeMeta(tmp, meta); err != nil {
+		return false, err
+	}
+	if err := r.persist(tmp); err != nil {
+		return false, err
+	}
+	l.source = strings.Join(r.cfg.URLs, " ")
+	r.install(l)
+	r.cfg.Logger.Info("sanctions list refreshed", "entries", l.Len(), "aliases_rows", st.AltRows,
+		"addresses", l.AddressCount(), "data_as_of", l.DataAsOf(), "warnings", len(l.Warnings()))
+	return true, nil
+}
+
+func (r *Refresher) validate(l *List) error {
+	if l.Len() < r.cfg.MinEntries {
+		return fmt.Errorf("sanctions: new list has %d entries, fewer than the minimum %d; keeping the current list", l.Len(), r.cfg.MinEntries)
+	}
+	if cur := r.screener.List(); cur != nil && float64(l.Len()) < r.cfg.MinRatio*float64(cur.Len()) {
+		return fmt.Errorf("sanctions: new list has %d entries, under %.0f%% of the current %d; keeping the current list",
+			l.Len(), 100*r.cfg.MinRatio, cur.Len())
+	}
+	return nil
+}
+
+// persist makes dir the cached copy: current moves to previous, dir to current.
+func (r *Refresher) persist(dir string) error {
+	cur := r.currentDir()
+	prev := filepath.Join(r.cfg.CacheDir, "previous")
+	if err := os.RemoveAll(prev); err != nil {
+		return fmt.Errorf("sanctions: cache: %w", err)
+	}
+	if _, err := os.Stat(cur); err == nil {
+		if err := os.Rename(cur, prev); err != nil {
+			return fmt.Errorf("sanctions: cache: %w", err)
+		}
+	}
+	if err := os.Rename(dir, cur); err != nil {
+		return fmt.Errorf("sanctions: cache: %w", err)
+	}
+	return os.RemoveAll(prev)
+}
+
+func (r *Refresher) install(l *List) {
+	r.screener.Swap(l)
+	r.hmu.Lock()
+	r.health.Entries = l.Len()
+	r.health.DataAsOf = l.DataAsOf()
+	r.health.Source = l.Source()
+	r.hmu.Unlock()
+	r.m.entries.Set(float64(l.Len()))
+	r.m.dataAsOf.Set(float64(l.DataAsOf().Unix()))
+}
+
+// fetch gets one file into dst. With a previous copy it asks conditionally and reports notModified on 304.
+func (r *Refresher) fetch(ctx context.Context, rawURL, name, dst string, prev cacheFile, havePrev bool) (cacheFile, bool, error) {
+	out := cacheFile{URL: rawURL}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		src := rawURL
+		if err == nil && u.Scheme == "file" {
+			src = u.Path
+		}
+		if err := copyFile(src, dst); err != nil {
+			return out, false, fmt.Errorf("sanctions: copying %s: %w", src, err)
+		}
+		return out, false, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return out, false, fmt.Errorf("sanctions: %w", err)
+	}
+	if havePrev {
+		if prev.ETag != "" {
+			req.Header.Set("If-None-Match", prev.ETag)
+		}
+		if prev.LastModified != "" {
+			req.Header.Set("If-Modified-Since", prev.LastModified)
+		}
+	}
+	resp, err := r.cfg.Client.Do(req)
+	if err != nil {
+		return out, false, fmt.Errorf("sanctions: downloading %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && havePrev {
+		return prev, true, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return out, false, fmt.Errorf("sanctions: downloading %s: HTTP %s", name, resp.Status)
+	}
+	f, err := os.Create(dst)
+	if err != nil {
+		return out, false, fmt.Errorf("sanctions: %w", err)
+	}
+	defer f.Close()
+	var w io.Writer = f
+	if r.cfg.Progress != nil {
+		w = &progressWriter{w: f, name: name, total: resp.ContentLength, report: r.cfg.Progress}
+	}
+	n, err := io.Copy(w, io.LimitReader(resp.Body, maxDownloadBytes+1))
+	if err != nil {
+		return out, false, fmt.Errorf("sanctions: downloading %s: %w", name, err)
+	}
+	if n > maxDownloadBytes {
+		return out, false, fmt.Errorf("sanctions: %s is larger than %d bytes", name, maxDownloadBytes)
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return out, false, fmt.Errorf("sanctions: %s: got %d of %d bytes", name, n, resp.ContentLength)
+	}
+	if n == 0 {
+		return out, false, fmt.Errorf("sanctions: %s: empty download", name)
+	}
+	if err := f.Close(); err != nil {
+		return out, false, fmt.Errorf("sanctions: %w", err)
+	}
+	out.ETag = resp.Header.Get("ETag")
+	out.LastModified = resp.Header.Get("Last-Modified")
+	return out, false, nil
+}
+
+type progressWriter struct {
+	w      io.Writer
+	name   string
+	done   int64
+	total  int64
+	last   time.Time
+	report func(string, int64, int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.done += int64(n)
+	if now := time.Now(); now.Sub(p.last) > 100*time.Millisecond || (p.total > 0 && p.done == p.total) {
+		p.last = now
+		p.report(p.name, p.done, p.total)
+	}
+	return n, err
+}
+
+// fileNameOf returns the OFAC file a URL or path names, lower case.
+func fileNameOf(raw string) (string, error) {
+	p := raw
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		p = u.Path
+	}
+	name := strings.ToLower(path.Base(filepath.ToSlash(p)))
+	switch name {
+	case FileSDN, FileAlt, FileAdd, FileComments, FileXML:
+		return name, nil
+	}
+	return "", fmt.Errorf("sanctions: %q does not name an OFAC file (sdn.csv, alt.csv, add.csv, sdn_comments.csv or sdn.xml)", raw)
+}
+
+func readMeta(dir string) (*cacheMeta, error) {
+	b, err := os.ReadFile(filepath.Join(dir, metaFile))
+	if err != nil {
+		return nil, err
+	}
+	var m cacheMeta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("sanctions: %s: %w", metaFile, err)
+	}
+	return &m, nil
+}
+
+func writeMeta(dir string, m *cacheMeta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, metaFile), b, 0o644)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
