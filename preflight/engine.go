@@ -166,7 +166,7 @@ func (e *Engine) domainFacts(ctx context.Context, domain string, now time.Time) 
 		info.Note = "merchant domain unknown"
 		return
 	case e.opts.Domains == nil:
-		info.Note = "domain facts not gathered (offline)"
+		info.Note = "domain facts not gathered (offline, or no domain checker configured)"
 		return
 	}
 	info.Checked = true
