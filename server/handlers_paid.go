@@ -17,7 +17,7 @@ import (
 // Bounds of query inputs (SPEC: text fields are bounded and valid UTF-8).
 const (
 	maxNameLen    = 256
-	maxAddressLen = 128
+	maxAddressLen = 256
 	maxDomainLen  = 2048 // a domain or a URL
 	maxURLLen     = 2048
 )
@@ -79,6 +79,15 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.Name == "" && in.Address == "" && in.Domain == "" {
 		s.writeError(w, errorf(http.StatusBadRequest, CodeMissingInput, "give at least one of name, address or domain"))
+		return
+	}
+	if err := s.opt.Checker.Validate(in); err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			s.writeError(w, errorf(http.StatusBadRequest, ie.Code, ie.Message))
+		} else {
+			s.writeError(w, errorf(http.StatusBadRequest, CodeInvalidParameter, err.Error()))
+		}
 		return
 	}
 	trialAsked, e := trialParam(r, true)

@@ -94,6 +94,13 @@ func (f *fakeSanctions) DataAsOf() time.Time { return time.Date(2026, 11, 21, 0,
 
 type fakeChecker struct{ calls atomic.Int32 }
 
+func (f *fakeChecker) Validate(q CheckQuery) error {
+	if q.Domain == "bad domain" {
+		return &InputError{Code: CodeInvalidParameter, Message: "domain: not a domain"}
+	}
+	return nil
+}
+
 func (f *fakeChecker) Check(ctx context.Context, q CheckQuery) (any, error) {
 	f.calls.Add(1)
 	risk, flags := "low", []string{}

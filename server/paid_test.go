@@ -38,7 +38,8 @@ func TestCheckInputErrors(t *testing.T) {
 		"/v1/check?name=" + strings.Repeat("n", 257):    CodeInvalidParameter,
 		"/v1/check?name=%ff":                            CodeInvalidParameter,
 		"/v1/check?name=%zz":                            CodeInvalidParameter,
-		"/v1/check?address=" + strings.Repeat("0", 129): CodeInvalidParameter,
+		"/v1/check?address=" + strings.Repeat("0", 257): CodeInvalidParameter,
+		"/v1/check?domain=bad%20domain":                 CodeInvalidParameter,
 	}
 	for path, code := range cases {
 		r := e.do("GET", path, nil, nil)
@@ -271,7 +272,7 @@ func TestSanctionsUnavailableIs503BeforePayment(t *testing.T) {
 	if r.StatusCode != 503 || r.errCode(t) != CodeSanctionsUnavailable || e.fac.verifies.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
-	if r.json(t)["data_as_of"] != "unknown" {
+	if r.json(t)["data_as_of"] != "1970-01-01T00:00:00Z" {
 		t.Fatalf("data_as_of %s", r.body)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store"
@@ -68,6 +69,8 @@ type CheckQuery struct{ Name, Address, Domain string }
 
 // Checker screens a payee (screening.Checker). The result is the CheckResult, encoded as the 200 body.
 type Checker interface {
+	// Validate checks a query before payment; errors are *InputError (400, nothing charged).
+	Validate(q CheckQuery) error
 	Check(ctx context.Context, q CheckQuery) (any, error)
 }
 
@@ -206,10 +209,11 @@ func (s *Server) CheckFacilitator(ctx context.Context, f *fees.Facilitator) erro
 	return nil
 }
 
-// dataAsOf is the sanctions data's time, RFC 3339 UTC, or "unknown" while no list is loaded.
+// dataAsOf is the sanctions data's time, RFC 3339 UTC. While no list is loaded it is
+// screening.DataAsOfUnknown (the Unix epoch: a valid date-time older than anything), as in CheckResult.
 func (s *Server) dataAsOf() string {
 	if !s.opt.Sanctions.Ready() {
-		return "unknown"
+		return screening.DataAsOfUnknown
 	}
 	return s.opt.Sanctions.DataAsOf().UTC().Format(time.RFC3339)
 }

@@ -21,7 +21,7 @@ func textBody(desc string) obj {
 }
 
 func dataAsOfHeader() obj {
-	return obj{"X-Data-As-Of": obj{"description": "Time of the sanctions data (RFC 3339), or \"unknown\" while none is loaded.",
+	return obj{"X-Data-As-Of": obj{"description": "Time of the sanctions data (RFC 3339), or 1970-01-01T00:00:00Z while no list is loaded.",
 		"schema": obj{"type": "string"}}}
 }
 

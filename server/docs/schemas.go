@@ -20,7 +20,7 @@ func schemas() obj {
 					"message": str("What went wrong and why."),
 					"nonce":   str("settlement_outcome_unknown only: the payment authorization nonce to check on chain."),
 				}},
-				"data_as_of": str("Time of the sanctions data (RFC 3339), or \"unknown\"."),
+				"data_as_of": str("Time of the sanctions data (RFC 3339), or 1970-01-01T00:00:00Z while no list is loaded."),
 			},
 		},
 		"PaymentRequiredV1": obj{
@@ -32,7 +32,7 @@ func schemas() obj {
 				"error":       str("Why payment is required: Payment required, trial_exhausted, the facilitator's invalidReason or a settlement errorReason."),
 				"accepts":     obj{"type": "array", "items": ref("PaymentRequirementV1")},
 				"trial":       ref("TrialNotice"),
-				"data_as_of":  str("Time of the sanctions data, or \"unknown\"."),
+				"data_as_of":  str("Time of the sanctions data, or 1970-01-01T00:00:00Z while no list is loaded."),
 			},
 		},
 		"PaymentRequirementV1": obj{

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/domain"
+	"github.com/payguard/payguard/screening/sanctions"
+	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/server/trial"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/open"
+	"github.com/payguard/payguard/x402"
+)
+
+func init() {
+	register("serve", command{summary: "run the public pay-per-call screening API (x402), default 127.0.0.1:8080", run: runServe})
+}
+
+func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFile := fs.String("config", "", "YAML configuration file (default: the embedded default)")
+	offline := fs.Bool("offline", false, "no network lookups: no sanctions refresh, domain age and DNS unknown")
+	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML (no refresh); default: the cached list, refreshed daily")
+	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--offline] [--sanctions-dir DIR] [--listen ADDR]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "payguard serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg, err := config.Load(*configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
+		return 2
+	}
+	if *listen != "" {
+		cfg.Server.Listen = *listen
+	}
+	terms, err := feeTerms(cfg.Server.Fees)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serveAPI(ctx, cfg, terms, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log); err != nil {
+		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// feeTerms completes server.fees from the known USDC table: the asset, its EIP-712 name and version, and
+// the v1 network name.
+func feeTerms(c config.FeesConfig) (fees.Terms, error) {
+	t := fees.Terms{Network: c.Network, Asset: c.Asset, AssetName: c.AssetName, AssetVersion: c.AssetVersion,
+		PayTo: c.PayTo, MaxTimeoutSeconds: c.MaxTimeoutSeconds}
+	if usdc, ok := x402.USDCOn(c.Network); ok {
+		if t.Asset == "" {
+			t.Asset = usdc.Address
+		}
+		if x402.SameAddress(t.Asset, usdc.Address) {
+			t.Asset = usdc.Address
+			if t.AssetName == "" {
+				t.AssetName = usdc.Name
+			}
+			if t.AssetVersion == "" {
+				t.AssetVersion = usdc.Version
+			}
+		}
+	}
+	t.NetworkV1, _ = x402.V1Name(c.Network)
+	if c.PayTo == "" {
+		return t, errors.New("server.fees.pay_to is not set: the service needs its public wallet to be paid")
+	}
+	if err := t.Validate(); err != nil {
+		return t, fmt.Errorf("server.fees: %w (set asset, asset_name and asset_version for a token payguard does not know)", err)
+	}
+	return t, nil
+}
+
+func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
+	keys, err := loadOrCreateReceiptKeys(cfg.Keys.ReceiptKeyFile, log)
+	if err != nil {
+		return err
+	}
+	scr, err := serveScreening(ctx, cfg, sf, log)
+	if err != nil {
+		return err
+	}
+	st, err := open.FromConfig(cfg.Store)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer st.Close()
+
+	fc := cfg.Server.Fees
+	facilitator := fees.NewFacilitator(fc.FacilitatorURL, nil, time.Duration(fc.VerifyTimeout), time.Duration(fc.SettleTimeout))
+	seller, err := fees.NewSeller(fees.SellerOptions{Terms: terms, Facilitator: facilitator, Signer: keys, Nonces: storeNonces(st)})
+	if err != nil {
+		return err
+	}
+	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
+	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: scr.sanctions, Domains: scr.domains,
+		NewDomainDays: cfg.Screening.Domain.NewDomainDays})
+	srv, err := server.New(server.Options{
+		Config:         cfg.Server,
+		Rules:          cfg.Rules,
+		Seller:         seller,
+		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
+		Endpoints:      st,
+		Preflight:      preflightPort{engine},
+		Checker:        checkerPort{checker},
+		Sanctions:      scr.sanctions,
+		RefreshHealth:  scr.health,
+		JWKS:           keys.PublicJWKS,
+		FacilitatorURL: facilitator.URL(),
+		Logger:         log,
+	})
+	if err != nil {
+		return err
+	}
+	go func() {
+		if err := srv.CheckFacilitator(ctx, facilitator); err != nil {
+			log.Warn("facilitator check failed: paid calls answer 503 facilitator_unavailable while it stays down",
+				"facilitator", facilitator.URL(), "error", err.Error())
+		}
+	}()
+
+	hs := srv.HTTPServer()
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listener: %w", err)
+	}
+	log.Info("payguard serve listening", "addr", ln.Addr().String(), "base_url", cfg.Server.BaseURL,
+		"network", terms.Network, "asset", terms.Asset, "pay_to", terms.PayTo, "facilitator", facilitator.URL(),
+		"kid", keys.ActiveKeyID(), "sanctions_ready", scr.sanctions.Ready())
+	errc := make(chan error, 1)
+	go func() { errc <- serveUntilClosed(hs, ln) }()
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "grace", cfg.Server.ShutdownGrace.String())
+	case err := <-errc:
+		return err
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Server.ShutdownGrace))
+	defer cancel()
+	if err := hs.Shutdown(shutCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// servingScreening is what the API screens with.
+type servingScreening struct {
+	sanctions *sanctions.Screener
+	domains   screening.Domains
+	health    func() any
+}
+
+// serveScreening loads the sanctions list: --sanctions-dir as given (never refreshed); otherwise the cached
+// copy in screening.sanctions.cache_dir, refreshed daily from screening.sanctions.sources (not with
+// --offline). With no list the paid routes answer 503 sanctions_data_unavailable, never an unknown for money.
+func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) (servingScreening, error) {
+	out := servingScreening{sanctions: sanctions.NewScreener(nil)}
+	sc := cfg.Screening.Sanctions
+	switch {
+	case sf.sanctionsDir != "":
+		list, err := sanctions.LoadDir(sf.sanctionsDir)
+		if err != nil {
+			return out, fmt.Errorf("--sanctions-dir: %w", err)
+		}
+		out.sanctions.Swap(list)
+		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
+		out.health = func() any { return map[string]any{"source": sf.sanctionsDir, "refresh": "disabled (--sanctions-dir)"} }
+	case sc.Enabled:
+		ref, err := sanctions.NewRefresher(out.sanctions, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
+			Interval: time.Duration(sc.RefreshInterval), Logger: log})
+		if err != nil {
+			return out, err
+		}
+		if err := ref.LoadCache(); err != nil {
+			log.Warn("no cached sanctions list yet", "error", err.Error())
+		}
+		if !sf.offline {
+			go ref.Run(ctx)
+		}
+		out.health = func() any { return ref.Health() }
+	default:
+		log.Warn("sanctions screening is disabled in the configuration: paid calls answer 503 sanctions_data_unavailable")
+	}
+	dc := cfg.Screening.Domain
+	if sf.offline {
+		dc.Enabled = false
+	}
+	d := domain.NewFromConfig(dc)
+	if dc.Enabled {
+		go d.Run(ctx, log)
+	}
+	out.domains = d
+	return out, nil
+}
+
+// storeNonces is the never-settle-twice guard on the store, shared by a fleet.
+func storeNonces(st store.Store) fees.NonceGuard {
+	return fees.NonceGuardFunc(func(ctx context.Context, key string, ttl time.Duration) error {
+		err := st.MarkPaymentSeen(ctx, key, ttl)
+		if errors.Is(err, store.ErrAlreadyUsed) {
+			return fees.ErrAlreadyUsed
+		}
+		return err
+	})
+}
+
+// preflightPort adapts the preflight engine to the server.
+type preflightPort struct{ e *preflight.Engine }
+
+func (p preflightPort) Parse(body []byte) (any, error) {
+	in, err := preflight.ParseInput(body)
+	if err != nil {
+		var ie *preflight.InputError
+		if errors.As(err, &ie) {
+			return nil, &server.InputError{Code: ie.Code, Message: ie.Message}
+		}
+		return nil, &server.InputError{Code: server.CodeInvalidJSON, Message: err.Error()}
+	}
+	return in, nil
+}
+
+func (p preflightPort) Decide(ctx context.Context, input any) (*server.Decision, error) {
+	res, err := p.e.Decide(ctx, input.(*preflight.Input))
+	if err != nil {
+		if errors.Is(err, preflight.ErrSigningUnavailable) {
+			return nil, errors.Join(server.ErrSigningUnavailable, err)
+		}
+		return nil, err
+	}
+	return &server.Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
+}
+
+// checkerPort adapts the payee checker to the server.
+type checkerPort struct{ c *screening.Checker }
+
+func (p checkerPort) Validate(q server.CheckQuery) error {
+	if err := (screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}).Validate(); err != nil {
+		code := server.CodeInvalidParameter
+		if errors.Is(err, screening.ErrNoInput) {
+			code = server.CodeMissingInput
+		}
+		return &server.InputError{Code: code, Message: err.Error()}
+	}
+	return nil
+}
+
+func (p checkerPort) Check(ctx context.Context, q server.CheckQuery) (any, error) {
+	return p.c.Check(ctx, screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain})
+}
