@@ -1,4 +1,4 @@
-// The local facilitator against the real captures in shared/fixtures/x402: the same requests get the same
+// The local facilitator against the real x402 captures (shared/fixtures/x402, copied to x402/testdata/fixtures): the same requests get the same
 // verdicts the official facilitator gave, and /supported has the captured shape. Then the standalone programs
 // (facilitator, sellers, buyer CLI) are run the way the Go examples run them.
 
@@ -11,8 +11,8 @@ import { freePort } from '../lib/payguard.mjs';
 import { runNode, spawnReady } from '../lib/spawn.mjs';
 import { REPO_ROOT } from '../lib/payguard.mjs';
 
-// The fixtures live in the shared reference tree next to the repository; FIXTURES overrides.
-const FIXTURES = process.env.X402_FIXTURES ?? path.resolve(REPO_ROOT, '..', 'shared', 'fixtures', 'x402');
+// The real captures, as copied into the repository by the x402 package (X402_FIXTURES overrides).
+const FIXTURES = process.env.X402_FIXTURES ?? path.join(REPO_ROOT, 'x402', 'testdata', 'fixtures');
 const fixture = (name) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'));
 // The captures were signed with validBefore 1795323954/5; judge them as of shortly before that.
 const captureTime = 1795323300;

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startFacilitator } from '../lib/facilitator.mjs';
 import { startSellerV2 } from '../lib/seller-v2.mjs';
 import { startSellerV1 } from '../lib/seller-v1.mjs';
@@ -20,9 +21,12 @@ import { adminClient, startProxy as startGuard } from '../lib/payguard.mjs';
 import { runNode } from '../lib/spawn.mjs';
 
 const TOKEN = 'interop-admin-token-0123456789abcdef';
-// Sanctions screening is Go-tested against the real OFAC data; these flows test the x402 wire, so the list is
-// not loaded here (with screen_sanctions on and no list, payguard holds every payment, by design).
-const RULES = { screen_sanctions: false };
+// Sanctions screening stays on (SPEC's default) with a real two-row excerpt of OFAC's sdn.csv; one of its
+// Ethereum addresses is a seller's payTo below.
+const RULES = {};
+const SANCTIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'ofac');
+const SANCTIONED_PAY_TO = '0x098B716B8Aaf21512996dC57EB0615e2383E2f96'; // LAZARUS GROUP, uid 27307
+const GUARD_ARGS = ['--offline', '--sanctions-dir', SANCTIONS_DIR];
 
 let tmp;
 let pki; // the sellers' upstream CA and leaf
@@ -35,12 +39,14 @@ before(async () => {
   pki = makeTestPKI(path.join(tmp, 'upstream-pki'));
   fac = await startFacilitator();
   const f = fac.url;
-  [sellers.v2, sellers.v1, sellers.v2tls, sellers.v1tls, sellers.v2sepolia] = await Promise.all([
+  [sellers.v2, sellers.v1, sellers.v2tls, sellers.v1tls, sellers.v2sepolia, sellers.v2sanctioned, sellers.v1sanctioned] = await Promise.all([
     startSellerV2({ facilitatorUrl: f, network: 'base' }),
     startSellerV1({ facilitatorUrl: f, network: 'base' }),
     startSellerV2({ facilitatorUrl: f, network: 'base', tls: pki }),
     startSellerV1({ facilitatorUrl: f, network: 'base', tls: pki }),
     startSellerV2({ facilitatorUrl: f, network: 'base-sepolia' }),
+    startSellerV2({ facilitatorUrl: f, network: 'base', payTo: SANCTIONED_PAY_TO }),
+    startSellerV1({ facilitatorUrl: f, network: 'base', payTo: SANCTIONED_PAY_TO, tls: pki }),
   ]);
   guard = await startGuard({
     dir: path.join(tmp, 'guard-main'),
@@ -48,6 +54,7 @@ before(async () => {
     upstreamCAFiles: [pki.caFile],
     rules: { ...RULES, max_per_payment_usd: 1, hold_above_usd: 0.25, daily_cap_usd: 25, payto_blocklist: [ALT_PAY_TO] },
     holdWait: '0s',
+    args: GUARD_ARGS,
   });
 });
 
@@ -173,6 +180,13 @@ describe('block: 403 and the payment never exists', () => {
     }
   });
 
+  it('payTo on the OFAC SDN list (v2 over HTTP, v1 over HTTPS)', async () => {
+    for (const [seller, version] of [[sellers.v2sanctioned, 2], [sellers.v1sanctioned, 1]]) {
+      const r = await viaGuard(`${seller.url}/cheap`, { version });
+      await assertRefusedBeforeSeller(r, seller, 'block', /^block: payTo .* is an OFAC SDN-listed address/);
+    }
+  });
+
   it('disallowed network (base-sepolia is not in allowed_networks)', async () => {
     const r = await viaGuard(`${sellers.v2sepolia.url}/cheap`, { version: 2 });
     await assertRefusedBeforeSeller(r, sellers.v2sepolia, 'block', /^block: network .* not allowed/);
@@ -238,7 +252,7 @@ describe('hold: a person decides through the admin API', () => {
     before(async () => {
       waiting = await startGuard({
         dir: path.join(tmp, 'guard-waiting'), token: TOKEN, upstreamCAFiles: [pki.caFile],
-        rules: { ...RULES, hold_above_usd: 0.25 }, holdWait: '60s',
+        rules: { ...RULES, hold_above_usd: 0.25 }, holdWait: '60s', args: GUARD_ARGS,
       });
     });
     after(async () => { await waiting?.stop(); });
@@ -343,7 +357,7 @@ describe('one budget under concurrency, and across a restart', () => {
   it('30 simultaneous $0.01 payments against a $0.10 daily cap never exceed it', async (t) => {
     await fetch(`${fac.url}/_reset`, { method: 'POST' });
     resetSellers();
-    capped = await startGuard({ dir: capDir(), token: TOKEN, upstreamCAFiles: [pki.caFile], rules: { ...RULES, daily_cap_usd: 0.1 }, holdWait: '0s' });
+    capped = await startGuard({ dir: capDir(), token: TOKEN, upstreamCAFiles: [pki.caFile], rules: { ...RULES, daily_cap_usd: 0.1 }, holdWait: '0s', args: GUARD_ARGS });
     const dispatcher = makeDispatcher({ proxy: capped.proxyUrl });
     let results;
     try {
@@ -375,7 +389,7 @@ describe('one budget under concurrency, and across a restart', () => {
     const before = await adminClient(capped.adminUrl, TOKEN).budget();
     assert.ok(before.json.spent_micros > 0);
     await capped.stop();
-    capped = await startGuard({ dir: capDir(), token: TOKEN, upstreamCAFiles: [pki.caFile], rules: { ...RULES, daily_cap_usd: 0.1 }, holdWait: '0s' });
+    capped = await startGuard({ dir: capDir(), token: TOKEN, upstreamCAFiles: [pki.caFile], rules: { ...RULES, daily_cap_usd: 0.1 }, holdWait: '0s', args: GUARD_ARGS });
     const after = await adminClient(capped.adminUrl, TOKEN).budget();
     assert.equal(after.status, 200);
     assert.equal(after.json.spent_micros, before.json.spent_micros);
