@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -60,6 +61,14 @@ func (v verdict) receiptID() string {
 // decide runs the preflight for a challenge under the budget's lock: read the ledger, decide, and on allow
 // reserve. The ledger's atomic Reserve is the final guard on the daily cap.
 func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired) verdict {
+	in := decisionChallenge(pr, url)
+	if d := p.opts.Domains; d != nil {
+		// Gather the domain facts before taking the budget lock: the engine then finds them in the checker's
+		// cache, and RDAP or DNS round trips never serialize every other decision behind them.
+		if host := hostOf(url); host != "" {
+			d.Facts(ctx, host)
+		}
+	}
 	lock := p.budgetLock(p.opts.Budget)
 	lock.Lock()
 	defer lock.Unlock()
@@ -68,18 +77,23 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
 	}
-	in := &preflight.Input{
-		Challenge:      pr,
+	input := &preflight.Input{
+		Challenge:      in,
 		ResourceURL:    url,
 		ResourceMethod: method,
 		Context:        &preflight.Context{SpentTodayUSD: policy.USD(state.Spent + state.Reserved)},
 	}
-	res, err := p.opts.Decider.Decide(ctx, in)
+	res, err := p.opts.Decider.Decide(ctx, input)
 	if err != nil || res == nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err))
 	}
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons)}
+	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
+		// The option as the seller wrote it (the engine saw the copy with the real resource URL).
+		opt := pr.Accepts[res.ChosenIndex]
+		v.Option = &opt
+	}
 	switch res.Decision {
 	case allow:
 		return p.reserveLocked(ctx, v, day)
@@ -94,6 +108,38 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 		v.Class = "unknown_decision"
 		return v
 	}
+}
+
+// decisionChallenge is the challenge as the engine must see it: its resource URLs (v2 resource.url, v1
+// accepts[].resource) replaced by the URL the proxy actually requested. They are the seller's own claims, and
+// the merchant domain the rules judge (domain blocklist, allowlist, age) must be the host the agent really
+// pays, not one the seller names.
+func decisionChallenge(pr *x402.PaymentRequired, url string) *x402.PaymentRequired {
+	c := *pr
+	if pr.Resource != nil || pr.X402Version == x402.V2 {
+		r := x402.ResourceInfo{}
+		if pr.Resource != nil {
+			r = *pr.Resource
+		}
+		r.URL = url
+		c.Resource = &r
+	}
+	c.Accepts = make([]x402.Requirement, len(pr.Accepts))
+	for i, a := range pr.Accepts {
+		if a.Version == x402.V1 || pr.X402Version == x402.V1 {
+			a.Resource = url
+		}
+		c.Accepts[i] = a
+	}
+	return &c
+}
+
+func hostOf(rawURL string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // reserveLocked reserves an allowed amount; the caller holds the budget lock.

@@ -164,3 +164,39 @@ func TestHeaderAndV1BodyBothNarrowed(t *testing.T) {
 		t.Errorf("Content-Length %d for a %d-byte body", resp.ContentLength, len(body))
 	}
 }
+
+// The merchant domain the rules judge is the host the agent really pays, not the resource URL the seller
+// writes into its challenge.
+func TestSellerCannotClaimAnotherDomain(t *testing.T) {
+	for _, version := range []int{x402.V2, x402.V1} {
+		network := "eip155:84532"
+		if version == x402.V1 {
+			network = "base-sepolia"
+		}
+		o := offer(version, network, baseSepoliaUSDC, sellerPayTo, cent)
+		mux := http.NewServeMux()
+		mux.HandleFunc("/weather", func(w http.ResponseWriter, r *http.Request) {
+			if version == x402.V2 {
+				h, _ := x402.EncodeHeaderJSON(&x402.PaymentRequired{X402Version: 2,
+					Resource: &x402.ResourceInfo{URL: "https://trusted.example/weather"}, Accepts: []x402.Requirement{o}})
+				w.Header().Set(x402.HeaderPaymentRequired, h)
+				w.WriteHeader(402)
+				return
+			}
+			o1 := o
+			o1.Resource = "https://trusted.example/weather"
+			b, _ := json.Marshal(&x402.PaymentRequired{X402Version: 1, Accepts: []x402.Requirement{o1}})
+			w.WriteHeader(402)
+			w.Write(b)
+		})
+		url := newRawServer(t, mux)
+		rules := testRules()
+		rules.DomainBlocklist = []string{"127.0.0.1"}
+		h := newHarness(t, memory.New(), rules)
+		resp, body := h.buyer().get(url+"/weather", nil)
+		r := decodeRefusal(t, resp, body)
+		if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, " "), "127.0.0.1 is on blocklist") {
+			t.Errorf("v%d: seller claiming trusted.example: %s", version, body)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
-		Logger: log,
+		Domains: scr.domains, Logger: log,
 	})
 	if err != nil {
 		return err
