@@ -181,8 +181,9 @@ func Evaluate(f Facts) Outcome {
 		if amount > r.HoldAboveUSD {
 			reasons = append(reasons, reasonAboveHold(amount, r.HoldAboveUSD))
 		}
-		// Both figures are bounded by ParseUSD (a trillion dollars each), so the sum cannot overflow.
-		if f.SpentToday+amount > r.DailyCapUSD {
+		// Compared as cap-spent < amount rather than spent+amount > cap: a spend figure handed in by code (not
+		// parsed, so not bounded by ParseUSD) cannot overflow the comparison into an allow.
+		if amount > r.DailyCapUSD-f.SpentToday {
 			reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
 		}
 	}

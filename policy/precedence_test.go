@@ -207,3 +207,110 @@ func TestMerchantDomain(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowlistedPayeePreferredUnderStrict(t *testing.T) {
+	f := cleanFacts()
+	f.Rules.StrictAllowlist = true
+	f.Rules.DomainAllowlist = []string{"example.com"}
+	f.Rules.PayToAllowlist = []string{payeeB}
+	f.Options = []Option{usdcOption(10_000, payeeA), usdcOption(20_000, payeeB)}
+	out := Evaluate(f)
+	if out.Decision != Allow || out.Chosen != 1 {
+		t.Fatalf("got %s chosen %d %q", out.Decision, out.Chosen, out.ReasonStrings())
+	}
+}
+
+func TestHugeSpentDoesNotOverflowIntoAllow(t *testing.T) {
+	f := cleanFacts()
+	f.SpentToday = 1<<63 - 1
+	if out := Evaluate(f); out.Decision != Block {
+		t.Fatalf("got %s %q", out.Decision, out.ReasonStrings())
+	}
+}
+
+// FuzzEvaluate checks Evaluate's invariants over arbitrary combinations of facts: the decision is the
+// strongest reason's, block reasons come first, "allow: all rules passed" appears alone and only when
+// nothing else fired, and a chosen option never carries per-option reasons.
+func FuzzEvaluate(f *testing.F) {
+	f.Add(uint64(0), int64(10_000), int64(0))
+	f.Add(uint64(0xffffffffffff), int64(2_000_000), int64(24_999_999))
+	f.Fuzz(func(t *testing.T, bits uint64, amount, spent int64) {
+		bit := func(i int) bool { return bits>>i&1 == 1 }
+		facts := cleanFacts()
+		if amount < 0 {
+			amount = -amount
+		}
+		o := usdcOption(USD(amount%5_000_000), payeeA)
+		if bit(0) {
+			o.Scheme = "upto"
+		}
+		if bit(1) {
+			o.Amount = AmountProblem(1 + bits>>40%3)
+		}
+		if bit(2) {
+			o.PayTo = ""
+		}
+		if bit(3) {
+			o.KnownUSDC = false
+		}
+		if bit(4) {
+			o.Network, o.NetworkIDs = "eip155:1", nil
+		}
+		facts.Options = []Option{o, usdcOption(USD(amount%700_000), payeeB)}
+		if bit(5) {
+			facts.Options = facts.Options[:1]
+		}
+		if bit(6) {
+			facts.Options = nil
+		}
+		facts.Rules.USDCOnly = !bit(7)
+		facts.Rules.StrictAllowlist = bit(8)
+		if bit(9) {
+			facts.Rules.DomainBlocklist = []string{"example.com"}
+		}
+		if bit(10) {
+			facts.Rules.PayToBlocklist = []string{payeeB}
+		}
+		facts.Sanctions = SanctionsFacts{State: SanctionsState(bits >> 11 % 5), AddressMatch: bit(14), NameExact: bit(15), NamePossible: bit(16)}
+		facts.Rules.ScreenSanctions = !bit(17)
+		if bit(18) {
+			facts.Domain.AgeDays = ptr(int(bits >> 20 % 60))
+		}
+		if bit(19) {
+			facts.Domain.HasA = ptr(false)
+		}
+		if bit(26) {
+			facts.MerchantDomain = ""
+		}
+		facts.SpentToday = USD(spent)
+		if spent < 0 {
+			facts.SpentToday = 0
+		}
+
+		out := Evaluate(facts)
+		if len(out.Reasons) == 0 {
+			t.Fatal("no reasons")
+		}
+		strongest := Allow
+		for i, r := range out.Reasons {
+			if r.Decision.Stronger(strongest) {
+				strongest = r.Decision
+			}
+			if i > 0 && r.Decision.Stronger(out.Reasons[i-1].Decision) {
+				t.Fatalf("reasons out of order: %q", out.ReasonStrings())
+			}
+			if r.Decision == Allow && len(out.Reasons) != 1 {
+				t.Fatalf("allow reason beside others: %q", out.ReasonStrings())
+			}
+		}
+		if out.Decision != strongest {
+			t.Fatalf("decision %s, strongest reason %s", out.Decision, strongest)
+		}
+		if out.Decision == Allow && out.Chosen < 0 {
+			t.Fatal("allow without a chosen option")
+		}
+		if out.Chosen >= 0 && len(judgeOption(facts.Options[out.Chosen], &facts.Rules).reasons) != 0 {
+			t.Fatal("chosen option has its own reasons")
+		}
+	})
+}
