@@ -173,3 +173,36 @@ func setBody(resp *http.Response, b []byte) error {
 	resp.TransferEncoding = nil
 	return nil
 }
+
+// emptyChallenge rewrites a challenge so that it offers nothing to pay, keeping its error text.
+func emptyChallenge(resp *http.Response, pr *x402.PaymentRequired, body []byte, src challengeSource) error {
+	empty := *pr
+	empty.Accepts = []x402.Requirement{}
+	switch src {
+	case fromHeader:
+		v, err := x402.EncodeHeaderJSON(&empty)
+		if err != nil {
+			return err
+		}
+		resp.Header.Set(x402.HeaderPaymentRequired, v)
+		if hasX402Version(body) {
+			if bodyPR, err := x402.ParsePaymentRequired(body); err == nil {
+				bodyPR.Accepts = []x402.Requirement{}
+				b, err := json.Marshal(bodyPR)
+				if err != nil {
+					return err
+				}
+				return setBody(resp, b)
+			}
+			return setBody(resp, []byte("{}"))
+		}
+		return nil
+	case fromBody:
+		b, err := json.Marshal(&empty)
+		if err != nil {
+			return err
+		}
+		return setBody(resp, b)
+	}
+	return fmt.Errorf("no challenge to empty")
+}

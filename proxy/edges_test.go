@@ -200,3 +200,33 @@ func TestSellerCannotClaimAnotherDomain(t *testing.T) {
 		}
 	}
 }
+
+// A seller that answers a released payment with a fresh challenge (verify failed) gets it passed on with
+// nothing to pay, and no second amount is reserved.
+func TestChallengeAfterReleasedPaymentIsEmptied(t *testing.T) {
+	for _, version := range []int{x402.V2, x402.V1} {
+		network := "eip155:84532"
+		if version == x402.V1 {
+			network = "base-sepolia"
+		}
+		s := newSeller(t, version, false, offer(version, network, baseSepoliaUSDC, sellerPayTo, cent))
+		h := newHarness(t, memory.New(), testRules())
+		b := h.buyer()
+		// The seller has already seen this nonce (as after a settle elsewhere): it refuses with a challenge.
+		ex := b.pay(s.url("/weather"), func(_ *x402.PaymentPayload, a *x402.EIP3009Authorization) {
+			s.mu.Lock()
+			s.nonces[a.Nonce] = true
+			s.mu.Unlock()
+		})
+		if ex.paid.StatusCode != 402 {
+			t.Fatalf("v%d: %d %s", version, ex.paid.StatusCode, ex.paidBody)
+		}
+		pr := b.readChallenge(ex.paid, ex.paidBody)
+		if len(pr.Accepts) != 0 || pr.Error != "invalid_exact_evm_nonce_already_used" {
+			t.Errorf("v%d: challenge after a failed payment offers %+v (error %q); want none and the seller's error", version, pr.Accepts, pr.Error)
+		}
+		if bs := h.budgetState(); bs.ReservedMicros != 10_000 {
+			t.Errorf("v%d: reserved %d, want only the first 10000", version, bs.ReservedMicros)
+		}
+	}
+}

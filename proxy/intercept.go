@@ -112,6 +112,17 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
+	if st.release != nil {
+		// The seller refused or failed a payment payguard released. Its fresh challenge is passed on with
+		// nothing left to pay: the agent learns why (error is kept) and pays again only through a new
+		// request, which is decided afresh; no second amount is reserved for a payment that failed.
+		if err := emptyChallenge(resp, pr, body, src); err != nil {
+			resp.Body.Close()
+			return refusal(req, failClosed("challenge_malformed", "challenge after a failed payment could not be rewritten: "+err.Error()), p.opts.RetryAfter)
+		}
+		p.metrics.paymentsFailed.Inc()
+		return resp
+	}
 	method, url := req.Method, req.URL.String()
 	ctx := req.Context()
 	out := p.decide(ctx, method, url, pr)

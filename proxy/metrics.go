@@ -22,6 +22,7 @@ type Metrics struct {
 	latency          *prometheus.HistogramVec
 	upstreamErrors   prometheus.Counter
 	nonX402          prometheus.Counter
+	paymentsFailed   prometheus.Counter
 }
 
 // NewMetrics makes the metrics and their registry.
@@ -50,9 +51,12 @@ func NewMetrics() *Metrics {
 		nonX402: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "payguard_non_x402_402_total", Help: "402 responses that carried no x402 challenge and passed unchanged.",
 		}),
+		paymentsFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "payguard_payments_rechallenged_total", Help: "Released payments the seller answered with a fresh challenge (passed on with nothing to pay).",
+		}),
 	}
 	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.latency,
-		m.upstreamErrors, m.nonX402)
+		m.upstreamErrors, m.nonX402, m.paymentsFailed)
 	return m
 }
 
