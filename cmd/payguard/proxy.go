@@ -29,7 +29,7 @@ import (
 	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/store"
-	"github.com/payguard/payguard/store/bolt"
+	"github.com/payguard/payguard/store/open"
 )
 
 func init() {
@@ -256,12 +256,14 @@ type proxyScreening struct {
 	ready     func() error
 }
 
-// openScreening loads the sanctions list as `payguard check` does (--sanctions-dir, else the cached list in
-// screening.sanctions.cache_dir) and builds the domain checker (no lookups with --offline or
-// screening.domain.enabled false). Without a list, sanctions facts are unknown: with screen_sanctions on the
-// engine then holds every payment (fail closed), and /readyz says so.
+// openScreening loads the sanctions list as `payguard serve` does: --sanctions-dir as given (never
+// refreshed), otherwise the cached copy in screening.sanctions.cache_dir, refreshed daily from
+// screening.sanctions.sources (not with --offline). It builds the domain checker (no lookups with --offline
+// or screening.domain.enabled false). Without a list, sanctions facts are unknown: with screen_sanctions on
+// the engine then holds every payment (fail closed), and /readyz says so.
 func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) (proxyScreening, error) {
-	var out proxyScreening
+	screener := sanctions.NewScreener(nil)
+	out := proxyScreening{sanctions: screener}
 	sc := cfg.Screening.Sanctions
 	switch {
 	case sf.sanctionsDir != "":
@@ -269,16 +271,20 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, l
 		if err != nil {
 			return out, fmt.Errorf("--sanctions-dir: %w", err)
 		}
-		out.sanctions = list
+		screener.Swap(list)
 		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
 	case sc.Enabled:
-		list, err := sanctions.LoadDir(sc.CacheDir)
+		ref, err := sanctions.NewRefresher(screener, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
+			Interval: time.Duration(sc.RefreshInterval), Logger: log})
 		if err != nil {
-			log.Warn("no sanctions list loaded (use --sanctions-dir): sanctions facts are unknown; with screen_sanctions on every payment is held",
+			return out, err
+		}
+		if err := ref.LoadCache(); err != nil {
+			log.Warn("no cached sanctions list yet: until one loads, with screen_sanctions on every payment is held",
 				"cache_dir", sc.CacheDir, "error", err.Error())
-		} else {
-			out.sanctions = list
-			log.Info("sanctions list loaded", "dir", sc.CacheDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
+		}
+		if !sf.offline {
+			go ref.Run(ctx)
 		}
 	default:
 		log.Warn("sanctions screening is disabled in the configuration: sanctions facts are unknown")
@@ -293,7 +299,7 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, l
 	}
 	out.domains = d
 	out.ready = func() error {
-		if cfg.Rules.ScreenSanctions && (out.sanctions == nil || !out.sanctions.Ready()) {
+		if cfg.Rules.ScreenSanctions && !screener.Ready() {
 			return errors.New("no sanctions list loaded: every payment is held")
 		}
 		return nil
@@ -302,5 +308,5 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, l
 }
 
 func openStore(_ context.Context, cfg *config.Config) (store.Store, error) {
-	return bolt.Open(filepath.Join(cfg.Proxy.DataDir, "payguard.db"), bolt.Options{})
+	return open.FromConfig(cfg.Store)
 }
