@@ -22,7 +22,9 @@ const (
 
 // LoadDir loads a list from a directory holding either OFAC's CSV set (sdn.csv required; alt.csv, add.csv
 // and sdn_comments.csv used when present) or SDN.XML. When both are present the XML wins, because it states
-// its publish date. For the CSV set, data-as-of is sdn.csv's modification time.
+// its publish date. For the CSV set, data-as-of is the time recorded by the Refresher that fetched the files
+// (meta.json) or else sdn.csv's modification time. A Refresher cache directory works too: its last good
+// copy (the "current" subdirectory) is loaded.
 func LoadDir(dir string) (*List, error) {
 	l, _, err := LoadDirStats(dir)
 	return l, err
@@ -33,6 +35,13 @@ func LoadDirStats(dir string) (*List, LoadStats, error) {
 	names, err := dirFiles(dir)
 	if err != nil {
 		return nil, LoadStats{}, err
+	}
+	if _, ok := names[FileSDN]; !ok {
+		if _, ok := names[FileXML]; !ok {
+			if fi, err := os.Stat(filepath.Join(dir, "current")); err == nil && fi.IsDir() {
+				return LoadDirStats(filepath.Join(dir, "current"))
+			}
+		}
 	}
 	if p, ok := names[FileXML]; ok {
 		f, err := os.Open(p)
@@ -79,7 +88,11 @@ func LoadDirStats(dir string) (*List, LoadStats, error) {
 		}
 	}
 	_ = sdnPath
-	return ParseCSV(files, modTime(sdn), dir)
+	asOf := modTime(sdn)
+	if meta, err := readMeta(dir); err == nil && !meta.DataAsOf.IsZero() {
+		asOf = meta.DataAsOf
+	}
+	return ParseCSV(files, asOf, dir)
 }
 
 // dirFiles maps the lower-case names of the OFAC files in dir to their paths.

@@ -201,9 +201,6 @@ func (r *Refresher) LoadCache() error {
 	if err != nil {
 		return fmt.Errorf("sanctions: cached list: %w", err)
 	}
-	if meta, err := readMeta(dir); err == nil && !l.fromXML() {
-		l.dataAsOf = meta.DataAsOf
-	}
 	if l.Len() < r.cfg.MinEntries {
 		return fmt.Errorf("sanctions: cached list has %d entries, fewer than %d", l.Len(), r.cfg.MinEntries)
 	}
