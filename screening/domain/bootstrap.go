@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -95,11 +96,12 @@ func withSlash(u string) string {
 	return u + "/"
 }
 
-// mustEmbeddedBootstrap parses the embedded file once; a broken embedded file is a build defect.
-func mustEmbeddedBootstrap() *bootstrap {
+// mustEmbeddedBootstrap is the parsed embedded file, parsed once and shared (a bootstrap is never
+// modified after parsing). A broken embedded file is a build defect.
+var mustEmbeddedBootstrap = sync.OnceValue(func() *bootstrap {
 	b, err := parseBootstrap(embeddedBootstrap)
 	if err != nil {
 		panic("domain: embedded RDAP bootstrap: " + err.Error())
 	}
 	return b
-}
+})

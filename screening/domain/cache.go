@@ -67,6 +67,15 @@ func (c *cache[V]) get(ctx context.Context, key string, fetch func(context.Conte
 	}
 }
 
+// peek returns a fresh cached value without fetching.
+func (c *cache[V]) peek(key string) (V, bool) {
+	v, ok := c.lookup(key)
+	if ok {
+		c.hits.Add(1)
+	}
+	return v, ok
+}
+
 func (c *cache[V]) lookup(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -134,16 +134,30 @@ func (c *Checker) Facts(ctx context.Context, domain string) screening.DomainFact
 	}
 
 	var (
-		wg    sync.WaitGroup
 		reg   registration
 		a, mx dnsAnswer
 		now   = c.opts.Now()
+		jobs  []func()
 	)
-	wg.Add(3)
-	go func() { defer wg.Done(); reg = c.registration(ctx, n) }()
-	go func() { defer wg.Done(); a = c.lookup(ctx, n.Host, dns.TypeA) }()
-	go func() { defer wg.Done(); mx = c.lookup(ctx, n.Registrable, dns.TypeMX) }()
-	wg.Wait()
+	// Cached answers are read here; only the misses are looked up, concurrently.
+	if n.SharedSuffix != "" {
+		reg = sharedSuffixRegistration(n)
+	} else if r, ok := c.ages.peek(n.Registrable); ok {
+		reg = r
+	} else {
+		jobs = append(jobs, func() { reg = c.registration(ctx, n) })
+	}
+	if r, ok := c.records.peek(recordKey(n.Host, dns.TypeA)); ok {
+		a = r
+	} else {
+		jobs = append(jobs, func() { a = c.lookup(ctx, n.Host, dns.TypeA) })
+	}
+	if r, ok := c.records.peek(recordKey(n.Registrable, dns.TypeMX)); ok {
+		mx = r
+	} else {
+		jobs = append(jobs, func() { mx = c.lookup(ctx, n.Registrable, dns.TypeMX) })
+	}
+	runConcurrently(jobs)
 
 	switch {
 	case reg.at.IsZero():
@@ -169,8 +183,7 @@ func (c *Checker) Facts(ctx context.Context, domain string) screening.DomainFact
 // registration returns the registrable domain's RDAP registration date, from the cache when fresh.
 func (c *Checker) registration(ctx context.Context, n Name) registration {
 	if n.SharedSuffix != "" {
-		return registration{reason: "under the shared suffix " + n.SharedSuffix +
-			": its registration date belongs to the suffix operator, not to this site"}
+		return sharedSuffixRegistration(n)
 	}
 	base := c.opts.RDAPBaseURL
 	if base == "" {
@@ -197,8 +210,7 @@ func (c *Checker) registration(ctx context.Context, n Name) registration {
 
 // lookup returns one DNS answer, from the cache when fresh.
 func (c *Checker) lookup(ctx context.Context, name string, qtype uint16) dnsAnswer {
-	key := dns.TypeToString[qtype] + " " + name
-	ans, err := c.records.get(ctx, key, func(ctx context.Context) (dnsAnswer, time.Duration) {
+	ans, err := c.records.get(ctx, recordKey(name, qtype), func(ctx context.Context) (dnsAnswer, time.Duration) {
 		ctx, cancel := context.WithTimeout(ctx, c.opts.DNSTimeout)
 		defer cancel()
 		a := c.dns.lookup(ctx, name, qtype)
@@ -211,6 +223,27 @@ func (c *Checker) lookup(ctx context.Context, name string, qtype uint16) dnsAnsw
 		return dnsAnswer{err: dns.TypeToString[qtype] + " lookup for " + name + " abandoned: " + err.Error()}
 	}
 	return ans
+}
+
+func sharedSuffixRegistration(n Name) registration {
+	return registration{reason: "under the shared suffix " + n.SharedSuffix +
+		": its registration date belongs to the suffix operator, not to this site"}
+}
+
+func recordKey(name string, qtype uint16) string { return dns.TypeToString[qtype] + " " + name }
+
+// runConcurrently runs jobs at once and waits for all; the last runs on the calling goroutine.
+func runConcurrently(jobs []func()) {
+	if len(jobs) == 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, j := range jobs[:len(jobs)-1] {
+		wg.Add(1)
+		go func() { defer wg.Done(); j() }()
+	}
+	jobs[len(jobs)-1]()
+	wg.Wait()
 }
 
 // CacheStats reports how many lookups were answered from the caches and how many went upstream.

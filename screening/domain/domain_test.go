@@ -21,7 +21,11 @@ type testEnv struct {
 	c    *Checker
 }
 
-func newTestEnv(t *testing.T, mutate func(*Options)) *testEnv {
+func newTestEnv(t *testing.T, mutate func(*Options)) *testEnv { return newEnv(t, mutate) }
+
+func newBenchEnv(b *testing.B) *testEnv { return newEnv(b, nil) }
+
+func newEnv(t testing.TB, mutate func(*Options)) *testEnv {
 	t.Helper()
 	env := &testEnv{rdap: domaintest.NewRDAPServer(t), dns: domaintest.NewDNSServer(t, domaintest.DefaultZone())}
 	opts := Options{
