@@ -230,3 +230,31 @@ func TestChallengeAfterReleasedPaymentIsEmptied(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsOnPrivateRegistry(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	h := newHarness(t, memory.New(), testRules())
+	h.buyer().pay(s.url("/weather"), nil)
+	code, out := h.api("GET", "/metrics", "", nil)
+	if code != 200 {
+		t.Fatalf("/metrics = %d", code)
+	}
+	text := string(out)
+	for _, want := range []string{
+		`payguard_decisions_total{outcome="allow",reason_class="all_rules_passed",stage="challenge"} 1`,
+		`payguard_decisions_total{outcome="allow",reason_class="ticket",stage="payment"} 1`,
+		`payguard_payments_released_total{via="ticket"} 1`,
+		`payguard_settlements_total{result="success"} 1`,
+		`payguard_usd_spent_today 0.01`,
+		`payguard_usd_reserved_today 0`,
+		`payguard_holds_pending 0`,
+		`payguard_decision_duration_seconds_count{stage="challenge"} 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "go_goroutines") || strings.Contains(text, "process_") {
+		t.Error("/metrics serves the global registry's collectors")
+	}
+}
