@@ -1,10 +1,3 @@
-// Package proxy is payguard's forward proxy: goproxy wiring with an ECDSA MITM CA and a bounded
-// certificate cache, interception of x402 402 challenges (decided in process by the preflight engine),
-// tickets that let exactly the approved payment through once, holds resolved by people through the
-// approval API, and the metrics and decision log around them.
-//
-// The proxy only asks; the preflight engine decides. The ledger's atomic Reserve is the final guard on the
-// daily cap.
 package proxy
 
 import (

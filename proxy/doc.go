@@ -1,0 +1,44 @@
+// Package proxy is payguard's forward proxy: goproxy wiring with an ECDSA MITM CA and a bounded
+// certificate cache (proxy/mitm), interception of x402 402 challenges decided in process by the preflight
+// engine, tickets that let exactly the approved payment through once, holds resolved by people through the
+// approval API, and the metrics and decision log around them. The proxy only asks; the engine decides. The
+// ledger's atomic Reserve is the final guard on the daily cap.
+//
+// # Challenges (402 from a seller)
+//
+// The v2 PAYMENT-REQUIRED header is read first, else a JSON body with x402Version (at most 64 KiB read).
+//   - Not x402 (no header, no x402Version member): passed unchanged and counted. A body over 64 KiB is
+//     passed unchanged too, unless its first 64 KiB mention x402Version: then it looks like a challenge
+//     that cannot be read, and like every undecodable challenge it is refused (403), because the agent
+//     would otherwise pay it unguarded.
+//   - The engine judges the host the proxy actually requested: the challenge's resource URLs are the
+//     seller's own claims and are replaced by the request URL in the engine's input.
+//   - allow: the amount is reserved and a ticket recorded (method, URL, scheme, network, payTo, amount; the
+//     option itself for v2's `accepted`; expiry max(maxTimeoutSeconds, 60 s)); the challenge goes on with
+//     `accepts` narrowed to the chosen option. A v1 body next to a v2 header is narrowed to the entry with
+//     the same terms (or emptied).
+//   - block: 403 {"decision","reasons","receipt"}; the agent never sees a challenge it could sign.
+//   - hold: a hold is created (or joined, or an approved one used once) and the request waits up to
+//     hold_wait. Approved: as allow, the daily cap still applies; denied: as block; no answer: 403 with
+//     X-Payguard-Hold and Retry-After. Only a hold can be approved: the engine runs again for every 402, so a
+//     block (blocklist, sanctions, caps) outranks an earlier approval.
+//   - A challenge answering a payment payguard released (verify or settle failed) is passed on with
+//     nothing to pay, so no second amount is reserved; paying again takes a new request.
+//
+// # Payments (X-PAYMENT, PAYMENT-SIGNATURE)
+//
+// A payment-bearing request is forwarded only if its header was never seen before (replay), it decodes, its
+// EIP-3009 (or Permit2) authorization pays the payTo and amount it names, and it matches an unused,
+// unexpired ticket (v2: `accepted` equals the allowed option). Without a ticket the engine decides on what
+// the payload names and the payment goes on only on allow (reserving). A v1 payload names no asset, so it
+// cannot be priced without a ticket and is never allowed that way: inferring USDC would be unsafe, since
+// the signature may be for another token. Non-EVM payloads are refused: their recipient cannot be read.
+//
+// # Settlement
+//
+// The settlement header on the way back commits the reservation on success; a failure or a missing header
+// keeps it reserved (SPEC: the budget resets only with the UTC day).
+//
+// Every X-Payguard-* header from upstream is removed; payguard adds X-Payguard-Decision, X-Payguard-Receipt
+// and X-Payguard-Hold itself.
+package proxy
