@@ -225,3 +225,38 @@ func TestRulesDefault(t *testing.T) {
 		t.Fatal("rules without subcommand")
 	}
 }
+
+// TestPreflightWithRealSanctionsList runs the command on rows of the real OFAC SDN CSV in shared/data (the
+// first 200 entries and the LAZARUS GROUP entry, copied to a temporary list so that the test stays fast under
+// the race detector): a listed Ethereum address is blocked, a clean one is allowed, and data_as_of is stated.
+func TestPreflightWithRealSanctionsList(t *testing.T) {
+	full, err := os.ReadFile("../../../shared/data/ofac/sdn_csv_2024-05-03/sdn.csv")
+	if err != nil {
+		t.Fatalf("shared/ must sit beside the repository: %v", err)
+	}
+	lines := strings.SplitAfter(string(full), "\n")
+	var rows []string
+	for i, l := range lines {
+		if i < 200 || strings.HasPrefix(l, "27307,") {
+			rows = append(rows, l)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sdn.csv"), []byte(strings.Join(rows, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const listed = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96" // LAZARUS GROUP, SDN uid 27307
+	blocked := strings.ReplaceAll(cliInput, cliPayee, listed)
+	code, out, errs := runPG(t, blocked, "preflight", "--offline", "--sanctions-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := decodeResult(t, out)
+	if r.Decision != "block" || r.Reasons[0] != "block: payTo "+listed+" is an OFAC SDN-listed address" || r.DataAsOf == "unknown" {
+		t.Fatalf("listed payee: %+v", r)
+	}
+	_, out, _ = runPG(t, cliInput, "preflight", "--offline", "--sanctions-dir", dir)
+	if r := decodeResult(t, out); r.Decision != "allow" || r.Reasons[0] != "allow: all rules passed" {
+		t.Fatalf("clean payee: %+v", r)
+	}
+}
