@@ -18,3 +18,19 @@ func TestConformance(t *testing.T) {
 		return s
 	})
 }
+
+func openBench(b *testing.B) *bolt.Store {
+	s, err := bolt.Open(filepath.Join(b.TempDir(), "payguard.db"), bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+func BenchmarkReserveCommit(b *testing.B) { storetest.BenchReserveCommit(b, openBench(b)) }
+
+func BenchmarkReserveCommitParallel(b *testing.B) {
+	b.SetParallelism(8)
+	storetest.BenchReserveCommitParallel(b, openBench(b))
+}

@@ -11,3 +11,10 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return memory.New() })
 }
+
+func BenchmarkReserveCommit(b *testing.B) { storetest.BenchReserveCommit(b, memory.New()) }
+
+func BenchmarkReserveCommitParallel(b *testing.B) {
+	b.SetParallelism(8)
+	storetest.BenchReserveCommitParallel(b, memory.New())
+}

@@ -67,3 +67,16 @@ func cleanPrefix(t testing.TB, prefix string) {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
 }
+
+func openBench(b *testing.B) *redis.Store {
+	s := openTest(b)
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+func BenchmarkReserveCommit(b *testing.B) { storetest.BenchReserveCommit(b, openBench(b)) }
+
+func BenchmarkReserveCommitParallel(b *testing.B) {
+	b.SetParallelism(8)
+	storetest.BenchReserveCommitParallel(b, openBench(b))
+}

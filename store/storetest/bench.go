@@ -1,0 +1,41 @@
+package storetest
+
+import (
+	"math"
+	"testing"
+
+	"github.com/payguard/payguard/store"
+)
+
+// BenchReserveCommit measures one Reserve followed by its Commit on one budget, from one goroutine.
+func BenchReserveCommit(b *testing.B, s store.Store) {
+	b.ReportAllocs()
+	for b.Loop() {
+		id, err := s.Reserve(ctx, "bench", day, 1, math.MaxInt64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Commit(ctx, "bench", day, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchReserveCommitParallel is BenchReserveCommit from GOMAXPROCS goroutines (b.SetParallelism scales it)
+// contending for the same budget, the proxy's case under concurrent agents.
+func BenchReserveCommitParallel(b *testing.B, s store.Store) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id, err := s.Reserve(ctx, "bench", day, 1, math.MaxInt64)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := s.Commit(ctx, "bench", day, id); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
