@@ -70,6 +70,17 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "payguard preflight: --keys: %v\n", err)
 		return 2
 	}
+	// Bad input is refused before any list is loaded or any checker is built.
+	body, err := readInput(*inFile, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
+		return 2
+	}
+	in, err := preflight.ParseInput(body)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
+		return 2
+	}
 	opts := preflight.Options{Rules: rules, Signer: signer}
 	if *sanctionsDir != "" {
 		if loadSanctions == nil {
@@ -87,16 +98,6 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		opts.Domains = newDomainChecker()
 	}
 
-	body, err := readInput(*inFile, stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
-		return 2
-	}
-	in, err := preflight.ParseInput(body)
-	if err != nil {
-		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
-		return 2
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), preflightLookupTimeout)
 	defer cancel()
 	res, err := preflight.New(opts).Decide(ctx, in)
