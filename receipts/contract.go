@@ -14,3 +14,9 @@ package receipts
 //   type VerifyOptions struct { MaxAge time.Duration (default 1h); Leeway time.Duration (default 60s); Archival bool; Now func() time.Time }
 //   func Verify(jws string, jwks []byte, opts VerifyOptions) (payload []byte, claims *Claims, err error) // no network
 //   func VerifyResult(resultJSON []byte, jwks []byte, opts VerifyOptions) error  // a whole PreflightResult: every field must equal the signed one
+//
+// As built (additive): ParseKeySet(data), (*KeySet).ActiveKeyID(), KeyIDs(); ReceiptType; Claims{KeyID, ID,
+// IssuedAt, Decision, InputSHA256}; errors ErrMalformed, ErrAlgorithm, ErrType, ErrUnknownKey, ErrSignature,
+// ErrExpired, ErrNotYetValid, ErrNoTimestamp, ErrBadKeySet, and *FieldError{Field} (wraps ErrFieldAltered)
+// from VerifyResult. Verify also requires typ "payguard-receipt+jws", and a key file's kid must equal its
+// RFC 7638 thumbprint. Archival keeps the "dated in the future" check (beyond the 60 s tolerance).
