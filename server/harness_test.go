@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -252,13 +253,33 @@ type env struct {
 	preflight *fakePreflight
 	trial     *fakeTrial
 	endpoints *fakeEndpoints
+	logs      *lockedBuffer
+}
+
+// lockedBuffer collects the server's log lines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, fac: newFakeFacilitator(t), signer: newTestSigner(t), sanctions: &fakeSanctions{},
 		checker: &fakeChecker{}, trial: &fakeTrial{counts: map[string]int{}},
-		endpoints: &fakeEndpoints{updated: testNow.Add(-time.Hour), obs: map[string][]store.Observation{}}}
+		endpoints: &fakeEndpoints{updated: testNow.Add(-time.Hour), obs: map[string][]store.Observation{}},
+		logs:      &lockedBuffer{}}
 	e.sanctions.ready.Store(true)
 	e.preflight = &fakePreflight{signer: e.signer}
 	cfg, err := config.Default()
@@ -287,6 +308,7 @@ func newEnv(t *testing.T) *env {
 		Trial:     trial.New(e.trial, sc.TrialLimit, time.Duration(sc.TrialRetention), now),
 		Endpoints: e.endpoints, Preflight: e.preflight, Checker: e.checker, Sanctions: e.sanctions,
 		JWKS: e.signer.JWKS, FacilitatorURL: e.fac.srv.URL, Now: now,
+		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)

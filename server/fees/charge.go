@@ -1,7 +1,6 @@
 package fees
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,35 +160,18 @@ func (s *Seller) match(o Offer, p *Payment) (any, error) {
 	return nil, &PaymentError{Reason: "invalid_x402_version"}
 }
 
-// acceptedMatches is the SDK's paymentRequirementsMatchAccepted for the requirement this seller writes:
-// scheme, network, amount, asset, payTo and maxTimeoutSeconds equal; every member of our extra present and
-// equal in theirs.
+// acceptedMatches is the SDK's paymentRequirementsMatchAccepted, through x402.Requirement.Equal: scheme,
+// network, amount, asset, payTo and maxTimeoutSeconds equal; our extra a subset of theirs.
 func acceptedMatches(accepted json.RawMessage, want requirementV2) bool {
-	var got struct {
-		Scheme            string                     `json:"scheme"`
-		Network           string                     `json:"network"`
-		Amount            string                     `json:"amount"`
-		Asset             string                     `json:"asset"`
-		PayTo             string                     `json:"payTo"`
-		MaxTimeoutSeconds json.Number                `json:"maxTimeoutSeconds"`
-		Extra             map[string]json.RawMessage `json:"extra"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(accepted))
-	dec.UseNumber()
-	if dec.Decode(&got) != nil {
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
 		return false
 	}
-	if got.Scheme != want.Scheme || got.Network != want.Network || got.Amount != want.Amount ||
-		got.Asset != want.Asset || got.PayTo != want.PayTo || got.MaxTimeoutSeconds.String() != fmt.Sprint(want.MaxTimeoutSeconds) {
+	var ours, theirs x402.Requirement
+	if json.Unmarshal(wantJSON, &ours) != nil || json.Unmarshal(accepted, &theirs) != nil {
 		return false
 	}
-	for k, v := range map[string]string{"name": want.Extra.Name, "version": want.Extra.Version} {
-		var s string
-		if json.Unmarshal(got.Extra[k], &s) != nil || s != v {
-			return false
-		}
-	}
-	return true
+	return ours.Equal(theirs)
 }
 
 // SettleFailedError is a facilitator's {success:false}: nothing was transferred. The caller answers 402 with

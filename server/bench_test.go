@@ -1,0 +1,117 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/sanctions"
+	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/server/trial"
+	"github.com/payguard/payguard/store/memory"
+)
+
+// benchServer is the real engine, checker, receipt keys and memory store behind the HTTP handler; the
+// facilitator is never reached (trial path).
+func benchServer(b *testing.B) *Server {
+	list, err := sanctions.LoadDir("../cmd/payguard/testdata/check-sanctions")
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, err := receipts.GenerateKey(time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := memory.New()
+	cfg, _ := config.Default()
+	sc := cfg.Server
+	sc.TrustedProxies = []string{"192.0.2.1"}
+	sc.TrialLimit = 1000
+	seller, err := fees.NewSeller(fees.SellerOptions{Terms: fees.Terms{Network: "eip155:84532", NetworkV1: "base-sepolia",
+		Asset: testAsset, AssetName: "USDC", AssetVersion: "2", PayTo: testPayTo, MaxTimeoutSeconds: 60},
+		Facilitator: fees.NewFacilitator("http://127.0.0.1:1", nil, time.Second, time.Second), Signer: keys})
+	if err != nil {
+		b.Fatal(err)
+	}
+	engine := preflight.New(preflight.Options{Rules: policy.DefaultRules(), Sanctions: list, Signer: keys})
+	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: list})
+	s, err := New(Options{Config: sc, Rules: policy.DefaultRules(), Seller: seller,
+		Trial: trial.New(st, sc.TrialLimit, 48*time.Hour, nil), Endpoints: st,
+		Preflight: benchPreflight{engine}, Checker: benchChecker{checker}, Sanctions: list, JWKS: keys.PublicJWKS})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+type benchPreflight struct{ e *preflight.Engine }
+
+func (p benchPreflight) Parse(body []byte) (any, error) { return preflight.ParseInput(body) }
+func (p benchPreflight) Decide(ctx context.Context, in any) (*Decision, error) {
+	r, err := p.e.Decide(ctx, in.(*preflight.Input))
+	if err != nil {
+		return nil, err
+	}
+	return &Decision{Body: r, Decision: r.Decision, ReceiptID: r.Receipt.ID}, nil
+}
+
+type benchChecker struct{ c *screening.Checker }
+
+func (c benchChecker) Validate(q CheckQuery) error { return nil }
+func (c benchChecker) Check(ctx context.Context, q CheckQuery) (any, error) {
+	return c.c.Check(ctx, screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain})
+}
+
+const benchPreflightBody = `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/data"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]}}`
+
+// BenchmarkPreflightTrial is one POST /v1/preflight?trial=1 through the whole handler: limits, parse,
+// trial count, engine, receipt signing (ES256), JSON encoding. A different client address per call.
+func BenchmarkPreflightTrial(b *testing.B) {
+	s := benchServer(b)
+	h := s.Handler()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		req := httptest.NewRequest(http.MethodPost, "/v1/preflight?trial=1", bytes.NewReader([]byte(benchPreflightBody)))
+		req.RemoteAddr = "192.0.2.1:1234"
+		req.Header.Set("X-Forwarded-For", ipv4(i))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// BenchmarkCheckTrial is one GET /v1/check?trial=1 (name and wallet, no domain).
+func BenchmarkCheckTrial(b *testing.B) {
+	s := benchServer(b)
+	h := s.Handler()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		req := httptest.NewRequest(http.MethodGet, "/v1/check?trial=1&name=Acme%20Widgets%20LLC&address=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", nil)
+		req.RemoteAddr = "192.0.2.1:1234"
+		req.Header.Set("X-Forwarded-For", ipv4(i))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+func ipv4(i int) string {
+	return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String()
+}
