@@ -169,6 +169,9 @@ export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [],
     `  hold_ttl: ${q(holdTTL)}`,
     'admin:',
     `  listen: ${q(adminAddr)}`,
+    'store:',
+    '  driver: bolt',
+    `  path: ${q(path.join(dataDir, 'payguard.db'))}`,
     'keys:',
     `  receipt_key_file: ${q(path.join(dataDir, 'receipt-keys.json'))}`,
     `rules: ${JSON.stringify(rules)}`,
@@ -209,4 +212,39 @@ export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait,
     stop: run.stop,
     output: run.output,
   };
+}
+
+/**
+ * serveYAML renders a `payguard serve` configuration: the API on listenAddr, fees paid to payTo on network
+ * through the facilitator at facilitatorUrl, a memory store unless storeYAML says otherwise.
+ */
+export function serveYAML({ listenAddr, dataDir, payTo, facilitatorUrl, network = 'eip155:8453', rules = {}, storeYAML, extra = '' }) {
+  const q = (s) => JSON.stringify(s);
+  return [
+    'server:',
+    `  listen: ${q(listenAddr)}`,
+    `  base_url: ${q(`http://${listenAddr}`)}`,
+    '  fees:',
+    `    network: ${q(network)}`,
+    `    pay_to: ${q(payTo)}`,
+    `    facilitator_url: ${q(facilitatorUrl)}`,
+    storeYAML ?? 'store:\n  driver: memory',
+    'keys:',
+    `  receipt_key_file: ${q(path.join(dataDir, 'receipt-keys.json'))}`,
+    `rules: ${JSON.stringify(rules)}`,
+    extra,
+    '',
+  ].join('\n');
+}
+
+/**
+ * startServe runs `payguard serve` on a fresh loopback port with its state in dir. args default to
+ * --offline. Resolves to {url, dir, yaml, stop(), output()}.
+ */
+export async function startServe({ dir, payTo, facilitatorUrl, network, rules, storeYAML, extra, env = {}, args = ['--offline'] }) {
+  fs.mkdirSync(dir, { recursive: true });
+  const listenAddr = `127.0.0.1:${await freePort()}`;
+  const yaml = serveYAML({ listenAddr, dataDir: dir, payTo, facilitatorUrl, network, rules, storeYAML, extra });
+  const run = await startPayguard({ mode: 'serve', yaml, dir, args, waitFor: [listenAddr], env });
+  return { url: `http://${listenAddr}`, dir, yaml, stop: run.stop, output: run.output };
 }

@@ -1,0 +1,130 @@
+// payguard serve (the pay-per-call screening API) paid by the official x402 clients, through the local
+// facilitator: what was settled, to whom, for how much; what is never charged.
+
+import { describe, it, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFacilitator } from '../lib/facilitator.mjs';
+import { buy, send } from '../lib/buyer.mjs';
+import { startServe, REPO_ROOT } from '../lib/payguard.mjs';
+import { SELLER_PAY_TO } from '../lib/wallets.mjs';
+import { USDC } from '../lib/networks.mjs';
+
+// The service's own wallet (Anvil account 3): every fee must be settled to it.
+const SERVICE_PAY_TO = '0x90F79bf6EB2c4f870365E785982E1f101E93b906';
+const SANCTIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'ofac');
+const SANCTIONED = '0x098B716B8Aaf21512996dC57EB0615e2383E2f96'; // LAZARUS GROUP in the OFAC excerpt
+const V2_CHALLENGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'x402', 'testdata', 'fixtures', 'v2', 'challenge-402.json'), 'utf8'));
+
+let tmp;
+let fac;
+let api;
+
+before(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'interop-serve-'));
+  fac = await startFacilitator();
+  api = await startServe({
+    dir: path.join(tmp, 'serve'), payTo: SERVICE_PAY_TO, facilitatorUrl: fac.url,
+    args: ['--offline', '--sanctions-dir', SANCTIONS_DIR],
+  });
+});
+
+after(async () => {
+  await api?.stop();
+  await fac?.close();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const facStats = async () => (await fetch(`${fac.url}/_stats`)).json();
+const reset = () => fetch(`${fac.url}/_reset`, { method: 'POST' });
+
+describe('paid calls settle the fee to the service wallet', () => {
+  beforeEach(reset);
+
+  for (const version of [2, 1]) {
+    it(`GET /v1/check paid by the v${version} client`, async () => {
+      const r = await buy(`${api.url}/v1/check?address=${SELLER_PAY_TO}`, { version });
+      assert.equal(r.error, null, r.error);
+      assert.equal(r.status, 200, r.body);
+      assert.equal(r.paymentHeader.name, version === 2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT');
+      assert.equal(r.paymentResponse?.success, true);
+      assert.equal(r.json.risk, 'low');
+      assert.ok(r.json.data_as_of);
+      const s = await facStats();
+      assert.equal(s.settle.success, 1);
+      assert.deepEqual({ amount: s.settled[0].amount, payTo: s.settled[0].payTo, asset: s.settled[0].asset },
+        { amount: '10000', payTo: SERVICE_PAY_TO, asset: USDC[8453].address });
+    });
+  }
+
+  it('a sanctioned wallet is reported high risk (a delivered, charged result)', async () => {
+    const r = await buy(`${api.url}/v1/check?address=${SANCTIONED}`, { version: 2 });
+    assert.equal(r.status, 200, r.body);
+    assert.equal(r.json.risk, 'high');
+    assert.ok(r.json.flags.includes('sanctioned_address'));
+    assert.equal((await facStats()).settle.success, 1);
+  });
+
+  it('POST /v1/preflight with a real v2 challenge, paid $0.02', async () => {
+    const challenge = V2_CHALLENGE.response.decoded['payment-required'];
+    const r = await buy(`${api.url}/v1/preflight`, {
+      version: 2, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ challenge }),
+    });
+    assert.equal(r.status, 200, r.body);
+    assert.ok(['allow', 'hold', 'block'].includes(r.json.decision));
+    // The fixture's network is Base Sepolia, outside the default allowed networks.
+    assert.equal(r.json.decision, 'block');
+    assert.ok(r.json.reasons.some((x) => /^block: network eip155:84532 not allowed/.test(x)), JSON.stringify(r.json.reasons));
+    assert.ok(r.json.receipt?.id);
+    const s = await facStats();
+    assert.equal(s.settled.length, 1);
+    assert.equal(s.settled[0].amount, '20000');
+  });
+
+  it('a replayed payment header is not delivered twice', async () => {
+    const first = await buy(`${api.url}/v1/check?address=${SELLER_PAY_TO}`, { version: 2 });
+    assert.equal(first.status, 200);
+    const replay = await send(`${api.url}/v1/check?address=${SELLER_PAY_TO}`, { headers: { [first.paymentHeader.name]: first.paymentHeader.value } });
+    assert.notEqual(replay.status, 200, replay.body);
+    assert.equal((await facStats()).settle.success, 1);
+  });
+});
+
+describe('what is never charged', () => {
+  beforeEach(reset);
+  after(() => fetch(`${fac.url}/_outage`, { method: 'POST', body: '{"on":false}' }));
+
+  it('bad input: 400 before any payment is asked for', async () => {
+    const r = await buy(`${api.url}/v1/check`, { version: 2 });
+    assert.equal(r.status, 400, r.body);
+    assert.equal(r.paymentHeader, null);
+    const bad = await buy(`${api.url}/v1/preflight`, { version: 2, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"challenge":' });
+    assert.equal(bad.status, 400, bad.body);
+    const s = await facStats();
+    assert.equal(s.verify.calls + s.settle.calls, 0);
+  });
+
+  it('facilitator outage: 503, not settled', async (t) => {
+    await fetch(`${fac.url}/_outage`, { method: 'POST', body: '{"on":true}' });
+    const r = await buy(`${api.url}/v1/check?address=${SELLER_PAY_TO}`, { version: 2 });
+    t.diagnostic(`during outage: ${r.status} ${r.body.trim()}`);
+    assert.equal(r.status, 503, r.body);
+    assert.equal(r.json?.error?.code, 'facilitator_unavailable');
+    assert.equal((await facStats()).settle.success, 0);
+  });
+
+  it('free trial: three calls per IP per day, then 402 and no automatic payment', async () => {
+    const url = `${api.url}/v1/check?address=${SELLER_PAY_TO}&trial=1`;
+    for (let i = 0; i < 3; i++) {
+      const r = await send(url);
+      assert.equal(r.status, 200, `trial call ${i + 1}: ${r.body}`);
+    }
+    const exhausted = await send(url);
+    assert.equal(exhausted.status, 402);
+    const s = await facStats();
+    assert.equal(s.verify.calls + s.settle.calls, 0);
+  });
+});
