@@ -14,6 +14,11 @@ import (
 // id). It never means a state was changed.
 var ErrInvalid = errors.New("store: invalid argument")
 
+// LedgerRetention is how long a budget's day stays readable: bolt and memory drop days whose start is
+// more than this long ago; redis expires a day this long after its last reservation. A Commit that arrives
+// later finds nothing (ErrNotFound), which no payment flow comes near.
+const LedgerRetention = 35 * 24 * time.Hour
+
 // DayLayout is the format of every day argument: a UTC calendar day.
 const DayLayout = "2006-01-02"
 

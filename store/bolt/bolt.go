@@ -29,7 +29,7 @@ const purgeEvery = time.Minute
 // day+name never collides with another day or name.
 var (
 	bucketBudgets      = []byte("budgets")      // day+budget → spent, reserved (2 × uint64 BE)
-	bucketReservations = []byte("reservations") // id → amount (uint64 BE), committed (1 byte), day+budget
+	bucketReservations = []byte("reservations") // day+id → amount (uint64 BE), committed (1 byte), day+budget
 	bucketHolds        = []byte("holds")        // id → holdRecord JSON
 	bucketHoldKeys     = []byte("holdkeys")     // hold key → id of the newest hold with that key
 	bucketTickets      = []byte("tickets")      // ticket key → nested bucket: sequence (uint64 BE) → Ticket JSON
@@ -148,5 +148,36 @@ func (s *Store) purge(tx *bbolt.Tx, now time.Time) error {
 	if err := expired(tx.Bucket(bucketTicketIDs), first); err != nil {
 		return err
 	}
-	return purgeTickets(tx.Bucket(bucketTickets), now)
+	if err := purgeTickets(tx.Bucket(bucketTickets), now); err != nil {
+		return err
+	}
+	cutoff := []byte(store.Day(now.Add(-store.LedgerRetention)))
+	for _, b := range [][]byte{bucketBudgets, bucketReservations} {
+		if err := purgeDaysBefore(tx.Bucket(b), cutoff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxPurgeKeys bounds one sweep of old ledger days, so a write transaction never stalls on a backlog; the
+// next sweep continues.
+const maxPurgeKeys = 10_000
+
+// purgeDaysBefore deletes keys that start with a day before cutoff; such keys sort first.
+func purgeDaysBefore(b *bbolt.Bucket, cutoff []byte) error {
+	var dead [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && len(dead) < maxPurgeKeys; k, _ = c.Next() {
+		if len(k) < len(cutoff) || string(k[:len(cutoff)]) >= string(cutoff) {
+			break
+		}
+		dead = append(dead, append([]byte(nil), k...))
+	}
+	for _, k := range dead {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

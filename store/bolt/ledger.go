@@ -34,6 +34,9 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 	}
 	id := store.NewID()
 	err := s.db.Update(func(tx *bbolt.Tx) error {
+		if err := s.maybePurge(tx, s.now()); err != nil {
+			return err
+		}
 		budgets, key := tx.Bucket(bucketBudgets), budgetKey(budget, day)
 		spent, reserved := readBudget(budgets, key)
 		if !store.Fits(spent, reserved, amountMicros, capMicros) {
@@ -45,7 +48,7 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 		}
 		rec := binary.BigEndian.AppendUint64(nil, uint64(amountMicros))
 		rec = append(rec, 0) // not committed
-		return tx.Bucket(bucketReservations).Put([]byte(id), append(rec, key...))
+		return tx.Bucket(bucketReservations).Put([]byte(day+id), append(rec, key...))
 	})
 	if err != nil {
 		return "", err
@@ -58,9 +61,13 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := store.CheckDay(day); err != nil {
+		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+	}
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		res, key := tx.Bucket(bucketReservations), budgetKey(budget, day)
-		rec := res.Get([]byte(reservationID))
+		resKey := []byte(day + reservationID)
+		rec := res.Get(resKey)
 		if len(rec) < 9 || string(rec[9:]) != string(key) {
 			return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
 		}
@@ -75,7 +82,7 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 		}
 		done := append([]byte(nil), rec...)
 		done[8] = 1
-		return res.Put([]byte(reservationID), done)
+		return res.Put(resKey, done)
 	})
 }
 

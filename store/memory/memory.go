@@ -102,6 +102,7 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 		return "", err
 	}
 	defer s.mu.Unlock()
+	s.purgeLocked()
 	k := budgetDay{budget, day}
 	b := s.budgets[k]
 	if b == nil {

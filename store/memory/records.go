@@ -201,13 +201,20 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	return true, e.count, nil
 }
 
-// purgeLocked drops expired trial counters, payment digests and tickets, at most once per purgeEvery.
+// purgeLocked drops expired trial counters, payment digests and tickets, and ledger days older than
+// store.LedgerRetention, at most once per purgeEvery.
 func (s *Store) purgeLocked() {
 	now := s.now()
 	if now.Sub(s.lastPurge) < purgeEvery {
 		return
 	}
 	s.lastPurge = now
+	cutoff := store.Day(now.Add(-store.LedgerRetention))
+	for k := range s.budgets {
+		if k.day < cutoff {
+			delete(s.budgets, k)
+		}
+	}
 	for k, e := range s.trials {
 		if e.expires.Before(now) {
 			delete(s.trials, k)

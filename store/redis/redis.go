@@ -21,7 +21,7 @@ import (
 )
 
 // LedgerRetention is how long a budget's day is kept after its last reservation.
-const LedgerRetention = 35 * 24 * time.Hour
+const LedgerRetention = store.LedgerRetention
 
 // DefaultPrefix starts every key payguard writes.
 const DefaultPrefix = "payguard:"

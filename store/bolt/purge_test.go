@@ -1,0 +1,87 @@
+package bolt
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/payguard/payguard/store"
+)
+
+// fakeClock is a settable clock for the store's own time.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func (s *Store) countKeys(t *testing.T, bucket []byte) int {
+	n := 0
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucket).ForEach(func(_, _ []byte) error { n++; return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Expired trial counters, payment digests, tickets and old ledger days are deleted from the file, not just
+// ignored, so the file does not grow without bound.
+func TestPurgeDeletesExpired(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	today, old := "2026-11-22", "2026-10-01"
+	for _, d := range []string{today, old} {
+		id, err := s.Reserve(ctx, "agent", d, 10, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(ctx, "agent", d, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.TakeTrial(ctx, "203.0.113.7", today, 3, 48*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkPaymentSeen(ctx, "sha256:aa", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTicket(ctx, store.Ticket{ID: "t", Key: "k", ExpiresAt: clock.now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]int{}
+	for _, b := range allBuckets {
+		before[string(b)] = s.countKeys(t, b)
+	}
+
+	clock.add(49 * time.Hour) // past the trial retention, the digest ttl and the ticket; old is now > 35 days back
+	if _, err := s.Reserve(ctx, "agent", "2026-11-24", 1, 100); err != nil { // a write that triggers the sweep
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{
+		"trial": 0, "seen": 0, "ticketids": 0, "tickets": 0,
+		"budgets": 2, "reservations": 2, // today and 2026-11-24; 2026-10-01 is gone
+	} {
+		if got := s.countKeys(t, []byte(name)); got != want {
+			t.Errorf("bucket %s: %d keys after the sweep (had %d), want %d", name, got, before[name], want)
+		}
+	}
+	if st, err := s.State(ctx, "agent", old); err != nil || st.Spent != 0 {
+		t.Errorf("old day after the sweep = %+v, %v; want gone", st, err)
+	}
+	if st, err := s.State(ctx, "agent", today); err != nil || st.Spent != 10 {
+		t.Errorf("today after the sweep = %+v, %v; want spent 10", st, err)
+	}
+}
