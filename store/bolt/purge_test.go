@@ -66,8 +66,10 @@ func TestPurgeDeletesExpired(t *testing.T) {
 		before[string(b)] = s.countKeys(t, b)
 	}
 
-	clock.add(49 * time.Hour)                                                // past the trial retention, the digest ttl and the ticket; old is now > 35 days back
-	if _, err := s.Reserve(ctx, "agent", "2026-11-24", 1, 100); err != nil { // a write that triggers the sweep
+	// Past the trial retention, the digest ttl and the ticket; old is now more than 35 days back. The
+	// Reserve is a write that triggers the sweep.
+	clock.add(49 * time.Hour)
+	if _, err := s.Reserve(ctx, "agent", "2026-11-24", 1, 100); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]int{
