@@ -4,6 +4,23 @@
 //
 // Decoding keeps every field it does not model, so a challenge narrowed by payguard and re-encoded still
 // satisfies the official SDKs (which deep-compare `accepted` against the seller's requirements).
+//
+// Decisions worth knowing:
+//
+//   - Member names are matched exactly, as JavaScript does (encoding/json alone would let `"PayTo"` or
+//     `"To"` stand in for `payTo`/`to`). A repeated member keeps its last value, as JSON.parse does.
+//   - Members the types do not model are kept byte for byte (json.RawMessage) and written back; modelled
+//     members are re-encoded from their Go values (the same JSON value). Encoding writes the modelled
+//     members in the order the SDKs write them, then the unmodelled ones and the extension keys in name
+//     order, so an SDK-produced challenge without extensions re-encodes to the identical bytes.
+//   - Use EncodeHeaderJSON or the MarshalJSON methods for exact output: json.Marshal would HTML-escape and
+//     re-compact the verbatim members (the same value, other bytes).
+//   - Header values are decoded as the SDKs decode them: the standard base64 alphabet, padding optional
+//     (atob); base64url, whitespace and bad lengths are errors. Values and documents are bounded
+//     (MaxHeaderBytes, MaxBodyBytes, MaxDepth) and must be valid UTF-8; every decode error wraps ErrMalformed.
+//   - A string member that Go cannot represent as JavaScript does (a lone surrogate escape, read as U+FFFD)
+//     is an error rather than a silently different value.
+//   - Atomic amounts are decimal digit strings; leading zeros are accepted ("010" is 10), see ParseAtomic.
 package x402
 
 // Header names on the wire.

@@ -81,6 +81,9 @@ func FuzzDecodePaymentRequiredHeader(f *testing.F) {
 func checkRequiredHeader(t *testing.T, value string) {
 	p, err := DecodePaymentRequiredHeader(value)
 	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error %v does not wrap ErrMalformed", err)
+		}
 		return
 	}
 	h, err := EncodeHeaderJSON(p)
@@ -121,6 +124,9 @@ func FuzzDecodePaymentPayloadHeader(f *testing.F) {
 func checkPayloadHeader(t *testing.T, value string) {
 	p, err := DecodePaymentPayloadHeader(value)
 	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error %v does not wrap ErrMalformed", err)
+		}
 		return
 	}
 	_, _ = p.ExactEVM() // must not panic, whatever the payload
@@ -159,6 +165,9 @@ func FuzzDecodeSettleResponseHeader(f *testing.F) {
 func checkSettleHeader(t *testing.T, value string) {
 	s, err := DecodeSettleResponseHeader(value)
 	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error %v does not wrap ErrMalformed", err)
+		}
 		return
 	}
 	h, err := EncodeHeaderJSON(s)
