@@ -262,11 +262,13 @@ describe('hold: a person decides through the admin API', () => {
     async function decideWhileWaiting(seller, version, resolve) {
       const admin = adminClient(waiting.adminUrl, TOKEN);
       const known = new Set(((await admin.holds()).json?.holds ?? []).map((h) => h.id));
-      const pending = buy(`${seller.url}/mid`, { version, proxy: waiting.proxyUrl, ca: waiting.caPem });
+      let settled = false;
+      const pending = buy(`${seller.url}/mid`, { version, proxy: waiting.proxyUrl, ca: waiting.caPem }).finally(() => { settled = true; });
       let id;
       while (!id) {
         const list = (await admin.holds('pending')).json?.holds ?? [];
         id = list.find((h) => !known.has(h.id))?.id;
+        if (!id && settled) assert.fail(`the request finished without waiting on a hold: ${JSON.stringify(await pending)}`);
         if (!id) await new Promise((r) => setTimeout(r, 50));
       }
       const res = await (resolve === 'approve' ? admin.approve(id) : admin.deny(id));
