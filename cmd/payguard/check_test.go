@@ -48,7 +48,7 @@ func newCheckEnv(t *testing.T) checkEnv {
 		t.Fatal(err)
 	}
 	yaml := "screening:\n  sanctions:\n    cache_dir: " + env.cacheDir + "\n  domain:\n    rdap_base_url: " + env.rdap.URL +
-		"/\n    resolver: " + dnsSrv.Addr + "\n    rdap_timeout: 500ms\n    dns_timeout: 500ms\n"
+		"/\n    resolver: " + dnsSrv.Addr + "\n    rdap_timeout: 10s\n    dns_timeout: 10s\n"
 	if err := os.WriteFile(env.config, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +148,13 @@ func TestCheckCommandOfflineAndNoList(t *testing.T) {
 
 func TestCheckCommandCachedList(t *testing.T) {
 	env := newCheckEnv(t)
+	// The refresher keeps its last good copy in cache_dir/current.
+	cacheDir := t.TempDir()
+	if err := os.Rename(env.sanctionsDir, filepath.Join(cacheDir, "current")); err != nil {
+		t.Fatal(err)
+	}
 	cfg := filepath.Join(t.TempDir(), "cached.yaml")
-	yaml := "screening:\n  sanctions:\n    cache_dir: " + env.sanctionsDir + "\n"
+	yaml := "screening:\n  sanctions:\n    cache_dir: " + cacheDir + "\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

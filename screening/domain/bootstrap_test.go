@@ -86,6 +86,7 @@ func TestRefreshBootstrap(t *testing.T) {
 		BootstrapURL: srv.URL + "/dns.json",
 		Resolver:     dnsSrv.Addr,
 		Transport:    srv.Client().Transport,
+		RDAPTimeout:  10 * time.Second,
 		Now:          func() time.Time { return testNow },
 	})
 	embedded := c.BootstrapPublication()

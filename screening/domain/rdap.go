@@ -15,6 +15,9 @@ import (
 // maxRDAPBytes bounds one RDAP answer; real domain answers are a few kilobytes.
 const maxRDAPBytes = 1 << 20
 
+// firstRegistration bounds plausible registration dates: the first .com was registered on 1985-03-15.
+var firstRegistration = time.Date(1985, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // registration is what RDAP said about a domain's registration date.
 type registration struct {
 	at     time.Time // zero when unknown
@@ -114,6 +117,9 @@ func parseRegistration(body []byte, name string) (time.Time, error) {
 		t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Date))
 		if err != nil {
 			return time.Time{}, fmt.Errorf("registration date %q is not RFC 3339", e.Date)
+		}
+		if t.Before(firstRegistration) {
+			return time.Time{}, fmt.Errorf("registration date %s is before the DNS had registrations", e.Date)
 		}
 		return t.UTC(), nil
 	}

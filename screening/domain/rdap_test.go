@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ func TestParseRegistration(t *testing.T) {
 		{"z.com", `{"objectClassName":"entity"}`, time.Time{}, "not a domain"},
 		{"z.com", `{"ldhName":"other.com","events":[{"eventAction":"registration","eventDate":"1995-08-14T04:00:00Z"}]}`, time.Time{}, "not \"z.com\""},
 		{"z.com", `[1,2]`, time.Time{}, "not RDAP JSON"},
+		{"z.com", `{"events":[{"eventAction":"registration","eventDate":"0001-01-01T00:00:00Z"}]}`, time.Time{}, "before the DNS"},
 	}
 	for _, tt := range tests {
 		got, err := parseRegistration([]byte(tt.body), tt.name)
@@ -36,4 +39,21 @@ func TestParseRegistration(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v UTC", tt.body, got, err, tt.want)
 		}
 	}
+}
+
+func FuzzParseRegistration(f *testing.F) {
+	for _, name := range []string{"verisign-com-domain-example.com.json", "verisign-com-domain-google.com.json",
+		"cznic-domain-example.cz.json", "centralnic-design-domain-notfound-404.json"} {
+		body, err := os.ReadFile(filepath.Join("domaintest", "testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body, "example.com")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, name string) {
+		at, err := parseRegistration(body, name)
+		if err == nil && (at.Before(firstRegistration) || at.Location() != time.UTC) {
+			t.Fatalf("accepted date %v (zero or implausible, or not UTC) from %q", at, body)
+		}
+	})
 }
