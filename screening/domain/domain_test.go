@@ -129,10 +129,10 @@ func TestFactsDNS(t *testing.T) {
 		checkMX bool
 	}{
 		{"www.example.com", ptr(true), "", false},
-		{"noa.example.com", ptr(false), "", false},          // NOERROR, no A records
-		{"gone.example.com", ptr(false), "", false},         // NXDOMAIN
-		{"servfail.example.com", nil, "SERVFAIL", false},    // failure, not "no A"
-		{"refused.example.com", nil, "REFUSED", false},      // failure, not "no A"
+		{"noa.example.com", ptr(false), "", false},       // NOERROR, no A records
+		{"gone.example.com", ptr(false), "", false},      // NXDOMAIN
+		{"servfail.example.com", nil, "SERVFAIL", false}, // failure, not "no A"
+		{"refused.example.com", nil, "REFUSED", false},   // failure, not "no A"
 	}
 	for _, tt := range tests {
 		f := env.c.Facts(context.Background(), tt.in)
