@@ -22,9 +22,9 @@ const LedgerRetention = 35 * 24 * time.Hour
 // DayLayout is the format of every day argument: a UTC calendar day.
 const DayLayout = "2006-01-02"
 
-// MaxNameBytes bounds budget names, client names, keys, ids and URLs, so that one caller cannot make a
-// store keep unbounded keys (bbolt's own key limit is 32 KiB).
-const MaxNameBytes = 4096
+// MaxNameBytes bounds budget names, client names, keys, ids and URLs (8 KiB, the usual limit on a request
+// line), so that one caller cannot make a store keep unbounded keys; bbolt's own key limit is 32 KiB.
+const MaxNameBytes = 8192
 
 // Day returns t's UTC day in DayLayout.
 func Day(t time.Time) string { return t.UTC().Format(DayLayout) }

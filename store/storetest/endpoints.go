@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,10 @@ func testObservations(t *testing.T, s store.Store) {
 		t.Fatalf("Observations after an older put: %+v", got)
 	}
 	wantErr(t, "PutObservation without URL", s.PutObservation(ctx, store.Observation{Method: "GET", ObservedAt: base}), store.ErrInvalid)
+	long := store.Observation{URL: "https://seller.example/" + strings.Repeat("a", store.MaxNameBytes-23), Method: "GET", ObservedAt: base}
+	must(t, "PutObservation with a URL of MaxNameBytes", s.PutObservation(ctx, long))
+	if got, err := s.Observations(ctx, long.URL); err != nil || len(got) != 1 {
+		t.Fatalf("Observations of a long URL = %d, %v", len(got), err)
+	}
 	wantErr(t, "PutObservation without time", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET"}), store.ErrInvalid)
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/payguard/payguard/store"
@@ -91,6 +92,9 @@ func testLedgerInvalid(t *testing.T, s store.Store) {
 		{"malformed day", "a", "2026-11-22T00:00:00Z", 1, 100},
 		{"impossible day", "a", "2026-02-30", 1, 100},
 		{"empty day", "a", "", 1, 100},
+		{"oversized budget", strings.Repeat("b", store.MaxNameBytes+1), day, 1, 100},
+		{"budget with NUL", "a\x00b", day, 1, 100},
+		{"budget not UTF-8", "a\xffb", day, 1, 100},
 	} {
 		_, err := s.Reserve(ctx, c.budget, c.day, c.amount, c.cap)
 		wantErr(t, "Reserve with "+c.name, err, store.ErrInvalid)
