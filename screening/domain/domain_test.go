@@ -123,16 +123,16 @@ func TestFactsYoungDomain(t *testing.T) {
 func TestFactsDNS(t *testing.T) {
 	env := newTestEnv(t, nil)
 	tests := []struct {
-		in      string
-		hasA    *bool
-		dnsErr  string // substring; "" = none
-		checkMX bool
+		in     string
+		hasA   *bool
+		dnsErr string // substring; "" = none
 	}{
-		{"www.example.com", ptr(true), "", false},
-		{"noa.example.com", ptr(false), "", false},       // NOERROR, no A records
-		{"gone.example.com", ptr(false), "", false},      // NXDOMAIN
-		{"servfail.example.com", nil, "SERVFAIL", false}, // failure, not "no A"
-		{"refused.example.com", nil, "REFUSED", false},   // failure, not "no A"
+		{"www.example.com", ptr(true), ""},
+		{"big.example.com", ptr(true), ""},        // truncated over UDP, answered over TCP
+		{"noa.example.com", ptr(false), ""},       // NOERROR, no A records
+		{"gone.example.com", ptr(false), ""},      // NXDOMAIN
+		{"servfail.example.com", nil, "SERVFAIL"}, // failure, not "no A"
+		{"refused.example.com", nil, "REFUSED"},   // failure, not "no A"
 	}
 	for _, tt := range tests {
 		f := env.c.Facts(context.Background(), tt.in)

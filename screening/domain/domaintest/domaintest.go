@@ -101,6 +101,8 @@ type Record struct {
 	A     []string // IPv4 addresses
 	MX    []string // exchanges; "." is a null MX (RFC 7505)
 	Drop  bool     // never answer, so the client times out
+	// Truncate answers UDP queries with the TC bit and no records, so the client must ask again over TCP.
+	Truncate bool
 }
 
 // DNSServer is a DNS server on 127.0.0.1 (UDP, random port).
@@ -113,20 +115,39 @@ type DNSServer struct {
 }
 
 // NewDNSServer starts a DNS server that answers from zone (keys: lower-case names without the trailing
-// dot) and NXDOMAIN for any other name. It stops when the test ends.
+// dot) and NXDOMAIN for any other name, over UDP and TCP on the same port. It stops when the test ends.
 func NewDNSServer(t testing.TB, zone map[string]Record) *DNSServer {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("domaintest: listen udp: %v", err)
-	}
+	pc, ln := listenUDPAndTCP(t)
 	s := &DNSServer{Addr: pc.LocalAddr().String(), zone: zone}
-	started := make(chan struct{})
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(s.serve), NotifyStartedFunc: func() { close(started) }}
-	go srv.ActivateAndServe()
-	<-started
-	t.Cleanup(func() { srv.Shutdown() })
+	for _, srv := range []*dns.Server{
+		{PacketConn: pc, Handler: dns.HandlerFunc(s.serve)},
+		{Listener: ln, Handler: dns.HandlerFunc(s.serve)},
+	} {
+		started := make(chan struct{})
+		srv.NotifyStartedFunc = func() { close(started) }
+		go srv.ActivateAndServe()
+		<-started
+		t.Cleanup(func() { srv.Shutdown() })
+	}
 	return s
+}
+
+// listenUDPAndTCP finds a random port free for both UDP and TCP on 127.0.0.1.
+func listenUDPAndTCP(t testing.TB) (net.PacketConn, net.Listener) {
+	for range 20 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("domaintest: listen udp: %v", err)
+		}
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln
+		}
+		pc.Close()
+	}
+	t.Fatal("domaintest: no port free for both UDP and TCP")
+	return nil, nil
 }
 
 // Queries reports how many queries the server has received.
@@ -157,6 +178,11 @@ func (s *DNSServer) serve(w dns.ResponseWriter, q *dns.Msg) {
 		return
 	}
 	m.Rcode = rec.Rcode
+	if rec.Truncate && w.LocalAddr().Network() == "udp" {
+		m.Truncated = true
+		w.WriteMsg(m)
+		return
+	}
 	hdr := func(t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: qn.Name, Rrtype: t, Class: dns.ClassINET, Ttl: 300}
 	}
@@ -191,5 +217,6 @@ func DefaultZone() map[string]Record {
 		"servfail.example.com":   {Rcode: dns.RcodeServerFailure},
 		"refused.example.com":    {Rcode: dns.RcodeRefused},
 		"dnstimeout.example.com": {Drop: true},
+		"big.example.com":        {A: []string{"192.0.2.20", "192.0.2.21"}, Truncate: true},
 	}
 }
