@@ -85,9 +85,9 @@ func testPaymentSeen(t *testing.T, s store.Store) {
 	wantErr(t, "MarkPaymentSeen with no ttl", s.MarkPaymentSeen(ctx, "sha256:cc", 0), store.ErrInvalid)
 	wantErr(t, "MarkPaymentSeen with no digest", s.MarkPaymentSeen(ctx, "", time.Hour), store.ErrInvalid)
 
-	// The one tiny-TTL case: a digest is forgotten after its ttl.
+	// The one tiny-TTL case: a digest is forgotten after its ttl. (Only "after": a check "still remembered
+	// within 20 ms" would be flaky on a loaded machine; the hour-long cases above cover remembering.)
 	must(t, "short-lived digest", s.MarkPaymentSeen(ctx, "sha256:short", 20*time.Millisecond))
-	wantErr(t, "short-lived replay within ttl", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour), store.ErrAlreadyUsed)
 	time.Sleep(60 * time.Millisecond)
 	must(t, "digest after its ttl", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour))
 	wantErr(t, "replay of the renewed digest", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour), store.ErrAlreadyUsed)
