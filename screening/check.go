@@ -171,6 +171,12 @@ func (q Query) Validate() error {
 
 // Check screens the query. The error is an *InputError (ErrNoInput among them); a component that is
 // missing or fails is reported as unknown in the result, never as an error and never as low risk.
+//
+// Risk is the strongest signal, high > medium > unknown > low: each flag carries its risk from SPEC's
+// table, and a fact that was asked for but could not be established raises the floor to unknown even
+// without a flag of its own (sanctions asked about with no list loaded; a DNS lookup that failed). Low
+// therefore means: nothing flagged and everything asked about known. A part that was not asked about (no
+// name or address: sanctions "not_requested"; no domain: domain null) does not affect the risk.
 func (c *Checker) Check(ctx context.Context, q Query) (CheckResult, error) {
 	if err := q.Validate(); err != nil {
 		return CheckResult{}, err
