@@ -1,6 +1,10 @@
 // Package server is `payguard serve`: the public pay-per-call screening API of SPEC (GET /v1/check,
 // POST /v1/preflight, GET /v1/endpoint), its free documents, and the seam where MCP is mounted.
 //
+// MCP is mounted with Server.Mount("/mcp", handler). It sells the same operations through the same pieces:
+// Trial() (one counter), Seller() (Begin → work → Charge.Settle, with fees.PaymentFromJSON for
+// _meta["x402/payment"]), Offer(path) for the price, Preflight() and Checker() for the work.
+//
 // Every paid route works in one order: limits and input validation (4xx, never charged) → data
 // availability (503, never charged) → free trial or x402 payment (verified, not settled) → the work → if
 // the work could not be done, 503 and nothing is settled → settle → 200 with the settlement header.
@@ -155,6 +159,15 @@ func (s *Server) Seller() *fees.Seller { return s.opt.Seller }
 
 // Trial is the shared free-trial gate (one counter for HTTP and MCP).
 func (s *Server) Trial() *trial.Gate { return s.opt.Trial }
+
+// Preflight is the decision engine behind /v1/preflight, for MCP's preflight_payment.
+func (s *Server) Preflight() Preflight { return s.opt.Preflight }
+
+// Checker is the payee checker behind /v1/check, for MCP's check_payee.
+func (s *Server) Checker() Checker { return s.opt.Checker }
+
+// DataAsOf is the sanctions data's time as every response states it.
+func (s *Server) DataAsOf() string { return s.dataAsOf() }
 
 // ClientIP is the caller's address as the trial counts it (socket peer, or X-Forwarded-For through
 // trusted proxies).
