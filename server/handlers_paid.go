@@ -135,7 +135,11 @@ func (s *Server) handlePreflight(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ie *InputError
 		if errors.As(err, &ie) {
-			s.writeError(w, errorf(http.StatusBadRequest, ie.Code, ie.Message))
+			status := http.StatusBadRequest
+			if ie.Status == http.StatusRequestEntityTooLarge {
+				status = ie.Status
+			}
+			s.writeError(w, errorf(status, ie.Code, ie.Message))
 		} else {
 			s.writeError(w, errorf(http.StatusBadRequest, CodeInvalidJSON, err.Error()))
 		}

@@ -49,6 +49,7 @@ var ErrSigningUnavailable = errors.New("server: receipt signing unavailable")
 type InputError struct {
 	Code    string // e.g. invalid_json, too_deep, invalid_utf8, field_too_long, too_many_options
 	Message string
+	Status  int // 0 means 400; 413 for body_too_large
 }
 
 func (e *InputError) Error() string { return e.Code + ": " + e.Message }

@@ -241,7 +241,7 @@ func (p preflightPort) Parse(body []byte) (any, error) {
 	if err != nil {
 		var ie *preflight.InputError
 		if errors.As(err, &ie) {
-			return nil, &server.InputError{Code: ie.Code, Message: ie.Message}
+			return nil, &server.InputError{Code: ie.Code, Message: ie.Message, Status: ie.HTTPStatus()}
 		}
 		return nil, &server.InputError{Code: server.CodeInvalidJSON, Message: err.Error()}
 	}

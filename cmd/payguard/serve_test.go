@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/config"
+)
+
+func TestFeeTerms(t *testing.T) {
+	c := config.FeesConfig{Network: "eip155:8453", PayTo: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", MaxTimeoutSeconds: 60}
+	tm, err := feeTerms(c)
+	if err != nil || tm.Asset != "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" || tm.AssetName != "USD Coin" || tm.NetworkV1 != "base" {
+		t.Fatalf("%+v %v", tm, err)
+	}
+	c.Network = "eip155:84532"
+	if tm, err = feeTerms(c); err != nil || tm.AssetName != "USDC" || tm.NetworkV1 != "base-sepolia" {
+		t.Fatalf("%+v %v", tm, err)
+	}
+	c.PayTo = ""
+	if _, err := feeTerms(c); err == nil || !strings.Contains(err.Error(), "pay_to") {
+		t.Fatalf("missing pay_to: %v", err)
+	}
+	c = config.FeesConfig{Network: "eip155:999999", PayTo: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", MaxTimeoutSeconds: 60}
+	if _, err := feeTerms(c); err == nil {
+		t.Fatal("an unknown network without asset was accepted")
+	}
+}
+
+func TestServeUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := runServe([]string{"--nope"}, nil, &out, &errb); code != 2 {
+		t.Fatalf("bad flag: exit %d", code)
+	}
+	// The embedded default has no pay_to: serve refuses to start, as bad input.
+	if code := runServe(nil, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "pay_to") {
+		t.Fatalf("no pay_to: exit %d: %s", code, errb.String())
+	}
+}
+
+// TestServeWiring runs the real command's wiring (bolt store, receipt keys, sanctions list, engine, checker)
+// on loopback: a trial preflight is decided and signed, an unpaid call gets both challenge forms, the keys
+// are published, and the server stops cleanly when its context ends.
+func TestServeWiring(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg, err := config.Parse([]byte(`
+server:
+  listen: ` + addr + `
+  base_url: http://` + addr + `
+  fees:
+    network: eip155:84532
+    pay_to: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E"
+    facilitator_url: http://127.0.0.1:1
+store:
+  driver: bolt
+  path: ` + filepath.Join(dir, "payguard.db") + `
+keys:
+  receipt_key_file: ` + filepath.Join(dir, "keys.json") + `
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := feeTerms(cfg.Server.Fees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serveAPI(ctx, cfg, terms, screeningFlags{offline: true, sanctionsDir: "testdata/check-sanctions"}, slog.New(slog.DiscardHandler))
+	}()
+	base := "http://" + addr
+	var resp *http.Response
+	for i := 0; i < 200; i++ {
+		if resp, err = http.Get(base + "/health"); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/health %d", resp.StatusCode)
+	}
+
+	body := `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/x"},"accepts":[{"scheme":"exact",` +
+		`"network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",` +
+		`"payTo":"0x098B716B8Aaf21512996dC57EB0615e2383E2f96","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]}}`
+	resp, err = http.Post(base+"/v1/preflight?trial=1", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Decision string   `json:"decision"`
+		Reasons  []string `json:"reasons"`
+		Receipt  struct {
+			JWS string `json:"jws"`
+		} `json:"receipt"`
+	}
+	json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
+	// The payTo is LAZARUS GROUP's wallet in the SDN excerpt: the real engine must block it.
+	if resp.StatusCode != 200 || res.Decision != "block" || strings.Count(res.Receipt.JWS, ".") != 2 {
+		t.Fatalf("%d %+v", resp.StatusCode, res)
+	}
+
+	resp, err = http.Get(base + "/v1/check?address=0xabc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	hdr, _ := base64.StdEncoding.DecodeString(resp.Header.Get("PAYMENT-REQUIRED"))
+	if resp.StatusCode != 402 || !bytes.Contains(hdr, []byte(`"amount":"10000"`)) || !bytes.Contains(b, []byte(`"maxAmountRequired":"10000"`)) {
+		t.Fatalf("%d %s %s", resp.StatusCode, hdr, b)
+	}
+
+	resp, err = http.Get(base + "/.well-known/payguard-keys.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(b, []byte(`"kty":"EC"`)) || bytes.Contains(b, []byte(`"d":`)) {
+		t.Fatalf("jwks %s", b)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
