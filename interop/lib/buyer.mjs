@@ -3,11 +3,12 @@
 //
 // Node 20's built-in fetch ignores HTTP_PROXY, so every request goes through undici's own fetch with a
 // dispatcher: a ProxyAgent for a proxy (plain-HTTP targets are sent in absolute form, HTTPS targets through a
-// CONNECT tunnel, as curl and Go do), with `ca` trusted for the TLS inside the tunnel (payguard's MITM CA).
+// CONNECT tunnel, as curl and Go do), with `ca` as the trust list for the TLS inside the tunnel (payguard's
+// MITM CA).
 //
 // CLI (used by the Go proxy example and the tests), prints {status, headers, body, …} as JSON:
-//   node interop/lib/buyer.mjs --url U [--version 2|1] [--proxy P] [--ca FILE] [--header 'K: V']…
-//                              [--network base|base-sepolia] [--key 0x…]
+//   node interop/lib/buyer.mjs --url U [--version 2|1] [--proxy URL|env] [--ca FILE] [--header 'K: V']…
+//                              [--method M] [--network base|base-sepolia] [--key 0x…] [--tunnel]
 // Exit code 0 when a response came back (whatever its status), 1 when the request failed, 2 on bad usage.
 
 import fs from 'node:fs';
@@ -25,7 +26,8 @@ import { BUYER_KEY } from './wallets.mjs';
 /**
  * makeDispatcher returns the undici dispatcher for a request: a ProxyAgent when proxy is a URL, an
  * EnvHttpProxyAgent when proxy is "env" (HTTP_PROXY/HTTPS_PROXY/NO_PROXY), else a direct Agent. ca (PEM string
- * or array) is trusted, next to the system roots, for the HTTPS origin; tunnel forces CONNECT for HTTP too.
+ * or array) is the trust list for the HTTPS origin; as everywhere in Node it replaces the default roots
+ * (NODE_EXTRA_CA_CERTS adds to them instead). tunnel forces CONNECT for plain-HTTP targets too.
  */
 export function makeDispatcher({ proxy, ca, tunnel = false } = {}) {
   const requestTls = ca ? { ca } : undefined;

@@ -187,6 +187,15 @@ describe('block: 403 and the payment never exists', () => {
     }
   });
 
+  it('a CONNECT tunnel to a plain-HTTP seller does not get a payment past the guard', async (t) => {
+    const r = await viaGuard(`${sellers.v2.url}/pricey`, { version: 2, tunnel: true });
+    t.diagnostic(`CONNECT to a plain-HTTP seller: status ${r.status} ${r.error ?? ''}`);
+    assert.notEqual(r.status, 200);
+    assert.equal(sellers.v2.stats().paymentHeaders, 0);
+    const s = await facStats();
+    assert.equal(s.verify.calls + s.settle.calls, 0);
+  });
+
   it('disallowed network (base-sepolia is not in allowed_networks)', async () => {
     const r = await viaGuard(`${sellers.v2sepolia.url}/cheap`, { version: 2 });
     await assertRefusedBeforeSeller(r, sellers.v2sepolia, 'block', /^block: network .* not allowed/);
