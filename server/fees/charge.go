@@ -146,13 +146,13 @@ func (s *Seller) match(o Offer, p *Payment) (any, error) {
 	noMatch := &PaymentError{Reason: "invalid_payment_requirements", Message: "No matching payment requirements"}
 	switch p.Version {
 	case 1:
-		if s.terms.NetworkV1 == "" || p.scheme != "exact" || p.network != s.terms.NetworkV1 {
+		if s.terms.NetworkV1 == "" || p.parsed.Scheme != "exact" || p.parsed.Network != s.terms.NetworkV1 {
 			return nil, noMatch
 		}
 		return s.terms.requirementV1(o), nil
 	case 2:
 		want := s.terms.requirementV2(o)
-		if !acceptedMatches(p.accepted, want) {
+		if !acceptedMatches(p.parsed.Accepted, want) {
 			return nil, noMatch
 		}
 		return want, nil
@@ -162,16 +162,16 @@ func (s *Seller) match(o Offer, p *Payment) (any, error) {
 
 // acceptedMatches is the SDK's paymentRequirementsMatchAccepted, through x402.Requirement.Equal: scheme,
 // network, amount, asset, payTo and maxTimeoutSeconds equal; our extra a subset of theirs.
-func acceptedMatches(accepted json.RawMessage, want requirementV2) bool {
+func acceptedMatches(accepted *x402.Requirement, want requirementV2) bool {
 	wantJSON, err := json.Marshal(want)
-	if err != nil {
+	if err != nil || accepted == nil {
 		return false
 	}
-	var ours, theirs x402.Requirement
-	if json.Unmarshal(wantJSON, &ours) != nil || json.Unmarshal(accepted, &theirs) != nil {
+	var ours x402.Requirement
+	if json.Unmarshal(wantJSON, &ours) != nil {
 		return false
 	}
-	return ours.Equal(theirs)
+	return ours.Equal(*accepted)
 }
 
 // SettleFailedError is a facilitator's {success:false}: nothing was transferred. The caller answers 402 with

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payguard/payguard/x402"
 )
 
 func TestUSD(t *testing.T) {
@@ -131,7 +133,7 @@ func TestAcceptedMatchesExtraSubset(t *testing.T) {
 	want := requirementV2{Scheme: "exact", Network: "eip155:8453", Amount: "10000", Asset: "0xA", PayTo: "0xB",
 		MaxTimeoutSeconds: 60, Extra: assetExtra{Name: "USD Coin", Version: "2"}}
 	ok := `{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0xA","payTo":"0xB","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2","more":1}}`
-	if !acceptedMatches(json.RawMessage(ok), want) {
+	if !acceptedMatches(req(t, ok), want) {
 		t.Fatal("a superset extra must match")
 	}
 	for _, bad := range []string{
@@ -139,8 +141,17 @@ func TestAcceptedMatchesExtraSubset(t *testing.T) {
 		`{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0xA","payTo":"0xB","maxTimeoutSeconds":60,"extra":{"name":"USDC","version":"2"}}`,
 		`{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0xA","payTo":"0xB","maxTimeoutSeconds":300,"extra":{"name":"USD Coin","version":"2"}}`,
 	} {
-		if acceptedMatches(json.RawMessage(bad), want) {
+		if acceptedMatches(req(t, bad), want) {
 			t.Errorf("matched: %s", bad)
 		}
 	}
+}
+
+func req(t *testing.T, s string) *x402.Requirement {
+	t.Helper()
+	var r x402.Requirement
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
 }

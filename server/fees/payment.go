@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/payguard/payguard/x402"
 )
 
 // Header names on the wire.
@@ -31,17 +33,7 @@ type Payment struct {
 	// Raw is the payload JSON exactly as the client sent it; it is forwarded to the facilitator verbatim.
 	Raw json.RawMessage
 
-	scheme, network string          // v1 top-level
-	accepted        json.RawMessage // v2 verbatim copy of the chosen accepts entry
-	payload         json.RawMessage
-}
-
-type paymentWire struct {
-	X402Version int             `json:"x402Version"`
-	Scheme      string          `json:"scheme"`
-	Network     string          `json:"network"`
-	Accepted    json.RawMessage `json:"accepted"`
-	Payload     json.RawMessage `json:"payload"`
+	parsed *x402.PaymentPayload
 }
 
 // PaymentError is a payment that cannot be accepted: the caller answers 402 with a fresh challenge whose
@@ -95,34 +87,26 @@ func decodePaymentHeader(value string, headerVersion int) (*Payment, error) {
 	return p, nil
 }
 
-// PaymentFromJSON reads a PaymentPayload object (MCP carries it as plain JSON in _meta["x402/payment"]).
+// PaymentFromJSON reads a PaymentPayload object (MCP carries it as plain JSON in _meta["x402/payment"])
+// with x402's strict decoder: exact member names, bounded, valid UTF-8, one JSON value.
 func PaymentFromJSON(raw []byte) (*Payment, error) {
 	if len(raw) > maxPaymentBytes {
 		return nil, &PaymentError{Reason: "invalid_payload", Message: "payment payload too large"}
 	}
-	var w paymentWire
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&w); err != nil || dec.More() {
-		return nil, &PaymentError{Reason: "invalid_payload", Message: "payment payload is not a JSON object"}
-	}
-	p := &Payment{Version: w.X402Version, Raw: json.RawMessage(bytes.Clone(raw)),
-		scheme: w.Scheme, network: w.Network, accepted: w.Accepted, payload: w.Payload}
-	switch w.X402Version {
-	case 1:
-		if w.Scheme == "" || w.Network == "" {
-			return nil, &PaymentError{Reason: "invalid_payload", Message: "v1 payment without scheme or network"}
+	parsed, err := x402.ParsePaymentPayload(raw)
+	if err != nil {
+		var probe struct {
+			Version json.RawMessage `json:"x402Version"`
 		}
-	case 2:
-		if len(w.Accepted) == 0 || string(w.Accepted) == "null" {
-			return nil, &PaymentError{Reason: "invalid_payload", Message: "v2 payment without accepted"}
+		if json.Unmarshal(raw, &probe) == nil && len(probe.Version) > 0 && string(probe.Version) != "1" && string(probe.Version) != "2" {
+			return nil, &PaymentError{Reason: "invalid_x402_version", Message: "x402Version " + string(probe.Version)}
 		}
-	default:
-		return nil, &PaymentError{Reason: "invalid_x402_version", Message: fmt.Sprintf("x402Version %d", w.X402Version)}
+		return nil, &PaymentError{Reason: "invalid_payload", Message: err.Error()}
 	}
-	if len(w.Payload) == 0 || w.Payload[0] != '{' {
-		return nil, &PaymentError{Reason: "invalid_payload", Message: "payment without payload object"}
+	if parsed.X402Version != 1 && parsed.X402Version != 2 {
+		return nil, &PaymentError{Reason: "invalid_x402_version", Message: fmt.Sprintf("x402Version %d", parsed.X402Version)}
 	}
-	return p, nil
+	return &Payment{Version: parsed.X402Version, Raw: json.RawMessage(bytes.Clone(raw)), parsed: parsed}, nil
 }
 
 // authorization is the EIP-3009 part of an exact EVM payload, for the nonce guard.
@@ -137,17 +121,17 @@ type authorization struct {
 // (lower case), or a digest of the payload when it has no EIP-3009 authorization.
 func (p *Payment) NonceKey(network string) string {
 	var a authorization
-	if json.Unmarshal(p.payload, &a) == nil && a.Authorization != nil && a.Authorization.Nonce != "" {
+	if json.Unmarshal(p.parsed.Payload, &a) == nil && a.Authorization != nil && a.Authorization.Nonce != "" {
 		return "x402-nonce:" + strings.ToLower(network+"|"+a.Authorization.From+"|"+a.Authorization.Nonce)
 	}
-	sum := sha256.Sum256(p.payload)
+	sum := sha256.Sum256(p.parsed.Payload)
 	return "x402-payload:" + hex.EncodeToString(sum[:])
 }
 
 // Nonce is the EIP-3009 authorization nonce, or "" when the payload has none.
 func (p *Payment) Nonce() string {
 	var a authorization
-	if json.Unmarshal(p.payload, &a) == nil && a.Authorization != nil {
+	if json.Unmarshal(p.parsed.Payload, &a) == nil && a.Authorization != nil {
 		return a.Authorization.Nonce
 	}
 	return ""
