@@ -4,13 +4,18 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFacilitator } from '../lib/facilitator.mjs';
 import { buy, send } from '../lib/buyer.mjs';
 import { startServe, REPO_ROOT } from '../lib/payguard.mjs';
-import { SELLER_PAY_TO } from '../lib/wallets.mjs';
+import { BUYER_ADDRESS, SELLER_PAY_TO } from '../lib/wallets.mjs';
+import {
+  decodeSignedOffers, extractJWSHeader, extractOffersFromPaymentRequired, verifyOfferSignatureJWS,
+  verifyReceiptMatchesOffer, verifyReceiptSignatureJWS,
+} from '@x402/extensions/offer-receipt';
 import { USDC } from '../lib/networks.mjs';
 
 // The service's own wallet (Anvil account 3): every fee must be settled to it.
@@ -82,6 +87,32 @@ describe('paid calls settle the fee to the service wallet', () => {
     const s = await facStats();
     assert.equal(s.settled.length, 1);
     assert.equal(s.settled[0].amount, '20000');
+  });
+
+  it('the signed offer and the delivery receipt verify with @x402/extensions against the published key set', async () => {
+    const body = JSON.stringify({ cart: { merchant_domain: 'example.com', total_usd: 0.1, pay_to: SELLER_PAY_TO } });
+    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
+    const challenge = await send(`${api.url}/v1/preflight`, init);
+    assert.equal(challenge.status, 402);
+    const offers = extractOffersFromPaymentRequired(challenge.paymentRequired);
+    assert.equal(offers.length, challenge.paymentRequired.accepts.length);
+    const jwks = await (await fetch(`${api.url}/.well-known/payguard-keys.json`)).json();
+    const jwk = jwks.keys.find((k) => k.kid === extractJWSHeader(offers[0].signature).kid);
+    assert.ok(jwk, 'the offer is signed by a published key');
+    const offer = await verifyOfferSignatureJWS(offers[0], jwk);
+    assert.deepEqual({ payTo: offer.payTo, amount: offer.amount, network: offer.network, resourceUrl: offer.resourceUrl },
+      { payTo: SERVICE_PAY_TO, amount: '20000', network: 'eip155:8453', resourceUrl: `${api.url}/v1/preflight` });
+
+    const paid = await buy(`${api.url}/v1/preflight`, { version: 2, ...init });
+    assert.equal(paid.status, 200, paid.body);
+    const receipt = paid.paymentResponse.extensions?.['offer-receipt']?.info?.receipt;
+    assert.ok(receipt, 'the settlement carries a receipt');
+    const rp = await verifyReceiptSignatureJWS(receipt, jwk);
+    assert.equal(rp.payer, BUYER_ADDRESS);
+    assert.equal(verifyReceiptMatchesOffer(receipt, decodeSignedOffers(offers)[0], [BUYER_ADDRESS]), true);
+    // A receipt does not verify under a different key: the check above is not vacuous.
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+    await assert.rejects(verifyReceiptSignatureJWS(receipt, { ...other, alg: 'ES256' }));
   });
 
   it('a replayed payment header is not delivered twice', async () => {
