@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Limits on the token counts the matcher considers: longer names and queries are cut (their masks are
@@ -52,22 +53,37 @@ type nameIndex struct {
 	maxIDF   float32
 }
 
+// middleWeight scales the weight of an individual's middle names and patronymics (the given names after the
+// first): a payee name often leaves them out, so their absence costs less than a missing surname.
+const middleWeight = 0.4
+
+// middleStart returns the index of an individual's first middle-name token in nameTokens(name) order
+// ("LAST, First Middle..."), or n when there is none or the split is unclear.
+func middleStart(name string, individual bool, n int) int {
+	last, given, ok := strings.Cut(name, ",")
+	if !individual || !ok {
+		return n
+	}
+	l, g := nameTokens(last), nameTokens(given)
+	if len(l)+len(g) != n || len(g) < 2 {
+		return n
+	}
+	return len(l) + 1
+}
+
 func buildNameIndex(entries []Entry) *nameIndex {
 	ix := &nameIndex{vocab: map[string]uint32{}, bySkel: map[string][]uint32{}, exact: map[string][]exactRef{}}
 	type pending struct {
-		entry int32
-		alias int16
-		toks  []string
+		entry  int32
+		alias  int16
+		toks   []string
+		middle int // tokens from this index on are middle names (see middleWeight)
 	}
 	var fuzzy []pending
 	df := map[string]int{}
 	add := func(ei int, ai int, name string, weak bool) {
-		vars := nameVariants(name, entries[ei].Type == TypeIndividual)
-		if len(vars) == 0 {
-			return
-		}
-		for _, v := range vars {
-			k := compactKey(v)
+		individual := entries[ei].Type == TypeIndividual
+		for _, k := range exactKeys(name, individual) {
 			ref := exactRef{entry: int32(ei), alias: int16(ai), weak: weak}
 			if !slices.Contains(ix.exact[k], ref) {
 				ix.exact[k] = append(ix.exact[k], ref)
@@ -76,11 +92,14 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		if weak {
 			return // weak aliases are too loose for fuzzy matching
 		}
-		toks := vars[0]
+		toks := nameTokens(name)
+		if len(toks) == 0 {
+			return
+		}
 		if len(toks) > maxNameTokens {
 			toks = toks[:maxNameTokens]
 		}
-		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks})
+		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks, middleStart(name, individual, len(toks))})
 		seen := map[string]bool{}
 		for _, t := range toks {
 			if !seen[t] {
@@ -125,12 +144,19 @@ func buildNameIndex(entries []Entry) *nameIndex {
 			ix.isToken[id] = true
 			ix.idf[id] = w
 			ix.maxIDF = max(ix.maxIDF, w)
+			if i >= p.middle {
+				w *= middleWeight
+			}
 			rec.wsum += w
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 1, w: w})
 		}
 		for i := 0; i+1 < len(p.toks); i++ {
 			id := intern(p.toks[i] + p.toks[i+1])
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 2, w: rec.units[i].w + rec.units[i+1].w})
+		}
+		if len(p.toks) >= 3 {
+			id := intern(compactKey(p.toks))
+			rec.units = append(rec.units, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
 		}
 		for _, u := range rec.units {
 			ps := ix.postings[u.vocab]

@@ -153,7 +153,7 @@ func (l *List) Addresses() []DigitalAddress {
 }
 
 // newList indexes entries. Entries with a duplicate uid keep the first occurrence.
-func newList(entries []Entry, dataAsOf time.Time, source string, warnings []string) *List {
+func newList(entries []Entry, dataAsOf time.Time, source string, warnings []string, index bool) *List {
 	l := &List{
 		byUID:    make(map[int]int32, len(entries)),
 		addrs:    make(map[string][]addrRef),
@@ -184,6 +184,8 @@ func newList(entries []Entry, dataAsOf time.Time, source string, warnings []stri
 			}
 		}
 	}
-	l.names = buildNameIndex(l.entries)
+	if index {
+		l.names = buildNameIndex(l.entries)
+	}
 	return l
 }

@@ -31,7 +31,9 @@ func LoadDir(dir string) (*List, error) {
 }
 
 // LoadDirStats is LoadDir that also returns what the load saw.
-func LoadDirStats(dir string) (*List, LoadStats, error) {
+func LoadDirStats(dir string) (*List, LoadStats, error) { return loadDir(dir, true) }
+
+func loadDir(dir string, index bool) (*List, LoadStats, error) {
 	names, err := dirFiles(dir)
 	if err != nil {
 		return nil, LoadStats{}, err
@@ -39,7 +41,7 @@ func LoadDirStats(dir string) (*List, LoadStats, error) {
 	if _, ok := names[FileSDN]; !ok {
 		if _, ok := names[FileXML]; !ok {
 			if fi, err := os.Stat(filepath.Join(dir, "current")); err == nil && fi.IsDir() {
-				return LoadDirStats(filepath.Join(dir, "current"))
+				return loadDir(filepath.Join(dir, "current"), index)
 			}
 		}
 	}
@@ -92,7 +94,7 @@ func LoadDirStats(dir string) (*List, LoadStats, error) {
 	if meta, err := readMeta(dir); err == nil && !meta.DataAsOf.IsZero() {
 		asOf = meta.DataAsOf
 	}
-	return ParseCSV(files, asOf, dir)
+	return parseCSV(files, asOf, dir, index)
 }
 
 // dirFiles maps the lower-case names of the OFAC files in dir to their paths.

@@ -18,6 +18,9 @@ const minTokenSim = 0.80
 // skeletonSim is the similarity floor of two tokens of 4+ bytes that share a skeleton (spelling variants).
 const skeletonSim = 0.92
 
+// minSkeletonJW is the Jaro-Winkler similarity below which a shared skeleton is taken as a coincidence.
+const minSkeletonJW = 0.75
+
 // maxPossible caps the possible matches returned for one query.
 const maxPossible = 10
 
@@ -38,7 +41,8 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	if a == b {
 		return 1
 	}
-	related := ska == skb
+	sameSkel := ska == skb
+	related := sameSkel
 	if !related && aTok && bTok {
 		related = deleteRelated(a, b)
 	}
@@ -46,7 +50,9 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 		return 0
 	}
 	jw := jaroWinkler(a, b)
-	if ska == skb && len(a) >= minDeleteLen && len(b) >= minDeleteLen {
+	// Spelling variants (same skeleton) of single words score at least skeletonSim, provided the letters
+	// still look alike; joined words and short words get no such floor, since their skeletons collide.
+	if sameSkel && aTok && bTok && len(a) >= minDeleteLen && len(b) >= minDeleteLen && jw >= minSkeletonJW {
 		jw = max(jw, skeletonSim)
 	}
 	if jw < minTokenSim {
@@ -76,9 +82,16 @@ type query struct {
 	matches map[uint32][]qmatch
 }
 
-// prepare normalizes a query, weighs its tokens and finds, through the index, every vocabulary string that
-// any query unit can meet.
+// prepare builds a query from normalized tokens, finds through the index every vocabulary string that
+// any query unit can meet, and weighs the query's tokens.
 func (ix *nameIndex) prepare(toks []string) *query {
+	q := newQuery(toks)
+	ix.lookup(q)
+	ix.weigh(q)
+	return q
+}
+
+func newQuery(toks []string) *query {
 	if len(toks) > maxQueryTokens {
 		toks = toks[:maxQueryTokens]
 	}
@@ -90,6 +103,30 @@ func (ix *nameIndex) prepare(toks []string) *query {
 		s := toks[i] + toks[i+1]
 		q.units = append(q.units, qunit{s: s, skel: skeleton(s), start: uint8(i), span: 2})
 	}
+	if len(toks) >= 3 {
+		s := compactKey(toks)
+		q.units = append(q.units, qunit{s: s, skel: skeleton(s), start: 0, span: uint8(len(toks))})
+	}
+	return q
+}
+
+// addMatch records that query unit qi meets vocabulary string id, if it does.
+func (ix *nameIndex) addMatch(q *query, qi int, id uint32) {
+	if ms := q.matches[id]; len(ms) > 0 && ms[len(ms)-1].q == uint8(qi) {
+		return // already seen for this unit
+	}
+	u := &q.units[qi]
+	tok := unitSim(u.s, u.skel, u.span == 1, ix.strs[id], ix.skels[id], ix.isToken[id])
+	big := unitSim(u.s, u.skel, false, ix.strs[id], ix.skels[id], false)
+	if tok == 0 && big == 0 {
+		return
+	}
+	q.matches[id] = append(q.matches[id], qmatch{q: uint8(qi), tok: float32(tok), big: float32(big)})
+}
+
+// lookup finds the vocabulary strings each query unit meets: by equality, by skeleton, and (single tokens
+// of 4+ bytes) through the deletion index.
+func (ix *nameIndex) lookup(q *query) {
 	var cand []uint32
 	var hs []uint64
 	for qi := range q.units {
@@ -106,19 +143,15 @@ func (ix *nameIndex) prepare(toks []string) *query {
 			}
 		}
 		for _, id := range cand {
-			if ms := q.matches[id]; len(ms) > 0 && ms[len(ms)-1].q == uint8(qi) {
-				continue // already seen for this unit
-			}
-			tok := unitSim(u.s, u.skel, u.span == 1, ix.strs[id], ix.skels[id], ix.isToken[id])
-			big := unitSim(u.s, u.skel, false, ix.strs[id], ix.skels[id], false)
-			if tok == 0 && big == 0 {
-				continue
-			}
-			q.matches[id] = append(q.matches[id], qmatch{q: uint8(qi), tok: float32(tok), big: float32(big)})
+			ix.addMatch(q, qi, id)
 		}
 	}
-	// Token weights: the token's own IDF when the list knows it, else the IDF of the best word it meets,
-	// else the highest IDF (an unknown word is a distinctive word).
+}
+
+// weigh sets the query's token weights: the token's own IDF when the list knows it as a token, else the IDF
+// of the most similar token it meets, else the highest IDF (an unknown word is a distinctive word).
+func (ix *nameIndex) weigh(q *query) {
+	q.wsum = 0
 	for qi := range q.units {
 		u := &q.units[qi]
 		if u.span != 1 {
@@ -128,11 +161,12 @@ func (ix *nameIndex) prepare(toks []string) *query {
 		if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
 			u.w = ix.idf[id]
 		} else {
-			best := float32(0)
+			best, bestID := float32(0), uint32(0)
 			for id, ms := range q.matches {
 				for _, m := range ms {
-					if int(m.q) == qi && ix.isToken[id] && m.tok > best {
-						best, u.w = m.tok, ix.idf[id]
+					// Ties go to the lower id, so the weight does not depend on map order.
+					if int(m.q) == qi && ix.isToken[id] && m.tok > 0 && (m.tok > best || m.tok == best && id < bestID) {
+						best, bestID, u.w = m.tok, id, ix.idf[id]
 					}
 				}
 			}
@@ -140,11 +174,13 @@ func (ix *nameIndex) prepare(toks []string) *query {
 		q.wsum += u.w
 	}
 	for qi := range q.units {
-		if u := &q.units[qi]; u.span == 2 {
-			u.w = q.units[u.start].w + q.units[u.start+1].w
+		if u := &q.units[qi]; u.span > 1 {
+			u.w = 0
+			for k := u.start; k < u.start+u.span; k++ {
+				u.w += q.units[k].w
+			}
 		}
 	}
-	return q
 }
 
 // pair is a candidate alignment of query unit q with name unit n.
@@ -396,8 +432,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	ix := l.names
 	seen := map[int32]bool{}
 	var weakExact []screening.SanctionsMatch
-	for _, v := range nameVariants(name, true) {
-		for _, ref := range ix.exact[compactKey(v)] {
+	for _, key := range exactKeys(name, true) {
+		for _, ref := range ix.exact[key] {
 			if seen[ref.entry] && !ref.weak {
 				continue
 			}

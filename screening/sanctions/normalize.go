@@ -1,6 +1,7 @@
 package sanctions
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -33,14 +34,21 @@ func isApostrophe(r rune) bool {
 // rawTokens applies steps 1-3.
 func rawTokens(s string) []string {
 	var toks []string
+	var dotted []bool // the break before toks[i] contained a '.'
 	var b strings.Builder
+	dot := false
 	flush := func() {
 		if b.Len() > 0 {
 			toks = append(toks, b.String())
+			dotted = append(dotted, dot)
 			b.Reset()
+			dot = false
 		}
 	}
-	for _, r := range norm.NFKD.String(s) {
+	if !isASCII(s) {
+		s = norm.NFKD.String(s)
+	}
+	for _, r := range s {
 		switch {
 		case unicode.Is(unicode.Mn, r):
 		case isApostrophe(r):
@@ -50,27 +58,32 @@ func rawTokens(s string) []string {
 			b.WriteRune(unicode.ToLower(r))
 		default:
 			flush()
+			if r == '.' {
+				dot = true
+			}
 		}
 	}
 	flush()
-	return mergeInitials(toks)
+	return mergeInitials(toks, dotted)
 }
 
-// mergeInitials merges runs of two or more one-letter tokens: "s a" → "sa".
-func mergeInitials(toks []string) []string {
+// mergeInitials merges runs of one-letter tokens written as an abbreviation ("S.A.", "U. S. A.") into one
+// token: "sa", "usa". One-letter tokens not joined by dots (a lone initial) stay.
+func mergeInitials(toks []string, dotted []bool) []string {
 	out := toks[:0]
 	for i := 0; i < len(toks); {
-		j := i
-		for j < len(toks) && len([]rune(toks[j])) == 1 {
-			j++
+		j := i + 1
+		if len([]rune(toks[i])) == 1 {
+			for j < len(toks) && dotted[j] && len([]rune(toks[j])) == 1 {
+				j++
+			}
 		}
 		if j-i >= 2 {
 			out = append(out, strings.Join(toks[i:j], ""))
-			i = j
-			continue
+		} else {
+			out = append(out, toks[i])
 		}
-		out = append(out, toks[i])
-		i++
+		i = j
 	}
 	return out
 }
@@ -88,7 +101,12 @@ var legalForms = map[string]bool{
 }
 
 // legalPhrases are multi-token legal forms whose middle word ("de") is not a legal form by itself.
-var legalPhrases = [][]string{{"s", "de", "rl"}, {"de", "cv"}, {"de", "rl"}}
+var legalPhrases = [][]string{
+	{"s", "de", "rl"}, {"de", "cv"}, {"de", "rl"},
+	{"limited", "liability", "company"}, {"limited", "liability", "partnership"}, {"liability", "company"},
+	{"open", "joint", "stock", "company"}, {"closed", "joint", "stock", "company"},
+	{"public", "joint", "stock", "company"}, {"joint", "stock", "company"},
+}
 
 // nameTokens applies all normalization steps.
 func nameTokens(s string) []string {
@@ -155,3 +173,59 @@ func compactKey(toks []string) string { return strings.Join(toks, "") }
 
 // NormalizeName returns the normalized form of a name as space-separated tokens (for display and tests).
 func NormalizeName(s string) string { return strings.Join(nameTokens(s), " ") }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// exactKeys returns the keys under which a name matches exactly: its tokens joined with no separator after
+// all legal forms are removed, the same with only trailing legal forms removed (so "VEB Leasing OJSC" meets
+// "VebLeasing", and "Management Company X LLC" meets "ManagementCompanyX"), and for an individual written
+// "LAST, First" also "First LAST". A name that is a single token also loses a legal form glued to its end
+// ("AmeginoFZE").
+func exactKeys(name string, individual bool) []string {
+	var keys []string
+	addKey := func(toks []string) {
+		if k := compactKey(toks); k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	for _, v := range nameVariants(name, individual) {
+		addKey(v)
+	}
+	raw := rawTokens(name)
+	for len(raw) > 1 {
+		if n := legalSuffixLen(raw); n > 0 && n < len(raw) {
+			raw = raw[:len(raw)-n]
+			continue
+		}
+		break
+	}
+	addKey(raw)
+	if len(raw) == 1 {
+		for form := range legalForms {
+			if len(form) >= 3 && len(raw[0]) >= len(form)+4 && strings.HasSuffix(raw[0], form) {
+				addKey([]string{strings.TrimSuffix(raw[0], form)})
+			}
+		}
+	}
+	return keys
+}
+
+// legalSuffixLen is the number of trailing tokens that form a legal form (0 if none).
+func legalSuffixLen(toks []string) int {
+	for _, p := range legalPhrases {
+		if len(toks) >= len(p) && slices.Equal(toks[len(toks)-len(p):], p) {
+			return len(p)
+		}
+	}
+	if legalForms[toks[len(toks)-1]] {
+		return 1
+	}
+	return 0
+}

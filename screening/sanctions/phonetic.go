@@ -164,14 +164,47 @@ func jaroWinkler(a, b string) float64 {
 const minDeleteLen = 4
 
 // deleteRelated reports whether a and b share a one-deletion variant (counting each string as its own
-// zero-deletion variant): this covers one substitution, insertion, deletion or adjacent transposition.
-// It is the relation the typo index (a symmetric deletion index) answers exactly.
+// zero-deletion variant): one substitution, insertion, deletion or adjacent transposition, and also a
+// deletion plus an insertion at a distance (abxcd / abcyd). It is exactly the relation the symmetric
+// deletion index answers; it runs in linear time (deleteRelatedSlow is the definition, and a test checks
+// the two agree).
 func deleteRelated(a, b string) bool {
 	if len(a) < minDeleteLen || len(b) < minDeleteLen {
 		return false
 	}
-	d := len(a) - len(b)
-	if d > 1 || d < -1 {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	la, lb := len(a), len(b)
+	if la-lb > 1 {
+		return false
+	}
+	p := 0
+	for p < lb && a[p] == b[p] {
+		p++
+	}
+	if la != lb {
+		// b must be a with one byte deleted: after the first mismatch, a is b shifted by one.
+		return a[p+1:] == b[p:]
+	}
+	if p == la {
+		return true // equal
+	}
+	s := 0
+	for s < la-p && a[la-1-s] == b[lb-1-s] {
+		s++
+	}
+	// a and b agree outside [p, la-s). One deletion from each must remove that difference: a substitution
+	// (a single differing byte), or the middle of one is the middle of the other shifted by one.
+	if p+s == la-1 {
+		return true
+	}
+	return a[p+1:la-s] == b[p:la-s-1] || b[p+1:la-s] == a[p:la-s-1]
+}
+
+// deleteRelatedSlow is the definition of deleteRelated, for tests.
+func deleteRelatedSlow(a, b string) bool {
+	if len(a) < minDeleteLen || len(b) < minDeleteLen {
 		return false
 	}
 	for i := -1; i < len(a); i++ {

@@ -79,6 +79,7 @@ func addressPairs(l *List) []string {
 //     no continuation row, so only its first addresses are here — and addresses past what the legacy
 //     remarks of that day hold.
 func TestAddressesAgainstSDNAdvanced(t *testing.T) {
+	t.Parallel()
 	truth := groundTruth(t)
 	if len(truth) != 599 {
 		t.Fatalf("ground truth has %d addresses, want 599", len(truth))
@@ -97,7 +98,7 @@ func TestAddressesAgainstSDNAdvanced(t *testing.T) {
 		}
 	}
 	t.Run("sdn.csv alone", func(t *testing.T) {
-		l, st, err := ParseCSV(CSVFiles{SDN: openData(t, "sdn_csv_2024-05-02", "sdn.csv")}, time.Time{}, "test")
+		l, st, err := parseCSV(CSVFiles{SDN: openData(t, "sdn_csv_2024-05-02", "sdn.csv")}, time.Time{}, "test", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,10 +113,10 @@ func TestAddressesAgainstSDNAdvanced(t *testing.T) {
 		check(t, l, 287)
 	})
 	t.Run("with 2025-12 comments", func(t *testing.T) {
-		l, st, err := ParseCSV(CSVFiles{
+		l, st, err := parseCSV(CSVFiles{
 			SDN:      openData(t, "sdn_csv_2024-05-02", "sdn.csv"),
 			Comments: openData(t, "alt_add_comments_2025-12", "sdn_comments.csv"),
-		}, time.Time{}, "test")
+		}, time.Time{}, "test", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,8 +130,9 @@ func TestAddressesAgainstSDNAdvanced(t *testing.T) {
 // include the fragment "XBT 1Gq" cut at the 1,000-character cap, so sdn.csv alone yields 80 real addresses,
 // and the merge adds 16: the 15 wholly in the spill-over and the completed 1GqChmW... address.
 func TestFullSet2021(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(ofacDataDir(t), "full_set_2021-07")
-	l, st, err := LoadDirStats(dir)
+	l, st, err := loadDir(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func TestFullSet2021(t *testing.T) {
 	if len(full) != 96 {
 		t.Errorf("addresses = %d, want 96", len(full))
 	}
-	alone, _, err := ParseCSV(CSVFiles{SDN: openData(t, "full_set_2021-07", "sdn.csv")}, time.Time{}, "test")
+	alone, _, err := parseCSV(CSVFiles{SDN: openData(t, "full_set_2021-07", "sdn.csv")}, time.Time{}, "test", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +184,13 @@ func TestFullSet2021(t *testing.T) {
 
 // TestRealCSVCounts checks the entry counts of PROVENANCE.md for every sdn.csv snapshot.
 func TestRealCSVCounts(t *testing.T) {
+	t.Parallel()
 	for dir, want := range map[string][4]int{
 		"sdn_csv_2024-05-03": {6854, 6884, 851, 376},
 		"sdn_csv_2024-05-02": {6854, 6885, 851, 383},
 		"sdn_csv_2024-05-01": {6849, 6883, 851, 383},
 	} {
-		l, err := LoadDir(filepath.Join(ofacDataDir(t), dir))
+		l, _, err := loadDir(filepath.Join(ofacDataDir(t), dir), false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -78,7 +78,7 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 	if !sawRoot {
 		return nil, st, fmt.Errorf("sanctions: not an SDN XML file (no sdnList element)")
 	}
-	l := newList(entries, dataAsOf, source, warnings)
+	l := newList(entries, dataAsOf, source, warnings, true)
 	l.xml = published
 	return l, st, nil
 }

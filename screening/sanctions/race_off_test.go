@@ -1,0 +1,5 @@
+//go:build !race
+
+package sanctions
+
+const raceEnabled = false
