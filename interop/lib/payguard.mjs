@@ -154,9 +154,10 @@ export function adminClient(baseUrl, token) {
 
 /**
  * proxyYAML renders a `payguard proxy` configuration. rules is an object of SPEC's snake_case rules (written
- * as YAML flow, i.e. JSON); extra is appended verbatim (further sections a test needs).
+ * as YAML flow, i.e. JSON); the store is a bolt file in dataDir unless storeYAML (a whole `store:` section)
+ * says otherwise; extra is appended verbatim (further sections a test needs).
  */
-export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [], rules = {}, holdWait = '0s', holdTTL = '15m', extra = '' }) {
+export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [], rules = {}, holdWait = '0s', holdTTL = '15m', budget = 'default', storeYAML, extra = '' }) {
   const q = (s) => JSON.stringify(s);
   return [
     'proxy:',
@@ -167,11 +168,10 @@ export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [],
     `  upstream_ca_files: ${q(upstreamCAFiles)}`,
     `  hold_wait: ${q(holdWait)}`,
     `  hold_ttl: ${q(holdTTL)}`,
+    `  budget: ${q(budget)}`,
     'admin:',
     `  listen: ${q(adminAddr)}`,
-    'store:',
-    '  driver: bolt',
-    `  path: ${q(path.join(dataDir, 'payguard.db'))}`,
+    storeYAML ?? ['store:', '  driver: bolt', `  path: ${q(path.join(dataDir, 'payguard.db'))}`].join('\n'),
     'keys:',
     `  receipt_key_file: ${q(path.join(dataDir, 'receipt-keys.json'))}`,
     `rules: ${JSON.stringify(rules)}`,
@@ -186,7 +186,7 @@ export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [],
  * `payguard ca init` when dir has none. args default to --offline: tests make no network lookups for domain
  * facts (loopback only). Resolves to {proxyUrl, adminUrl, caPem, caFile, dir, yaml, stop(), output()}.
  */
-export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait, holdTTL, extra, env = {}, args = ['--offline'] }) {
+export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait, holdTTL, budget, storeYAML, extra, env = {}, args = ['--offline'] }) {
   const bin = await buildPayguard();
   fs.mkdirSync(dir, { recursive: true });
   const caFile = path.join(dir, 'ca', 'payguard-ca.pem');
@@ -200,7 +200,7 @@ export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait,
   const [pp, ap] = await Promise.all([freePort(), freePort()]);
   const proxyAddr = `127.0.0.1:${pp}`;
   const adminAddr = `127.0.0.1:${ap}`;
-  const yaml = proxyYAML({ proxyAddr, adminAddr, dataDir: dir, upstreamCAFiles, rules, holdWait, holdTTL, extra });
+  const yaml = proxyYAML({ proxyAddr, adminAddr, dataDir: dir, upstreamCAFiles, rules, holdWait, holdTTL, budget, storeYAML, extra });
   const run = await startPayguard({ mode: 'proxy', yaml, dir, args, waitFor: [proxyAddr, adminAddr], env: { PAYGUARD_ADMIN_TOKEN: token, ...env } });
   return {
     proxyUrl: `http://${proxyAddr}`,
