@@ -27,6 +27,7 @@ export function buildPayguard() {
   if (process.env.PAYGUARD_BIN) return Promise.resolve(process.env.PAYGUARD_BIN);
   built ??= (async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payguard-bin-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     const out = path.join(dir, 'payguard');
     try {
       await execFileP('go', ['build', '-o', out, './cmd/payguard'], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
