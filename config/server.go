@@ -29,6 +29,9 @@ type ServerConfig struct {
 	// IndexFreshness is how old the endpoint index may be before /v1/endpoint answers 503
 	// index_unavailable (never charging for stale data).
 	IndexFreshness Duration `yaml:"index_freshness"`
+	// MetricsListen, when set, serves Prometheus metrics (payguard_server_*, the sanctions refresher's) at
+	// /metrics on this separate address; keep it on loopback or a private network. Empty: no metrics listener.
+	MetricsListen string `yaml:"metrics_listen"`
 	// ShutdownGrace is how long in-flight requests get to finish on SIGINT/SIGTERM.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
 	// Fees are the x402 payment terms and the facilitator.
@@ -84,6 +87,11 @@ func defaultServer() ServerConfig {
 func (c *ServerConfig) validate() error {
 	if err := validListen("server.listen", c.Listen); err != nil {
 		return err
+	}
+	if c.MetricsListen != "" {
+		if err := validListen("server.metrics_listen", c.MetricsListen); err != nil {
+			return err
+		}
 	}
 	if err := validOrigin("server.base_url", c.BaseURL); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -115,5 +116,58 @@ func TestMountServesExtraHandlers(t *testing.T) {
 	}
 	if o, ok := e.srv.Offer("/v1/preflight"); !ok || o.Amount != PricePreflight || !o.OfferReceipt {
 		t.Fatalf("offer %+v", o)
+	}
+}
+
+func TestPanicIs500InTheErrorShape(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Mount("/boom", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	resp, err := http.Get(e.http.URL + "/boom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body errorBody
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 500 || body.Error.Code != CodeInternal {
+		t.Fatalf("%d %+v %v", resp.StatusCode, body, err)
+	}
+	if !strings.Contains(e.logs.String(), "handler panic") {
+		t.Fatal("the panic was not logged")
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	e := newEnv(t)
+	ch := challengeV2(t, e.do("GET", "/v1/check?name=a", nil, nil))
+	e.do("GET", "/v1/check?name=a", nil, payV2(t, ch, "0x31"))
+	e.do("GET", "/v1/check?name=a&trial=1", nil, nil)
+	e.fac.verifyMode.Store("5xx")
+	e.do("GET", "/v1/check?name=a", nil, payV2(t, ch, "0x32"))
+	families, err := e.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range m.GetLabel() {
+				key += "|" + l.GetValue()
+			}
+			if m.Counter != nil {
+				got[key] = m.Counter.GetValue()
+			}
+		}
+	}
+	for key, want := range map[string]float64{
+		"payguard_server_payments_total|settled|/v1/check":                 1,
+		"payguard_server_payments_total|challenged|/v1/check":              1,
+		"payguard_server_payments_total|facilitator_unavailable|/v1/check": 1,
+		"payguard_server_trial_calls_total|granted":                        1,
+		"payguard_server_requests_total|200|/v1/check":                     2,
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)
+		}
 	}
 }

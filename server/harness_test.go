@@ -21,6 +21,7 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/policy"
@@ -254,6 +255,7 @@ type env struct {
 	trial     *fakeTrial
 	endpoints *fakeEndpoints
 	logs      *lockedBuffer
+	registry  *prometheus.Registry
 }
 
 // lockedBuffer collects the server's log lines.
@@ -279,7 +281,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, fac: newFakeFacilitator(t), signer: newTestSigner(t), sanctions: &fakeSanctions{},
 		checker: &fakeChecker{}, trial: &fakeTrial{counts: map[string]int{}},
 		endpoints: &fakeEndpoints{updated: testNow.Add(-time.Hour), obs: map[string][]store.Observation{}},
-		logs:      &lockedBuffer{}}
+		logs:      &lockedBuffer{}, registry: prometheus.NewRegistry()}
 	e.sanctions.ready.Store(true)
 	e.preflight = &fakePreflight{signer: e.signer}
 	cfg, err := config.Default()
@@ -308,7 +310,7 @@ func newEnv(t *testing.T) *env {
 		Trial:     trial.New(e.trial, sc.TrialLimit, time.Duration(sc.TrialRetention), now),
 		Endpoints: e.endpoints, Preflight: e.preflight, Checker: e.checker, Sanctions: e.sanctions,
 		JWKS: e.signer.JWKS, FacilitatorURL: e.fac.srv.URL, Now: now,
-		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)), Metrics: e.registry,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/screening"
@@ -101,8 +103,10 @@ type Options struct {
 	JWKS func() ([]byte, error)
 	// FacilitatorURL is shown in /status and the payment discovery document.
 	FacilitatorURL string
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// Metrics receives the payguard_server_* series (nil: not exported). Never the global registry.
+	Metrics prometheus.Registerer
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Server is the HTTP API. Create it with New; serve Handler().
@@ -117,6 +121,7 @@ type Server struct {
 	requests  atomic.Int64
 	facHealth atomic.Pointer[facilitatorHealth]
 	samples   sampleCache
+	metrics   *metrics
 }
 
 type facilitatorHealth struct {
@@ -142,7 +147,8 @@ func New(o Options) (*Server, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Config.BaseURL = strings.TrimRight(o.Config.BaseURL, "/")
-	s := &Server{opt: o, mux: http.NewServeMux(), trusted: trusted, log: o.Logger, now: o.Now, started: o.Now()}
+	s := &Server{opt: o, mux: http.NewServeMux(), trusted: trusted, log: o.Logger, now: o.Now, started: o.Now(),
+		metrics: newMetrics(o.Metrics)}
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s, nil

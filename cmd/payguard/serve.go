@@ -8,10 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/preflight"
@@ -105,7 +109,8 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return err
 	}
-	scr, err := serveScreening(ctx, cfg, sf, log)
+	registry := prometheus.NewRegistry()
+	scr, err := serveScreening(ctx, cfg, sf, registry, log)
 	if err != nil {
 		return err
 	}
@@ -136,6 +141,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		RefreshHealth:  scr.health,
 		JWKS:           keys.PublicJWKS,
 		FacilitatorURL: facilitator.URL(),
+		Metrics:        registry,
 		Logger:         log,
 	})
 	if err != nil {
@@ -156,16 +162,36 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	log.Info("payguard serve listening", "addr", ln.Addr().String(), "base_url", cfg.Server.BaseURL,
 		"network", terms.Network, "asset", terms.Asset, "pay_to", terms.PayTo, "facilitator", facilitator.URL(),
 		"kid", keys.ActiveKeyID(), "sanctions_ready", scr.sanctions.Ready())
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(hs, ln) }()
+	var metricsSrv *http.Server
+	if cfg.Server.MetricsListen != "" {
+		mln, err := net.Listen("tcp", cfg.Server.MetricsListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+		go func() { errc <- serveUntilClosed(metricsSrv, mln) }()
+		log.Info("metrics listening", "addr", mln.Addr().String())
+	}
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down", "grace", cfg.Server.ShutdownGrace.String())
 	case err := <-errc:
+		hs.Close()
+		if metricsSrv != nil {
+			metricsSrv.Close()
+		}
 		return err
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Server.ShutdownGrace))
 	defer cancel()
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutCtx)
+	}
 	if err := hs.Shutdown(shutCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -182,7 +208,7 @@ type servingScreening struct {
 // serveScreening loads the sanctions list: --sanctions-dir as given (never refreshed); otherwise the cached
 // copy in screening.sanctions.cache_dir, refreshed daily from screening.sanctions.sources (not with
 // --offline). With no list the paid routes answer 503 sanctions_data_unavailable, never an unknown for money.
-func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) (servingScreening, error) {
+func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, reg prometheus.Registerer, log *slog.Logger) (servingScreening, error) {
 	out := servingScreening{sanctions: sanctions.NewScreener(nil)}
 	sc := cfg.Screening.Sanctions
 	switch {
@@ -196,7 +222,7 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 		out.health = func() any { return map[string]any{"source": sf.sanctionsDir, "refresh": "disabled (--sanctions-dir)"} }
 	case sc.Enabled:
 		ref, err := sanctions.NewRefresher(out.sanctions, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
-			Interval: time.Duration(sc.RefreshInterval), Logger: log})
+			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
 		if err != nil {
 			return out, err
 		}

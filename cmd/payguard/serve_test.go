@@ -59,10 +59,17 @@ func TestServeWiring(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := mln.Addr().String()
+	mln.Close()
 	cfg, err := config.Parse([]byte(`
 server:
   listen: ` + addr + `
   base_url: http://` + addr + `
+  metrics_listen: ` + metricsAddr + `
   fees:
     network: eip155:84532
     pay_to: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E"
@@ -141,6 +148,17 @@ keys:
 	resp.Body.Close()
 	if !bytes.Contains(b, []byte(`"kty":"EC"`)) || bytes.Contains(b, []byte(`"d":`)) {
 		t.Fatalf("jwks %s", b)
+	}
+
+	resp, err = http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(b, []byte(`payguard_server_requests_total{code="200",route="/v1/preflight"} 1`)) ||
+		!bytes.Contains(b, []byte(`payguard_server_trial_calls_total{result="granted"} 1`)) {
+		t.Fatalf("metrics:\n%s", b)
 	}
 
 	cancel()

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the API's Prometheus series, on the registry the caller passes (never the global one).
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	payments *prometheus.CounterVec
+	trials   *prometheus.CounterVec
+}
+
+// Payment outcomes counted in payguard_server_payments_total.
+const (
+	payChallenged  = "challenged"              // 402 without a usable payment
+	payInvalid     = "invalid"                 // rejected before or by /verify
+	paySettled     = "settled"                 // 200 with the settlement header
+	paySettleFail  = "settle_failed"           // facilitator said success:false
+	payUnknown     = "settlement_unknown"      // settlement_outcome_unknown
+	payUnavailable = "facilitator_unavailable" // 503, nothing settled
+	payNotDone     = "work_failed"             // verified, the work failed, nothing settled
+)
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_server_requests_total",
+			Help: "HTTP requests by route and status code."}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "payguard_server_request_seconds",
+			Help:    "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10, 30}}, []string{"route"}),
+		payments: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_server_payments_total",
+			Help: "Fee payment outcomes by route."}, []string{"route", "outcome"}),
+		trials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_server_trial_calls_total",
+			Help: "Free-trial calls by result (granted, exhausted, error)."}, []string{"result"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.latency, m.payments, m.trials)
+	}
+	return m
+}
+
+// knownRoutes bounds the route label: anything else is "other".
+var knownRoutes = map[string]bool{
+	"/v1/check": true, "/v1/preflight": true, "/v1/endpoint": true, "/v1/sample": true, "/v1/rules/default": true,
+	"/health": true, "/status": true, "/openapi.json": true, "/llms.txt": true, "/.well-known/x402": true,
+	"/.well-known/agent-card.json": true, "/.well-known/mcp.json": true, "/.well-known/payguard-keys.json": true,
+	"/terms": true, "/privacy": true, "/.well-known/security.txt": true, "/mcp": true,
+}
+
+func routeLabel(path string) string {
+	if knownRoutes[path] {
+		return path
+	}
+	return "other"
+}
+
+func (m *metrics) observe(path string, status int, d time.Duration) {
+	route := routeLabel(path)
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+func (m *metrics) payment(path, outcome string) {
+	m.payments.WithLabelValues(routeLabel(path), outcome).Inc()
+}
