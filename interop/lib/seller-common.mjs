@@ -19,8 +19,8 @@ export const ROUTES = Object.freeze([
   { path: '/fail', price: '$0.01', atomic: 10000n, description: 'paid resource whose handler fails' },
 ]);
 
-// Prices of the routes only one seller serves (seller-v2's /multi), for the paid-amount counter.
-const OTHER_PRICES = Object.freeze({ '/multi': 10000n });
+// Prices of the routes only one seller serves (seller-v2's /multi and /signed), for the paid-amount counter.
+const OTHER_PRICES = Object.freeze({ '/multi': 10000n, '/signed': 10000n });
 
 /** newSellerStats returns the zeroed counters a seller serves at GET /stats. */
 export function newSellerStats() {

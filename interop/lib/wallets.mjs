@@ -11,7 +11,9 @@ export const BUYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae78
 /** The buyer's address. */
 export const BUYER_ADDRESS = privateKeyToAccount(BUYER_KEY).address;
 
-/** The seller's default payTo (Anvil account 1). */
+/** The seller's key (Anvil account 1): it signs the seller's offers and receipts (offer-receipt extension). */
+export const SELLER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+/** The seller's default payTo, the address of SELLER_KEY. */
 export const SELLER_PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 /** A second payee (Anvil account 2), e.g. the one a test puts on a blocklist. */
 export const ALT_PAY_TO = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';

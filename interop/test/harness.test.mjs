@@ -13,6 +13,7 @@ import { startSellerV1 } from '../lib/seller-v1.mjs';
 import { buy, send, encodePayment } from '../lib/buyer.mjs';
 import { makeTestPKI } from '../lib/tls.mjs';
 import { ALT_PAY_TO, BUYER_ADDRESS, SELLER_PAY_TO, signAuthorization } from '../lib/wallets.mjs';
+import { extractOffersFromPaymentRequired, verifyOfferSignatureEIP712, verifyReceiptSignatureEIP712 } from '@x402/extensions/offer-receipt';
 import { USDC } from '../lib/networks.mjs';
 
 let fac;
@@ -120,6 +121,20 @@ describe('paid requests, direct (no proxy)', () => {
     assert.equal(r.paymentHeader.payload.accepted.network, 'eip155:84532');
     assert.equal(r.paymentResponse.network, 'eip155:84532');
     assert.equal((await facStats()).settled[0].asset, USDC[84532].address);
+  });
+
+  it('offer-receipt route: EIP-712 offers and receipt signed by the payTo key, about 3 KB headers', async () => {
+    const c = await send(`${v2.url}/signed`);
+    assert.equal(c.status, 402);
+    assert.ok(c.headers['payment-required'].length > 2500);
+    const offers = extractOffersFromPaymentRequired(c.paymentRequired);
+    assert.equal(offers.length, 2);
+    for (const o of offers) assert.equal((await verifyOfferSignatureEIP712(o)).signer, SELLER_PAY_TO);
+    const r = await buy(`${v2.url}/signed`, { version: 2 });
+    assert.equal(r.status, 200, r.body);
+    const v = await verifyReceiptSignatureEIP712(r.paymentResponse.extensions['offer-receipt'].info.receipt);
+    assert.equal(v.signer, SELLER_PAY_TO);
+    assert.equal(v.payload.payer, BUYER_ADDRESS);
   });
 
   it('a paid route whose handler fails is not settled', async () => {

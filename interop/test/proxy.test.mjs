@@ -16,7 +16,8 @@ import { startSellerV1 } from '../lib/seller-v1.mjs';
 import { buy, send, makeDispatcher } from '../lib/buyer.mjs';
 import { makeTestPKI } from '../lib/tls.mjs';
 import { newSellerStats } from '../lib/seller-common.mjs';
-import { ALT_PAY_TO } from '../lib/wallets.mjs';
+import { ALT_PAY_TO, BUYER_ADDRESS, SELLER_PAY_TO } from '../lib/wallets.mjs';
+import { extractOffersFromPaymentRequired, verifyOfferSignatureEIP712, verifyReceiptSignatureEIP712 } from '@x402/extensions/offer-receipt';
 import { adminClient, startProxy as startGuard } from '../lib/payguard.mjs';
 import { runNode } from '../lib/spawn.mjs';
 
@@ -113,6 +114,33 @@ describe('allow: the payment goes through and is settled once', () => {
     assert.equal(r.paymentResponse.network, 'eip155:8453');
     assert.deepEqual((await facStats()).settled.map((x) => x.network), ['eip155:8453']);
   });
+
+  for (const name of ['v2', 'v2tls']) {
+    it(`signed offers and receipt (offer-receipt extension) survive narrowing — ${name === 'v2' ? 'HTTP' : 'HTTPS (MITM)'}`, async () => {
+      const seller = sellers[name];
+      const seen = await send(`${seller.url}/signed`, { proxy: guard.proxyUrl, ca: guard.caPem });
+      assert.equal(seen.status, 402);
+      assert.deepEqual(seen.paymentRequired.accepts.map((a) => a.network), ['eip155:8453']);
+      const offers = extractOffersFromPaymentRequired(seen.paymentRequired);
+      assert.ok(offers.length >= 1, 'the offers reach the agent');
+      for (const o of offers) {
+        const v = await verifyOfferSignatureEIP712(o);
+        assert.equal(v.signer, SELLER_PAY_TO, 'every offer the agent sees still verifies');
+      }
+      assert.ok(offers.some((o) => o.payload.network === 'eip155:8453' && o.payload.amount === '10000'));
+
+      const r = await viaGuard(`${seller.url}/signed`, { version: 2 });
+      assert.equal(r.status, 200, r.body);
+      assert.ok(r.paymentHeader.value.length > 2500, 'the paying header carries the echoed extensions');
+      assert.equal(r.paymentResponse.network, 'eip155:8453');
+      const receipt = r.paymentResponse.extensions?.['offer-receipt']?.info?.receipt;
+      assert.ok(receipt, 'the receipt reaches the agent');
+      const v = await verifyReceiptSignatureEIP712(receipt);
+      assert.equal(v.signer, SELLER_PAY_TO);
+      assert.equal(v.payload.payer, BUYER_ADDRESS);
+      assert.equal(seller.stats().paid200, 1);
+    });
+  }
 
   it('the buyer CLI pays through payguard: --proxy with --ca, and HTTPS_PROXY with NODE_EXTRA_CA_CERTS', async () => {
     const url = `${sellers.v2tls.url}/cheap`;
