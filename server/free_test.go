@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/payguard/payguard/server/fees"
 )
 
 func TestFreeDocuments(t *testing.T) {
@@ -169,5 +172,27 @@ func TestMetrics(t *testing.T) {
 		if got[key] != want {
 			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)
 		}
+	}
+}
+
+func TestFacilitatorCheckShowsInHealthAndStatus(t *testing.T) {
+	e := newEnv(t)
+	f := fees.NewFacilitator(e.fac.srv.URL, nil, time.Second, time.Second)
+	if err := e.srv.CheckFacilitator(t.Context(), f); err != nil {
+		t.Fatalf("supported: %v", err)
+	}
+	for _, p := range []string{"/health", "/status"} {
+		fac, _ := e.do("GET", p, nil, nil).json(t)["facilitator"].(map[string]any)
+		if fac["ok"] != true {
+			t.Fatalf("%s facilitator %v", p, fac)
+		}
+	}
+	e.fac.srv.Close()
+	if err := e.srv.CheckFacilitator(t.Context(), f); err == nil {
+		t.Fatal("a closed facilitator checked ok")
+	}
+	fac, _ := e.do("GET", "/health", nil, nil).json(t)["facilitator"].(map[string]any)
+	if fac["ok"] != false || fac["error"] == "" {
+		t.Fatalf("health facilitator %v", fac)
 	}
 }

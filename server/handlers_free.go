@@ -82,13 +82,17 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		index["updated_at"] = at.UTC().Format(time.RFC3339)
 		index["fresh"] = now.Sub(at) <= time.Duration(s.opt.Config.IndexFreshness)
 	}
-	s.writeJSON(w, code, map[string]any{
+	body := map[string]any{
 		"status":     status,
 		"version":    ServiceVersion,
 		"sanctions":  sanctions,
 		"index":      index,
 		"data_as_of": s.dataAsOf(),
-	})
+	}
+	if h := s.facHealth.Load(); h != nil {
+		body["facilitator"] = h
+	}
+	s.writeJSON(w, code, body)
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {

@@ -147,12 +147,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return err
 	}
-	go func() {
-		if err := srv.CheckFacilitator(ctx, facilitator); err != nil {
-			log.Warn("facilitator check failed: paid calls answer 503 facilitator_unavailable while it stays down",
-				"facilitator", facilitator.URL(), "error", err.Error())
-		}
-	}()
+	go watchFacilitator(ctx, srv, facilitator, log)
 
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
@@ -196,6 +191,30 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// watchFacilitator asks the facilitator's /supported at start and every five minutes, so /status and /health
+// say whether paid calls can currently be verified and settled. It never blocks serving.
+func watchFacilitator(ctx context.Context, srv *server.Server, f *fees.Facilitator, log *slog.Logger) {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	healthy := true
+	for {
+		err := srv.CheckFacilitator(ctx, f)
+		switch {
+		case err != nil && healthy:
+			log.Warn("facilitator check failed: paid calls answer 503 facilitator_unavailable while it stays down",
+				"facilitator", f.URL(), "error", err.Error())
+		case err == nil && !healthy:
+			log.Info("facilitator reachable again", "facilitator", f.URL())
+		}
+		healthy = err == nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // servingScreening is what the API screens with.
