@@ -31,12 +31,15 @@ var (
 )
 
 func (s *Server) offer(r paidRoute) fees.Offer {
+	bazaar, outputSchema := discovery(r.Path)
 	return fees.Offer{
 		URL:          s.absURL(r.Path),
 		Method:       r.Method,
 		Description:  r.Description,
 		MimeType:     "application/json",
 		Amount:       r.Price,
+		OutputSchema: outputSchema,
+		Bazaar:       bazaar,
 		OfferReceipt: r.OfferReceipt,
 	}
 }
@@ -176,8 +179,9 @@ func (s *Server) paymentFailure(w http.ResponseWriter, offer fees.Offer, p *fees
 			w.Header().Set(p.ResponseHeader(), v)
 			w.Header().Set("Access-Control-Expose-Headers", p.ResponseHeader())
 		}
-		c, cerr := s.opt.Seller.Challenge(fees.Offer{URL: offer.URL, Method: offer.Method, Description: offer.Description,
-			MimeType: offer.MimeType, Amount: offer.Amount}, failed.Response.ErrorReason)
+		plain := offer
+		plain.OfferReceipt = false // the settle-failure 402 carries no fresh offer, as the SDK sellers
+		c, cerr := s.opt.Seller.Challenge(plain, failed.Response.ErrorReason)
 		if cerr != nil {
 			s.writeError(w, errorf(http.StatusInternalServerError, CodeInternal, "challenge could not be built"))
 			return

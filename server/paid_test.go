@@ -61,8 +61,13 @@ func TestChallengeCarriesV2HeaderAndV1Body(t *testing.T) {
 	if res := v2["resource"].(map[string]any); res["url"] != e.http.URL+"/v1/check" {
 		t.Fatalf("resource %v", res)
 	}
-	if _, ok := v2["extensions"]; ok {
+	ext, _ := v2["extensions"].(map[string]any)
+	if _, ok := ext["offer-receipt"]; ok {
 		t.Fatal("offer-receipt on /v1/check")
+	}
+	bazaar, _ := ext["bazaar"].(map[string]any)
+	if in := bazaar["info"].(map[string]any)["input"].(map[string]any); in["method"] != "GET" || in["queryParams"] == nil || bazaar["schema"] == nil {
+		t.Fatalf("bazaar %v", bazaar)
 	}
 	v1 := r.json(t)
 	a1 := v1["accepts"].([]any)[0].(map[string]any)

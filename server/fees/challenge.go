@@ -6,6 +6,9 @@ import (
 	"fmt"
 )
 
+// ExtensionBazaar is the x402 discovery extension key.
+const ExtensionBazaar = "bazaar"
+
 // Challenge is one 402 answer in both protocol generations: the v2 object sent base64 in the
 // PAYMENT-REQUIRED header (read by @x402/fetch) and the v1 object sent as the JSON body (read by x402-fetch).
 type Challenge struct {
@@ -70,12 +73,18 @@ func (s *Seller) Challenge(o Offer, reason string) (*Challenge, error) {
 		Resource:    resourceV2{URL: o.URL, Description: o.Description, MimeType: o.MimeType},
 		Accepts:     []requirementV2{s.terms.requirementV2(o)},
 	}
+	if o.OfferReceipt || len(o.Bazaar) > 0 {
+		v2.Extensions = map[string]json.RawMessage{}
+	}
+	if len(o.Bazaar) > 0 {
+		v2.Extensions[ExtensionBazaar] = o.Bazaar
+	}
 	if o.OfferReceipt {
 		ext, err := s.signOffers(o, v2.Accepts)
 		if err != nil {
 			return nil, err
 		}
-		v2.Extensions = map[string]json.RawMessage{ExtensionOfferReceipt: ext}
+		v2.Extensions[ExtensionOfferReceipt] = ext
 	}
 	v1 := &PaymentRequiredV1{X402Version: 1, Error: reason, Accepts: []requirementV1{}}
 	if s.terms.NetworkV1 != "" {

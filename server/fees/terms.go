@@ -50,6 +50,8 @@ type Offer struct {
 	MimeType     string          // of the paid response
 	Amount       uint64          // atomic units of the asset (USDC: 10000 = $0.01)
 	OutputSchema json.RawMessage // optional v1 outputSchema; a minimal {input:{type:"http",method}} otherwise
+	// Bazaar is the optional x402 bazaar (discovery) extension object {info, schema} for the v2 challenge.
+	Bazaar json.RawMessage
 	// OfferReceipt adds the x402 offer-receipt extension: signed offers in the 402 and a signed delivery
 	// receipt in the settlement response.
 	OfferReceipt bool
