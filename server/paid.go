@@ -30,7 +30,10 @@ var (
 	paidRoutes = []paidRoute{routeCheck, routePreflight, routeEndpoint}
 )
 
-func (s *Server) offer(r paidRoute) fees.Offer {
+// offer is the route's fee offer, built once in New (the discovery JSON does not change).
+func (s *Server) offer(r paidRoute) fees.Offer { return s.offers[r.Path] }
+
+func (s *Server) buildOffer(r paidRoute) fees.Offer {
 	bazaar, outputSchema := discovery(r.Path)
 	return fees.Offer{
 		URL:          s.absURL(r.Path),

@@ -122,6 +122,7 @@ type Server struct {
 	facHealth atomic.Pointer[facilitatorHealth]
 	samples   sampleCache
 	metrics   *metrics
+	offers    map[string]fees.Offer // by paid route path
 }
 
 type facilitatorHealth struct {
@@ -149,6 +150,10 @@ func New(o Options) (*Server, error) {
 	o.Config.BaseURL = strings.TrimRight(o.Config.BaseURL, "/")
 	s := &Server{opt: o, mux: http.NewServeMux(), trusted: trusted, log: o.Logger, now: o.Now, started: o.Now(),
 		metrics: newMetrics(o.Metrics)}
+	s.offers = map[string]fees.Offer{}
+	for _, r := range paidRoutes {
+		s.offers[r.Path] = s.buildOffer(r)
+	}
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s, nil
