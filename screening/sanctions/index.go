@@ -49,9 +49,13 @@ type nameIndex struct {
 	delKeys  []uint64 // sorted hashes of one-deletion variants of tokens
 	delVocab []uint32 // parallel to delKeys
 	exact    map[string][]exactRef
+	common   map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
 	names    []nameRec
 	maxIDF   float32
 }
+
+// commonTokenDF is the name count from which a token's neighbors are precomputed.
+const commonTokenDF = 15
 
 // middleWeight scales the weight of an individual's middle names and patronymics (the given names after the
 // first): a payee name often leaves them out, so their absence costs less than a missing surname.
@@ -177,6 +181,15 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 	}
 	sort.Sort(byDelKey{ix})
+	// Frequent tokens (Muhammad, Al, Ahmad, Trading...) recur in most queries and have the longest skeleton
+	// buckets; their neighbor lists are computed once here.
+	ix.common = map[uint32][]neighbor{}
+	for t, d := range df {
+		if d >= commonTokenDF {
+			id := ix.vocab[t]
+			ix.common[id] = ix.neighbors(t, ix.skels[id], true)
+		}
+	}
 	return ix
 }
 

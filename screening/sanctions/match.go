@@ -2,6 +2,7 @@ package sanctions
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -61,6 +62,34 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	return jw
 }
 
+// unitSims returns unitSim(a, ska, aTok, b, skb, bTok) and unitSim(a, ska, false, b, skb, false) (the
+// similarity when either side is a joined unit) with one Jaro-Winkler computation.
+func unitSims(a, ska string, aTok bool, b, skb string, bTok bool) (tok, big float64) {
+	if a == b {
+		return 1, 1
+	}
+	sameSkel := ska == skb
+	related := sameSkel
+	if !related && aTok && bTok {
+		related = deleteRelated(a, b)
+	}
+	if !related {
+		return 0, 0
+	}
+	jw := jaroWinkler(a, b)
+	if jw >= minTokenSim && sameSkel {
+		big = jw
+	}
+	tok = jw
+	if sameSkel && aTok && bTok && len(a) >= minDeleteLen && len(b) >= minDeleteLen && jw >= minSkeletonJW {
+		tok = max(jw, skeletonSim)
+	}
+	if tok < minTokenSim {
+		tok = 0
+	}
+	return tok, big
+}
+
 // qunit is one unit of the query.
 type qunit struct {
 	s, skel     string
@@ -95,7 +124,7 @@ func newQuery(toks []string) *query {
 	if len(toks) > maxQueryTokens {
 		toks = toks[:maxQueryTokens]
 	}
-	q := &query{toks: toks, matches: map[uint32][]qmatch{}}
+	q := &query{toks: toks, matches: make(map[uint32][]qmatch, 64)}
 	for i, t := range toks {
 		q.units = append(q.units, qunit{s: t, skel: skeleton(t), start: uint8(i), span: 1})
 	}
@@ -110,14 +139,52 @@ func newQuery(toks []string) *query {
 	return q
 }
 
+// neighbor is a vocabulary string a unit meets, with both similarities (see qmatch).
+type neighbor struct {
+	id       uint32
+	tok, big float32
+}
+
+// neighbors returns the vocabulary strings a query unit (string s, skeleton skel, single token or joined)
+// meets: by equality, by skeleton, and (single tokens of 4+ bytes) through the deletion index. The
+// list's most frequent tokens have theirs precomputed (ix.common).
+func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
+	if single {
+		if id, ok := ix.vocab[s]; ok {
+			if ns, ok := ix.common[id]; ok {
+				return ns
+			}
+		}
+	}
+	var cand []uint32
+	if id, ok := ix.vocab[s]; ok {
+		cand = append(cand, id)
+	}
+	cand = append(cand, ix.bySkel[skel]...)
+	if single && len(s) >= minDeleteLen {
+		var hs [48]uint64
+		for _, h := range deleteHashes(hs[:0], s) {
+			cand = ix.delLookup(cand, h)
+		}
+	}
+	slices.Sort(cand)
+	var out []neighbor
+	for _, id := range slices.Compact(cand) {
+		tok, big := unitSims(s, skel, single, ix.strs[id], ix.skels[id], ix.isToken[id])
+		if tok != 0 || big != 0 {
+			out = append(out, neighbor{id: id, tok: float32(tok), big: float32(big)})
+		}
+	}
+	return out
+}
+
 // addMatch records that query unit qi meets vocabulary string id, if it does.
 func (ix *nameIndex) addMatch(q *query, qi int, id uint32) {
 	if ms := q.matches[id]; len(ms) > 0 && ms[len(ms)-1].q == uint8(qi) {
 		return // already seen for this unit
 	}
 	u := &q.units[qi]
-	tok := unitSim(u.s, u.skel, u.span == 1, ix.strs[id], ix.skels[id], ix.isToken[id])
-	big := unitSim(u.s, u.skel, false, ix.strs[id], ix.skels[id], false)
+	tok, big := unitSims(u.s, u.skel, u.span == 1, ix.strs[id], ix.skels[id], ix.isToken[id])
 	if tok == 0 && big == 0 {
 		return
 	}
@@ -127,23 +194,10 @@ func (ix *nameIndex) addMatch(q *query, qi int, id uint32) {
 // lookup finds the vocabulary strings each query unit meets: by equality, by skeleton, and (single tokens
 // of 4+ bytes) through the deletion index.
 func (ix *nameIndex) lookup(q *query) {
-	var cand []uint32
-	var hs []uint64
 	for qi := range q.units {
 		u := &q.units[qi]
-		cand = cand[:0]
-		if id, ok := ix.vocab[u.s]; ok {
-			cand = append(cand, id)
-		}
-		cand = append(cand, ix.bySkel[u.skel]...)
-		if u.span == 1 && len(u.s) >= minDeleteLen {
-			hs = deleteHashes(hs[:0], u.s)
-			for _, h := range hs {
-				cand = ix.delLookup(cand, h)
-			}
-		}
-		for _, id := range cand {
-			ix.addMatch(q, qi, id)
+		for _, n := range ix.neighbors(u.s, u.skel, u.span == 1) {
+			q.matches[n.id] = append(q.matches[n.id], qmatch{q: uint8(qi), tok: n.tok, big: n.big})
 		}
 	}
 }
@@ -191,24 +245,27 @@ type pair struct {
 }
 
 // score aligns a query with one name: greedily, best pairs first, each query token and each name token used
-// at most once. sim gives the similarity of query unit qi and name unit u.
+// at most once. The pairs come from q.matches (the vocabulary strings each query unit meets).
 //
 // score = avgSim * cq^queryExp * cn^nameExp, where cq and cn are the shares of the query's and the name's
 // token weight that found a partner, and avgSim is the weighted mean similarity of the partners.
-func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, sim func(qi int, u *unit) float32) (float64, []pair) {
+func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair) (float64, []pair) {
 	pairs = pairs[:0]
 	if q.wsum == 0 || rec.wsum == 0 {
 		return 0, pairs
 	}
 	for ni := range rec.units {
 		u := &rec.units[ni]
-		for qi := range q.units {
-			s := sim(qi, u)
+		for _, m := range q.matches[u.vocab] {
+			s := m.big
+			if u.span == 1 && q.units[m.q].span == 1 {
+				s = m.tok
+			}
 			if s == 0 {
 				continue
 			}
-			gain := s * (q.units[qi].w/q.wsum + u.w/rec.wsum)
-			pairs = append(pairs, pair{q: uint8(qi), n: uint8(ni), sim: s, gain: gain})
+			gain := s * (q.units[m.q].w/q.wsum + u.w/rec.wsum)
+			pairs = append(pairs, pair{q: m.q, n: uint8(ni), sim: s, gain: gain})
 		}
 	}
 	// Insertion sort: a handful of pairs, and no allocation.
@@ -254,19 +311,6 @@ func pairBefore(a, b pair) bool {
 
 func spanMask(start, span uint8) uint64 { return ((uint64(1) << span) - 1) << start }
 
-// indexedSim is the similarity lookup of the pruned search: only pairs the index found.
-func (q *query) indexedSim(qi int, u *unit) float32 {
-	for _, m := range q.matches[u.vocab] {
-		if int(m.q) == qi {
-			if u.span == 1 && q.units[qi].span == 1 {
-				return m.tok
-			}
-			return m.big
-		}
-	}
-	return 0
-}
-
 // Candidate pruning is lossless because score <= cq^queryExp (avgSim and cn are at most 1):
 //   - a name that meets none of the query's "required" tokens (the heaviest ones, taken until the rest
 //     weigh too little to reach the threshold) cannot reach it;
@@ -309,19 +353,20 @@ type scored struct {
 }
 
 type scratch struct {
-	stamp []uint32
-	count []uint8
-	gen   uint32
-	cands []uint32
-	pairs []pair
+	stamp  []uint32 // per name: == gen when the name is a candidate
+	vstamp []uint32 // per vocabulary string: == vgen when it meets the essential token being checked
+	gen    uint32
+	vgen   uint32
+	cands  []uint32
+	pairs  []pair
 }
 
 var scratchPool sync.Pool
 
 func (ix *nameIndex) getScratch() *scratch {
 	sc, _ := scratchPool.Get().(*scratch)
-	if sc == nil || len(sc.stamp) != len(ix.names) {
-		sc = &scratch{stamp: make([]uint32, len(ix.names)), count: make([]uint8, len(ix.names))}
+	if sc == nil || len(sc.stamp) != len(ix.names) || len(sc.vstamp) != len(ix.strs) {
+		sc = &scratch{stamp: make([]uint32, len(ix.names)), vstamp: make([]uint32, len(ix.strs))}
 	}
 	sc.gen++
 	if sc.gen == 0 {
@@ -361,30 +406,55 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 		}
 		return
 	}
-	// Intersect: a name's count reaches k+1 only if it met essential tokens 0..k.
-	last := uint8(len(essential) - 1)
-	for k, tok := range essential {
+	// Intersect: start from the essential token with the shortest postings, then keep the names that also
+	// meet each other essential token (checked through a stamp on the vocabulary strings that meet it).
+	postingLen := make(map[int]int, len(essential))
+	for _, tok := range essential {
 		mask := uint64(1) << tok
 		for id, ms := range q.matches {
-			if !q.covers(ms, mask) {
-				continue
+			if q.covers(ms, mask) {
+				postingLen[tok] += len(ix.postings[id])
 			}
-			for _, n := range ix.postings[id] {
-				switch {
-				case k == 0 && sc.stamp[n] != sc.gen:
-					sc.stamp[n] = sc.gen
-					sc.count[n] = 1
-					if last == 0 {
-						sc.cands = append(sc.cands, n)
-					}
-				case k > 0 && sc.stamp[n] == sc.gen && sc.count[n] == uint8(k):
-					sc.count[n] = uint8(k + 1)
-					if uint8(k) == last {
-						sc.cands = append(sc.cands, n)
-					}
+		}
+	}
+	slices.SortStableFunc(essential, func(a, b int) int { return postingLen[a] - postingLen[b] })
+	first := uint64(1) << essential[0]
+	for id, ms := range q.matches {
+		if !q.covers(ms, first) {
+			continue
+		}
+		for _, n := range ix.postings[id] {
+			if sc.stamp[n] != sc.gen {
+				sc.stamp[n] = sc.gen
+				sc.cands = append(sc.cands, n)
+			}
+		}
+	}
+	for _, tok := range essential[1:] {
+		if len(sc.cands) == 0 {
+			return
+		}
+		sc.vgen++
+		if sc.vgen == 0 {
+			clear(sc.vstamp)
+			sc.vgen = 1
+		}
+		mask := uint64(1) << tok
+		for id, ms := range q.matches {
+			if q.covers(ms, mask) {
+				sc.vstamp[id] = sc.vgen
+			}
+		}
+		kept := sc.cands[:0]
+		for _, n := range sc.cands {
+			for _, u := range ix.names[n].units {
+				if sc.vstamp[u.vocab] == sc.vgen {
+					kept = append(kept, n)
+					break
 				}
 			}
 		}
+		sc.cands = kept
 	}
 }
 
@@ -400,7 +470,7 @@ func (ix *nameIndex) fuzzy(q *query) []scored {
 	var out []scored
 	for _, n := range sc.cands {
 		var s float64
-		s, sc.pairs = ix.score(q, &ix.names[n], sc.pairs, q.indexedSim)
+		s, sc.pairs = ix.score(q, &ix.names[n], sc.pairs)
 		if s >= PossibleThreshold {
 			out = append(out, scored{name: n, score: s})
 		}

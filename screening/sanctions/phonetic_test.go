@@ -119,3 +119,23 @@ func TestJaroWinkler(t *testing.T) {
 		}
 	}
 }
+
+func TestUnitSimsAgreesWithUnitSim(t *testing.T) {
+	words := []string{"mohammed", "muhammad", "abu", "abou", "abbas", "abyss", "abibsoussou", "cash", "cahs",
+		"tornadocash", "tornado", "ali", "aly", "ola", "vladimir", "wladimir", "bank", "bang", "xyzzy"}
+	for _, a := range words {
+		for _, b := range words {
+			for _, aTok := range []bool{true, false} {
+				for _, bTok := range []bool{true, false} {
+					tok, big := unitSims(a, skeleton(a), aTok, b, skeleton(b), bTok)
+					if want := unitSim(a, skeleton(a), aTok, b, skeleton(b), bTok); tok != want {
+						t.Errorf("unitSims(%q,%v,%q,%v) tok = %v, unitSim = %v", a, aTok, b, bTok, tok, want)
+					}
+					if want := unitSim(a, skeleton(a), false, b, skeleton(b), false); big != want {
+						t.Errorf("unitSims(%q,%q) big = %v, unitSim = %v", a, b, big, want)
+					}
+				}
+			}
+		}
+	}
+}
