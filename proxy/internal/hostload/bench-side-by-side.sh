@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# payguard side by side with bare goproxy (proxy-bench's servers and driver), payguard started once the
+# upstream's CA exists (payguard reads upstream_ca_files at start). mitmproxy is left out.
+#   PG_BIN=/path/to/payguard ./bench-side-by-side.sh [bench flags]          # pass-through table
+#   PG_SERVE=$PWD/bench-402.sh ./bench-side-by-side.sh                      # 402 interception (loadgen -status 402)
+#   PG_STORE=memory ...                                                     # store driver (default bolt)
+set -euo pipefail
+# proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
+BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
+[ -d "$BENCH_DIR" ] || { cp -r "${PROXY_BENCH:-/work/shared/tools/proxy-bench}" "$BENCH_DIR"; chmod -R u+w "$BENCH_DIR"; }
+cd "$BENCH_DIR"
+PG_BIN=${PG_BIN:-/tmp/pgbin/payguard}
+PG_DIR=${PG_DIR:-/tmp/pgbench}
+SANCTIONS=${SANCTIONS:-/work/shared/data/ofac/sdn_csv_2024-05-03}
+go build -o bin/ ./cmd/...
+mkdir -p out
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+start() { local log="out/$1.log"; shift; "$@" >"$log" 2>&1 & PIDS+=($!); }
+wait_port() { for _ in $(seq 300); do (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null && return 0; sleep 0.1; done; echo "nothing on $1" >&2; exit 1; }
+start upstream bin/upstream -http 127.0.0.1:18080 -https 127.0.0.1:18443 -ca-out out/upstream-ca.pem
+wait_port 127.0.0.1:18080; wait_port 127.0.0.1:18443
+start goproxy-http bin/goproxy-bare -mode http -listen 127.0.0.1:18081 -max-idle-per-host 256
+start goproxy-mitm bin/goproxy-bare -mode mitm -listen 127.0.0.1:18082 -max-idle-per-host 256 \
+  -ca-out out/goproxy-ca.pem -upstream-ca out/upstream-ca.pem
+rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"
+cat >"$PG_DIR/payguard.yaml" <<YAML
+proxy:
+  listen: 127.0.0.1:19402
+  data_dir: $PG_DIR/payguard-data
+  ca_cert_file: $PG_DIR/payguard-data/ca/payguard-ca.pem
+  ca_key_file: $PG_DIR/payguard-data/ca/payguard-ca-key.pem
+  upstream_ca_files: [$PWD/out/upstream-ca.pem]
+  hold_wait: 0s
+admin:
+  listen: 127.0.0.1:19403
+store:
+  driver: ${PG_STORE:-bolt}
+  path: $PG_DIR/payguard-data/payguard.db
+keys:
+  receipt_key_file: $PG_DIR/payguard-data/receipt-keys.json
+rules:
+  allowed_networks: ["eip155:84532"]
+  daily_cap_usd: 1000000000
+YAML
+start payguard "$PG_BIN" proxy --config "$PG_DIR/payguard.yaml" --offline --sanctions-dir "$SANCTIONS"
+wait_port 127.0.0.1:18081; wait_port 127.0.0.1:18082; wait_port 127.0.0.1:19402
+if [ -n "${PG_SERVE:-}" ]; then echo serving; "$PG_SERVE"; exit; fi
+echo "cores: $(nproc); $(go version | cut -d' ' -f3); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+bin/bench -upstream-http 127.0.0.1:18080 -upstream-https 127.0.0.1:18443 -upstream-ca out/upstream-ca.pem \
+  -http "goproxy=127.0.0.1:18081,payguard=127.0.0.1:19402" \
+  -https "goproxy=127.0.0.1:18082@out/goproxy-ca.pem,payguard=127.0.0.1:19402@$PG_DIR/payguard-data/ca/payguard-ca.pem" \
+  -json out/results.json "$@" 2>out/bench-progress.log | tee out/table.txt
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+grep -c '"msg":"decision"' out/payguard.log || true
