@@ -38,7 +38,7 @@ func TestDeleteRelatedMatchesDefinition(t *testing.T) {
 		return string(b)
 	}
 	n := 200000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 20000
 	}
 	related := 0

@@ -229,7 +229,7 @@ func TestRefresherDefaultsRejectTinyList(t *testing.T) {
 }
 
 func TestRefresherLocalRealList(t *testing.T) {
-	src := filepath.Join(ofacDataDir(t), "sdn_csv_2024-05-02", "sdn.csv")
+	src := filepath.Join(ofacDataDir(t), "full_set_2021-07", "sdn.csv")
 	s := NewScreener(nil)
 	r, err := NewRefresher(s, RefresherConfig{URLs: []string{"file://" + src}, CacheDir: t.TempDir(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -239,7 +239,7 @@ func TestRefresherLocalRealList(t *testing.T) {
 	if err := r.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s.List().Len() != 14973 {
+	if s.List().Len() != 8976 {
 		t.Errorf("entries = %d", s.List().Len())
 	}
 }
