@@ -98,6 +98,8 @@ describe('allow: the payment goes through and is settled once', () => {
       const s = await facStats();
       assert.equal(s.settle.success, 1);
       assert.equal(s.settled[0].amount, '10000');
+      // The seller built the resource URL from the Host and scheme it saw: payguard kept both as sent.
+      assert.equal(s.settled[0].resource, `${seller.url}/cheap`);
       assert.equal(seller.stats().paid200, 1);
       assert.equal(seller.stats().paymentHeaders, 1);
     });
