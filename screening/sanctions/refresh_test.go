@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,8 @@ type listServer struct {
 	files    map[string][]byte
 	etag     string
 	modified time.Time
-	status   int // when non-zero, answer every request with this status
+	status   int  // when non-zero, answer every request with this status
+	short    bool // announce more bytes than are sent (a cut download)
 	requests []*http.Request
 }
 
@@ -48,13 +50,16 @@ func (s *listServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", s.etag)
 	w.Header().Set("Last-Modified", s.modified.UTC().Format(http.TimeFormat))
+	if s.short {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)+100))
+	}
 	w.Write(body)
 }
 
 func (s *listServer) set(files map[string][]byte, etag string, modified time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.files, s.etag, s.modified, s.status = files, etag, modified, 0
+	s.files, s.etag, s.modified, s.status, s.short = files, etag, modified, 0, false
 }
 
 func readFixture(t *testing.T, name string) []byte {
@@ -138,14 +143,16 @@ func TestRefresher(t *testing.T) {
 		{"broken csv", map[string][]byte{"sdn.csv": []byte("1,\"A\"x\",b\r\n"), "alt.csv": readFixture(t, "alt.csv")}, 0, "parsing sdn.csv"},
 		{"too few entries", map[string][]byte{"sdn.csv": []byte(strings.SplitAfterN(string(readFixture(t, "sdn.csv")), "\n", 4)[0]), "alt.csv": readFixture(t, "alt.csv")}, 0, "fewer than the minimum"},
 		{"server error", nil, http.StatusInternalServerError, "HTTP 500"},
+		{"cut download", map[string][]byte{"sdn.csv": readFixture(t, "sdn.csv"), "alt.csv": readFixture(t, "alt.csv")}, -1, "downloading sdn.csv"},
 	}
 	for i, b := range bad {
 		srv.set(b.files, `"bad"`, v1.Add(time.Hour))
-		if b.code != 0 {
-			srv.mu.Lock()
+		srv.mu.Lock()
+		if b.code > 0 {
 			srv.status = b.code
-			srv.mu.Unlock()
 		}
+		srv.short = b.code == -1
+		srv.mu.Unlock()
 		err := r.Refresh(ctx)
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s: err = %v, want %q", b.name, err, b.want)
@@ -158,11 +165,14 @@ func TestRefresher(t *testing.T) {
 			t.Errorf("%s: health = %+v", b.name, h)
 		}
 	}
-	if got := metricValue(t, r.m.failures); got != 4 {
-		t.Errorf("consecutive failures gauge = %v, want 4", got)
+	if got := metricValue(t, r.m.failures); got != 5 {
+		t.Errorf("consecutive failures gauge = %v, want 5", got)
 	}
-	if got := metricValue(t, r.m.refreshes.WithLabelValues("failure")); got != 4 {
-		t.Errorf("failure count = %v, want 4", got)
+	if got := metricValue(t, r.m.refreshes.WithLabelValues("failure")); got != 5 {
+		t.Errorf("failure count = %v, want 5", got)
+	}
+	if mfs, err := reg.Gather(); err != nil || len(mfs) < 4 {
+		t.Errorf("registry holds %d metric families (err %v), want the refresher's", len(mfs), err)
 	}
 	if !strings.Contains(logs.String(), "refresh failed") {
 		t.Error("failure not logged")
