@@ -53,8 +53,7 @@ func loadDir(dir string, index bool) (*List, LoadStats, error) {
 		defer f.Close()
 		return ParseXML(f, modTime(f), p)
 	}
-	sdnPath, ok := names[FileSDN]
-	if !ok {
+	if _, ok := names[FileSDN]; !ok {
 		return nil, LoadStats{}, fmt.Errorf("sanctions: %s has neither sdn.csv nor SDN.XML", dir)
 	}
 	var files CSVFiles
@@ -89,7 +88,6 @@ func loadDir(dir string, index bool) (*List, LoadStats, error) {
 			return nil, LoadStats{}, err
 		}
 	}
-	_ = sdnPath
 	asOf := modTime(sdn)
 	if meta, err := readMeta(dir); err == nil && !meta.DataAsOf.IsZero() {
 		asOf = meta.DataAsOf
