@@ -153,7 +153,7 @@ func BenchmarkScreenNameQueryCost(b *testing.B) {
 	for _, set := range []struct {
 		name string
 		qs   []string
-	}{{"exact", exact}, {"fuzzy", fuzzy}, {"miss", miss}} {
+	}{{"exact", exact}, {"fuzzy", fuzzy}, {"miss", miss}, {"common-words", commonWordQueries}} {
 		b.Run(set.name, func(b *testing.B) {
 			var costs []time.Duration
 			for b.Loop() {
@@ -175,3 +175,9 @@ func BenchmarkScreenNameQueryCost(b *testing.B) {
 		})
 	}
 }
+
+// commonWordQueries are the worst case for candidate pruning: every word is frequent in the list, so
+// thousands of names share one, and few or none can match.
+var commonWordQueries = []string{"Ali", "Mohammed", "Al", "Bank", "Trading", "Muhammad Ali", "Al Ali", "Company",
+	"Abu Muhammad", "International Trading Company", "Ahmad Hassan", "Al Hassan", "Bin Ali", "Global Trading",
+	"Abdul Rahman", "Sayed Ali", "Islamic Bank", "Oil Company", "Shipping Company", "Investment Group"}

@@ -51,6 +51,8 @@ type nameIndex struct {
 	exact    map[string][]exactRef
 	common   map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
 	names    []nameRec
+	nameW    []float32 // names[i].wsum, packed for the candidate filter
+	unitMaxW []float32 // per vocabulary string: the largest weight of a name unit that is that string
 	maxIDF   float32
 }
 
@@ -163,12 +165,17 @@ func buildNameIndex(entries []Entry) *nameIndex {
 			rec.units = append(rec.units, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
 		}
 		for _, u := range rec.units {
+			for int(u.vocab) >= len(ix.unitMaxW) {
+				ix.unitMaxW = append(ix.unitMaxW, 0)
+			}
+			ix.unitMaxW[u.vocab] = max(ix.unitMaxW[u.vocab], u.w)
 			ps := ix.postings[u.vocab]
 			if len(ps) == 0 || ps[len(ps)-1] != nameID {
 				ix.postings[u.vocab] = append(ps, nameID)
 			}
 		}
 		ix.names = append(ix.names, rec)
+		ix.nameW = append(ix.nameW, rec.wsum)
 	}
 	for id, s := range ix.strs {
 		ix.bySkel[ix.skels[id]] = append(ix.bySkel[ix.skels[id]], uint32(id))

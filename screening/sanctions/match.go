@@ -244,18 +244,24 @@ type pair struct {
 }
 
 // score aligns a query with one name: greedily, best pairs first, each query token and each name token used
-// at most once. The pairs come from q.matches (the vocabulary strings each query unit meets).
+// at most once. The pairs come from matchesOf, which gives q.matches[vocab] (the query units that meet a
+// vocabulary string).
 //
 // score = avgSim * cq^queryExp * cn^nameExp, where cq and cn are the shares of the query's and the name's
 // token weight that found a partner, and avgSim is the weighted mean similarity of the partners.
-func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair) (float64, []pair) {
+func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(vocab uint32) []qmatch) (float64, []pair) {
 	pairs = pairs[:0]
 	if q.wsum == 0 || rec.wsum == 0 {
 		return 0, pairs
 	}
+	var reach float32 // an upper bound on the name weight the alignment can cover
 	for ni := range rec.units {
 		u := &rec.units[ni]
-		for _, m := range q.matches[u.vocab] {
+		ms := matchesOf(u.vocab)
+		if len(ms) > 0 {
+			reach += u.w
+		}
+		for _, m := range ms {
 			s := m.big
 			if u.span == 1 && q.units[m.q].span == 1 {
 				s = m.tok
@@ -266,6 +272,9 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair) (float64, []pai
 			gain := s * (q.units[m.q].w/q.wsum + u.w/rec.wsum)
 			pairs = append(pairs, pair{q: m.q, n: uint8(ni), sim: s, gain: gain})
 		}
+	}
+	if math.Pow(min(1, float64(reach/rec.wsum)), nameExp) < PossibleThreshold {
+		return 0, pairs // cannot reach the threshold: skip the alignment
 	}
 	// Insertion sort: a handful of pairs, and no allocation.
 	for i := 1; i < len(pairs); i++ {

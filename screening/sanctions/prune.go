@@ -53,6 +53,9 @@ type scratch struct {
 	vstamp []uint32 // per vocabulary string: == vgen when it meets the essential token being checked
 	gen    uint32
 	vgen   uint32
+	mgen   []uint32 // per vocabulary string: == gen when mpos holds its place in lists
+	mpos   []int32
+	lists  [][]qmatch
 	cands  []uint32
 	pairs  []pair
 }
@@ -62,11 +65,13 @@ var scratchPool sync.Pool
 func (ix *nameIndex) getScratch() *scratch {
 	sc, _ := scratchPool.Get().(*scratch)
 	if sc == nil || len(sc.stamp) != len(ix.names) || len(sc.vstamp) != len(ix.strs) {
-		sc = &scratch{stamp: make([]uint32, len(ix.names)), vstamp: make([]uint32, len(ix.strs))}
+		sc = &scratch{stamp: make([]uint32, len(ix.names)), vstamp: make([]uint32, len(ix.strs)),
+			mgen: make([]uint32, len(ix.strs)), mpos: make([]int32, len(ix.strs))}
 	}
 	sc.gen++
 	if sc.gen == 0 {
 		clear(sc.stamp)
+		clear(sc.mgen)
 		sc.gen = 1
 	}
 	sc.cands = sc.cands[:0]
@@ -84,8 +89,27 @@ func (q *query) covers(ms []qmatch, mask uint64) bool {
 	return false
 }
 
+// maxNameWeight bounds the weight of a name that can reach the threshold. Each query unit pairs with at most
+// one name unit, of at most the largest weight any unit it meets has anywhere, so a name's matched weight is
+// at most the sum M of those maxima; score <= cn^nameExp needs cn = matched/wsum >= threshold^(1/nameExp),
+// so wsum <= M / threshold^(1/nameExp). This drops the long names that merely contain a common query word.
+func (ix *nameIndex) maxNameWeight(q *query) float32 {
+	best := make([]float32, len(q.units))
+	for id, ms := range q.matches {
+		for _, m := range ms {
+			best[m.q] = max(best[m.q], ix.unitMaxW[id])
+		}
+	}
+	var sum float32
+	for _, w := range best {
+		sum += w
+	}
+	return sum / float32(math.Pow(PossibleThreshold, 1/nameExp)) * (1 + 1e-5)
+}
+
 // candidates collects the names that can reach the threshold (see the pruning note above).
 func (ix *nameIndex) candidates(q *query, sc *scratch) {
+	limit := ix.maxNameWeight(q)
 	essential := q.essentialTokens()
 	if len(essential) == 0 {
 		required := q.requiredTokens()
@@ -94,7 +118,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 				continue
 			}
 			for _, n := range ix.postings[id] {
-				if sc.stamp[n] != sc.gen {
+				if sc.stamp[n] != sc.gen && ix.nameW[n] <= limit {
 					sc.stamp[n] = sc.gen
 					sc.cands = append(sc.cands, n)
 				}
@@ -120,7 +144,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 			continue
 		}
 		for _, n := range ix.postings[id] {
-			if sc.stamp[n] != sc.gen {
+			if sc.stamp[n] != sc.gen && ix.nameW[n] <= limit {
 				sc.stamp[n] = sc.gen
 				sc.cands = append(sc.cands, n)
 			}
@@ -163,10 +187,26 @@ func (ix *nameIndex) fuzzy(q *query) []scored {
 	sc := ix.getScratch()
 	defer scratchPool.Put(sc)
 	ix.candidates(q, sc)
+	if len(sc.cands) == 0 {
+		return nil
+	}
+	// An array lookup instead of a map lookup per name unit: the scoring loop's hot path.
+	sc.lists = sc.lists[:0]
+	for id, ms := range q.matches {
+		sc.mgen[id] = sc.gen
+		sc.mpos[id] = int32(len(sc.lists))
+		sc.lists = append(sc.lists, ms)
+	}
+	matchesOf := func(id uint32) []qmatch {
+		if sc.mgen[id] != sc.gen {
+			return nil
+		}
+		return sc.lists[sc.mpos[id]]
+	}
 	var out []scored
 	for _, n := range sc.cands {
 		var s float64
-		s, sc.pairs = ix.score(q, &ix.names[n], sc.pairs)
+		s, sc.pairs = ix.score(q, &ix.names[n], sc.pairs, matchesOf)
 		if s >= PossibleThreshold {
 			out = append(out, scored{name: n, score: s})
 		}

@@ -47,7 +47,7 @@ func (ix *nameIndex) exhaustiveSearch(q *query) []scored {
 			continue // no unit meets the query: score 0
 		}
 		var s float64
-		s, pairs = ix.score(q, rec, pairs)
+		s, pairs = ix.score(q, rec, pairs, func(id uint32) []qmatch { return q.matches[id] })
 		if s >= PossibleThreshold {
 			out = append(out, scored{name: uint32(n), score: s})
 		}
