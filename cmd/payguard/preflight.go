@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/receipts"
@@ -43,7 +44,7 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	keysFile := fs.String("keys", "", "receipt key file (JWK Set with private keys); without it an ephemeral key signs, and its receipts cannot be verified later")
 	offline := fs.Bool("offline", false, "gather no network facts (domain age and DNS are reported unknown)")
 	inFile := fs.String("in", "", "read the PreflightInput from this file instead of stdin")
-	sanctionsDir := fs.String("sanctions-dir", "", "directory with the OFAC SDN data; without it sanctions facts are unknown")
+	sanctionsDir := fs.String("sanctions-dir", "", "directory with the OFAC SDN data (sdn.csv set or SDN.XML); default: the list cached by 'payguard sdn update', if any")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: payguard preflight [--rules FILE] [--keys FILE] [--offline] [--in FILE] [--sanctions-dir DIR] < input.json")
 		fmt.Fprintln(stderr, "Prints the PreflightResult JSON; exit 0 for any decision, 2 for bad input or usage, 1 for other failures.")
@@ -93,6 +94,8 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 			return 2
 		}
 		opts.Sanctions = list
+	} else {
+		opts.Sanctions = cachedSanctions(stderr)
 	}
 	if !*offline && newDomainChecker != nil {
 		opts.Domains = newDomainChecker()
@@ -112,6 +115,27 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	return 0
+}
+
+// cachedSanctions loads the list that 'payguard sdn update' cached in the default cache directory, so that
+// preflight screens like check does without a flag. No cache, or one that does not load, is not an error:
+// sanctions are then unknown, which the engine turns into a hold, and stderr says why.
+func cachedSanctions(stderr io.Writer) screening.Sanctions {
+	cfg, err := config.Default()
+	if err != nil || loadSanctions == nil || !cfg.Screening.Sanctions.Enabled {
+		return nil
+	}
+	dir := cfg.Screening.Sanctions.CacheDir
+	if _, err := os.Stat(dir); err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: no sanctions list cached in %s (run 'payguard sdn update' or use --sanctions-dir): sanctions are unknown\n", dir)
+		return nil
+	}
+	list, err := loadSanctions(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: cached sanctions list in %s: %v: sanctions are unknown\n", dir, err)
+		return nil
+	}
+	return list
 }
 
 // preflightSigner loads the key file, or makes an ephemeral key when there is none. The ephemeral key is

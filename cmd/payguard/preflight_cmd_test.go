@@ -50,14 +50,40 @@ func decodeResult(t *testing.T, out string) cliResult {
 }
 
 func TestPreflightWithoutSanctionsDataHolds(t *testing.T) {
+	t.Chdir(t.TempDir()) // no list cached in ./payguard-data
 	code, out, errs := runPG(t, cliInput, "preflight", "--offline")
-	if code != 0 || errs != "" {
+	if code != 0 || !strings.Contains(errs, "no sanctions list cached") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	r := decodeResult(t, out)
 	if r.Decision != "hold" || len(r.Reasons) != 1 || r.Reasons[0] != "hold: sanctions data unavailable" ||
 		r.DataAsOf != "unknown" || r.OptionsEvaluated != 2 || !strings.Contains(string(r.ChosenOption), `"10000"`) {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// Without --sanctions-dir, preflight screens with the list 'payguard sdn update' cached, as check does.
+func TestPreflightUsesCachedSanctionsList(t *testing.T) {
+	sdn, err := os.ReadFile("testdata/check-sanctions/sdn.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "payguard-data", "sanctions")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cache, "sdn.csv"), sdn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, out, errs := runPG(t, cliInput, "preflight", "--offline")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	r := decodeResult(t, out)
+	if r.DataAsOf == "unknown" || r.Decision != "allow" {
+		t.Fatalf("the cached list was not used: %+v", r)
 	}
 }
 
