@@ -25,7 +25,7 @@ const ReceiptType = "payguard-receipt+jws"
 type KeySet struct {
 	mu     sync.RWMutex
 	keys   []jose.JSONWebKey // private ES256 keys, oldest first
-	signer jose.Signer       // for keys[len(keys)-1], built once
+	signer *compactSigner    // for keys[len(keys)-1], built once
 }
 
 // keyFile is the on-disk form: a JWK Set whose keys carry their private parts. "created" is informational.
@@ -211,11 +211,9 @@ func (k *KeySet) rebuildSigner() error {
 }
 
 func (k *KeySet) rebuildSignerLocked() error {
-	active := k.keys[len(k.keys)-1]
-	opts := (&jose.SignerOptions{}).WithType(ReceiptType).WithHeader("kid", active.KeyID)
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: active.Key}, opts)
+	s, err := newCompactSigner(k.keys[len(k.keys)-1])
 	if err != nil {
-		return fmt.Errorf("receipts: signer: %w", err)
+		return err
 	}
 	k.signer = s
 	return nil

@@ -1,0 +1,68 @@
+package receipts
+
+import (
+	"crypto/ecdsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// Sign writes its compact JWS itself (see compactSigner); it must be what go-jose writes for the same key:
+// the same protected header bytes, the payload as base64url, and a 64-byte R || S signature that go-jose
+// and crypto/ecdsa both accept.
+func TestSignMatchesGoJose(t *testing.T) {
+	k := mustKey(t)
+	key := k.keys[0]
+	priv := key.Key.(*ecdsa.PrivateKey)
+	js, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: priv},
+		(&jose.SignerOptions{}).WithType(ReceiptType).WithHeader("kid", key.KeyID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, payload := range [][]byte{resultJSON(t0), {}, []byte("\x00\xff<>&\u2028 not JSON at all")} {
+		obj, err := js.Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := obj.CompactSerialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := k.Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gp, rp := strings.Split(got, "."), strings.Split(ref, ".")
+		if len(gp) != 3 || gp[0] != rp[0] || gp[1] != rp[1] {
+			t.Fatalf("Sign wrote %q, go-jose %q (header and payload must match)", got, ref)
+		}
+		sig, err := base64.RawURLEncoding.DecodeString(gp[2])
+		if err != nil || len(sig) != 64 {
+			t.Fatalf("signature %q: %d bytes, %v", gp[2], len(sig), err)
+		}
+		digest := sha256.Sum256([]byte(gp[0] + "." + gp[1]))
+		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+		if !ecdsa.Verify(&priv.PublicKey, digest[:], r, s) {
+			t.Fatal("crypto/ecdsa does not accept the signature")
+		}
+		parsed, err := jose.ParseSigned(got, []jose.SignatureAlgorithm{jose.ES256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := parsed.Verify(&priv.PublicKey)
+		if err != nil || string(out) != string(payload) {
+			t.Fatalf("go-jose verify: %v, payload %q", err, out)
+		}
+	}
+}
+
+// A key set with no usable signing key refuses to sign rather than writing an unsigned receipt.
+func TestSignWithoutSigner(t *testing.T) {
+	if _, err := (&KeySet{}).Sign([]byte("{}")); err != ErrNoSigner {
+		t.Fatalf("Sign on an empty key set: %v, want ErrNoSigner", err)
+	}
+}
