@@ -44,6 +44,9 @@ type release struct {
 	Budget, Day, ReservationID string
 	AmountMicros               int64
 	Via                        string // "ticket" or "preflight"
+	// ReceiptID is the receipt of the decision that allowed the payment, sent back with the seller's
+	// response so the agent can tie what it paid to the decision that let it.
+	ReceiptID string
 }
 
 // failClosed is a block that never reached a decision (undecodable input, ledger or engine down).
@@ -51,11 +54,16 @@ func failClosed(class, reason string) verdict {
 	return verdict{Decision: block, Reasons: []string{"block: " + reason}, Chosen: -1, Class: class}
 }
 
+// receiptID is the receipt of the decision behind v: the engine's, or for a payment released on a ticket
+// the receipt of the decision that allowed the ticket.
 func (v verdict) receiptID() string {
-	if v.Result == nil {
-		return ""
+	switch {
+	case v.Result != nil:
+		return v.Result.Receipt.ID
+	case v.Release != nil:
+		return v.Release.ReceiptID
 	}
-	return v.Result.Receipt.ID
+	return ""
 }
 
 // decide runs the preflight for a challenge under the budget's lock: read the ledger, decide, and on allow
@@ -166,7 +174,8 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string) verdic
 	}
 	v.Decision = allow
 	v.Amount = res.AmountMicros
-	v.Release = &release{Budget: p.opts.Budget, Day: day, ReservationID: id, AmountMicros: res.AmountMicros}
+	v.Release = &release{Budget: p.opts.Budget, Day: day, ReservationID: id, AmountMicros: res.AmountMicros,
+		ReceiptID: res.Receipt.ID}
 	return v
 }
 
@@ -192,7 +201,7 @@ func (p *Proxy) putTicket(ctx context.Context, method, url string, v *verdict) e
 	}
 	t := store.Ticket{
 		ID: newID("tkt"), Key: key, Option: opt, ReservationID: v.Release.ReservationID,
-		Budget: v.Release.Budget, Day: v.Release.Day, AmountMicros: v.Release.AmountMicros,
+		ReceiptID: v.Release.ReceiptID, Budget: v.Release.Budget, Day: v.Release.Day, AmountMicros: v.Release.AmountMicros,
 		ExpiresAt: p.opts.Now().Add(ttl),
 	}
 	return p.opts.Store.PutTicket(ctx, t)

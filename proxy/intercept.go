@@ -92,6 +92,9 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	if st.release != nil {
 		p.recordSettlement(ctx.Req.Context(), st.release, resp)
 		resp.Header.Set(HeaderDecision, allow)
+		if st.release.ReceiptID != "" {
+			resp.Header.Set(HeaderReceipt, st.release.ReceiptID)
+		}
 	}
 	if resp.StatusCode == http.StatusPaymentRequired {
 		return p.guardChallenge(ctx.Req, resp, st)

@@ -84,7 +84,7 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 	return verdict{Decision: allow, Reasons: []string{"allow: payment matches an allowed decision"},
 		Chosen: 0, Option: &opt, Amount: tk.AmountMicros, Class: "ticket",
 		Release: &release{Budget: tk.Budget, Day: tk.Day, ReservationID: tk.ReservationID,
-			AmountMicros: tk.AmountMicros, Via: "ticket"}}
+			AmountMicros: tk.AmountMicros, Via: "ticket", ReceiptID: tk.ReceiptID}}
 }
 
 // decidePayment preflights a payment that no ticket covers, from what its payload names, and lets it go

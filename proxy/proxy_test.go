@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,8 +67,13 @@ func TestAllowNarrowsReleasesOnceAndCommits(t *testing.T) {
 			if ex.paid.StatusCode != http.StatusOK {
 				t.Fatalf("paid retry = %d %s, want 200", ex.paid.StatusCode, ex.paidBody)
 			}
-			if ex.paid.Header.Get(HeaderReceipt) == "forged-by-seller" || ex.paid.Header.Get(HeaderHold) != "" {
-				t.Errorf("forged X-Payguard-* headers reached the buyer: %v", ex.paid.Header)
+			// The paid response names the decision that let the payment through: the receipt the narrowed
+			// challenge carried (the ticket keeps it), never the seller's forgery.
+			if got, want := ex.paid.Header.Get(HeaderReceipt), ex.first.Header.Get(HeaderReceipt); got != want {
+				t.Errorf("paid %s = %q, want the allowing decision's receipt %q", HeaderReceipt, got, want)
+			}
+			if ex.paid.Header.Get(HeaderDecision) != "allow" || ex.paid.Header.Get(HeaderHold) != "" {
+				t.Errorf("paid response decision headers = %v", ex.paid.Header)
 			}
 			if s.paid.Load() != 1 || s.settled.Load() != 10000 {
 				t.Errorf("seller settled %d payments, %d units; want 1, 10000", s.paid.Load(), s.settled.Load())
@@ -149,8 +155,14 @@ func TestHoldApprovedThroughAPIThenReleasedOnce(t *testing.T) {
 			if ex.paid.StatusCode != 200 || s.paid.Load() != 1 {
 				t.Fatalf("paid retry after approval = %d, seller paid %d", ex.paid.StatusCode, s.paid.Load())
 			}
-			if code, out := h.api("GET", "/v1/holds/"+holdID, testToken, nil); code != 200 || !strings.Contains(string(out), `"status":"used"`) {
-				t.Errorf("hold after release: %d %s", code, out)
+			if got, want := ex.paid.Header.Get(HeaderReceipt), ex.first.Header.Get(HeaderReceipt); want == "" || got != want {
+				t.Errorf("paid %s = %q, want the receipt %q of the challenge released by the approval", HeaderReceipt, got, want)
+			}
+			code, out := h.api("GET", "/v1/holds/"+holdID, testToken, nil)
+			var used holdView
+			if code != 200 || json.Unmarshal(out, &used) != nil || used.Status != "used" || used.ResolvedBy != "alice" ||
+				used.Note != "ok" || used.ResolvedAt == nil {
+				t.Errorf("hold after release: %d %s; want used, resolved by alice with the note", code, out)
 			}
 
 			// The approval is used once: the next 402 for the same request is held again.
@@ -200,6 +212,31 @@ func TestHoldResolvedWhileWaiting(t *testing.T) {
 	}
 }
 
+// Nobody answers within hold_wait: the agent gets 403 with the hold id and Retry-After, and the hold stays
+// pending for a person to approve later.
+func TestHoldWaitElapses(t *testing.T) {
+	s := newSeller(t, x402.V2, true, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	h := newHarness(t, memory.New(), testRules(), trustUpstream(s), func(o *setup) {
+		o.HoldWait = 50 * time.Millisecond
+		o.RetryAfter = 7 * time.Second
+	})
+	resp, body := h.buyer().get(s.url("/weather"), nil)
+	r := decodeRefusal(t, resp, body)
+	id := resp.Header.Get(HeaderHold)
+	if r.Decision != "hold" || id == "" || r.Hold == nil || r.Hold.ID != id || r.Hold.Status != "pending" {
+		t.Fatalf("unanswered hold: %s (hold header %q)", body, id)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "7" {
+		t.Errorf("Retry-After = %q, want 7", got)
+	}
+	if pending := h.holds("pending"); len(pending) != 1 || pending[0].ID != id {
+		t.Errorf("pending holds = %+v, want %s", pending, id)
+	}
+	if s.seen.Load() != 0 {
+		t.Error("a held payment reached the seller")
+	}
+}
+
 func TestPaymentWithoutTicket(t *testing.T) {
 	s := newSeller(t, x402.V2, false,
 		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent),
@@ -215,6 +252,9 @@ func TestPaymentWithoutTicket(t *testing.T) {
 	resp, body = b.get(s.url("/weather"), http.Header{hdr: {val}})
 	if resp.StatusCode != 200 || s.paid.Load() != 1 {
 		t.Fatalf("allowed payment without a ticket = %d %s", resp.StatusCode, body)
+	}
+	if r := resp.Header.Get(HeaderReceipt); !strings.HasPrefix(r, "rcpt_") || resp.Header.Get(HeaderDecision) != "allow" {
+		t.Errorf("payment allowed by its own preflight: decision headers %v, want allow and that preflight's receipt", resp.Header)
 	}
 	hdr, val = b.sign(pr, 1, nil) // $5: blocked, never leaves the proxy
 	resp, body = b.get(s.url("/weather"), http.Header{hdr: {val}})
@@ -248,6 +288,11 @@ func TestTamperedPaymentRefused(t *testing.T) {
 		"accepted raised to $5 consistently": func(p *x402.PaymentPayload, a *x402.EIP3009Authorization) {
 			acc := *p.Accepted
 			acc.Amount, a.Value = fiveDollar, fiveDollar
+			p.Accepted = &acc
+		},
+		"accepted names another asset": func(p *x402.PaymentPayload, _ *x402.EIP3009Authorization) {
+			acc := *p.Accepted
+			acc.Asset = baseUSDC
 			p.Accepted = &acc
 		},
 		"accepted differs from the allowed option": func(p *x402.PaymentPayload, _ *x402.EIP3009Authorization) {

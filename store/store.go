@@ -85,15 +85,18 @@ type Holds interface {
 
 // Ticket is an allowed payment the proxy may release once.
 type Ticket struct {
-	ID            string    `json:"id"`
-	Key           string    `json:"key"`    // method + URL + network + asset + payTo + amount, canonical
-	Option        []byte    `json:"option"` // the chosen requirement JSON, for v2 `accepted` comparison
-	ReservationID string    `json:"reservation_id"`
-	Budget        string    `json:"budget"`
-	Day           string    `json:"day"`
-	AmountMicros  int64     `json:"amount_micros"`
-	ExpiresAt     time.Time `json:"expires_at"`
-	Used          bool      `json:"used"`
+	ID            string `json:"id"`
+	Key           string `json:"key"`    // method + URL + network + asset + payTo + amount, canonical
+	Option        []byte `json:"option"` // the chosen requirement JSON, for v2 `accepted` comparison
+	ReservationID string `json:"reservation_id"`
+	// ReceiptID is the receipt of the decision that allowed the payment; the proxy returns it with the
+	// paid response (X-Payguard-Receipt). Empty in tickets written before it existed.
+	ReceiptID    string    `json:"receipt_id,omitempty"`
+	Budget       string    `json:"budget"`
+	Day          string    `json:"day"`
+	AmountMicros int64     `json:"amount_micros"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	Used         bool      `json:"used"`
 }
 
 // Tickets stores tickets. TakeTicket atomically marks the newest unused, unexpired ticket with that key as

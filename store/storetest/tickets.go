@@ -11,7 +11,7 @@ import (
 func newTicket(id, key string, expires time.Time) store.Ticket {
 	return store.Ticket{
 		ID: id, Key: key, Option: []byte(`{"scheme":"exact","network":"eip155:8453","amount":"10000"}`),
-		ReservationID: "r-" + id, Budget: "agent", Day: day, AmountMicros: 10_000, ExpiresAt: expires,
+		ReservationID: "r-" + id, ReceiptID: "rcpt-" + id, Budget: "agent", Day: day, AmountMicros: 10_000, ExpiresAt: expires,
 	}
 }
 
@@ -25,7 +25,7 @@ func testTicketPutTake(t *testing.T, s store.Store) {
 	got, err := s.TakeTicket(ctx, tk.Key, base)
 	must(t, "TakeTicket", err)
 	if got.ID != tk.ID || got.Key != tk.Key || !bytes.Equal(got.Option, tk.Option) ||
-		got.ReservationID != tk.ReservationID || got.Budget != tk.Budget || got.Day != tk.Day ||
+		got.ReservationID != tk.ReservationID || got.ReceiptID != tk.ReceiptID || got.Budget != tk.Budget || got.Day != tk.Day ||
 		got.AmountMicros != tk.AmountMicros || !got.ExpiresAt.Equal(tk.ExpiresAt) || !got.Used {
 		t.Fatalf("TakeTicket:\n got %+v\nwant %+v marked used", got, tk)
 	}
