@@ -32,7 +32,12 @@ type exchange struct {
 
 func (b *buyer) get(url string, hdr http.Header) (*http.Response, []byte) {
 	b.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	return b.do(http.MethodGet, url, hdr)
+}
+
+func (b *buyer) do(method, url string, hdr http.Header) (*http.Response, []byte) {
+	b.t.Helper()
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -41,12 +46,12 @@ func (b *buyer) get(url string, hdr http.Header) (*http.Response, []byte) {
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {
-		b.t.Fatalf("GET %s: %v", url, err)
+		b.t.Fatalf("%s %s: %v", method, url, err)
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		b.t.Fatalf("GET %s: read body: %v", url, err)
+		b.t.Fatalf("%s %s: read body: %v", method, url, err)
 	}
 	return resp, body
 }

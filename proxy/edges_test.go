@@ -126,6 +126,28 @@ func TestUpstreamDownIs502(t *testing.T) {
 	}
 }
 
+// Upstream TLS is verified: a seller whose certificate payguard does not trust gets no request, and the
+// agent (which trusts payguard's CA, so would otherwise be fooled) gets 502.
+func TestUpstreamTLSIsVerified(t *testing.T) {
+	s := newSeller(t, x402.V2, true, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	h := newHarness(t, memory.New(), testRules()) // system roots only: the httptest certificate is unknown
+	resp, body := h.buyer().get(s.url("/weather"), nil)
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("untrusted upstream: %d %s, want 502", resp.StatusCode, body)
+	}
+	if s.hits.Load() != 0 {
+		t.Errorf("a request reached an upstream whose certificate failed verification: %d", s.hits.Load())
+	}
+	if got := counterValue(t, h.proxy.metrics.upstreamErrors); got != 1 {
+		t.Errorf("upstream errors = %v, want 1", got)
+	}
+	// The same seller, trusted through upstream_ca_files, is reached.
+	h = newHarness(t, memory.New(), testRules(), trustUpstream(s))
+	if resp, body := h.buyer().get(s.url("/free"), nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("trusted upstream: %d %s", resp.StatusCode, body)
+	}
+}
+
 // A seller serving both generations sends the v2 header and a v1 body; both are narrowed to the allowed
 // option so neither client generation can pay another one.
 func TestHeaderAndV1BodyBothNarrowed(t *testing.T) {
@@ -234,7 +256,8 @@ func TestChallengeAfterReleasedPaymentIsEmptied(t *testing.T) {
 func TestMetricsOnPrivateRegistry(t *testing.T) {
 	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
 	h := newHarness(t, memory.New(), testRules())
-	h.buyer().pay(s.url("/weather"), nil)
+	ex := h.buyer().pay(s.url("/weather"), nil)
+	h.buyer().get(s.url("/weather"), http.Header{ex.header: {ex.payment}}) // a replay, refused
 	code, out := h.api("GET", "/metrics", "", nil)
 	if code != 200 {
 		t.Fatalf("/metrics = %d", code)
@@ -244,6 +267,9 @@ func TestMetricsOnPrivateRegistry(t *testing.T) {
 		`payguard_decisions_total{outcome="allow",reason_class="all_rules_passed",stage="challenge"} 1`,
 		`payguard_decisions_total{outcome="allow",reason_class="ticket",stage="payment"} 1`,
 		`payguard_payments_released_total{via="ticket"} 1`,
+		`payguard_payments_refused_total{reason_class="payment_replay"} 1`,
+		`payguard_decisions_total{outcome="block",reason_class="payment_replay",stage="payment"} 1`,
+		`payguard_upstream_errors_total 0`,
 		`payguard_settlements_total{result="success"} 1`,
 		`payguard_usd_spent_today 0.01`,
 		`payguard_usd_reserved_today 0`,

@@ -1,0 +1,100 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+)
+
+// syncBuffer is a log sink shared by the proxy's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, sc.Bytes())
+		}
+		if m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Every decision writes exactly one canonical JSON line with the fields an operator searches by.
+func TestOneCanonicalLogLinePerDecision(t *testing.T) {
+	logs := &syncBuffer{}
+	s := newSeller(t, x402.V2, false,
+		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	pricey := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar))
+	held := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	h := newHarness(t, memory.New(), testRules(), func(o *setup) {
+		o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	})
+	b := h.buyer()
+	ex := b.pay(s.url("/weather"), nil)                            // challenge allow + payment allow
+	b.get(pricey.url("/weather"), nil)                             // challenge block
+	holdResp, _ := b.get(held.url("/weather"), nil)                // challenge hold
+	b.get(s.url("/free"), nil)                                     // no decision
+	b.get(s.url("/weather"), http.Header{ex.header: {ex.payment}}) // payment block (replay)
+
+	lines := logs.lines(t, "decision")
+	type want struct{ stage, decision, class string }
+	wants := []want{
+		{"challenge", "allow", "all_rules_passed"},
+		{"payment", "allow", "ticket"},
+		{"challenge", "block", "max_per_payment"},
+		{"challenge", "hold", "hold_pending"},
+		{"payment", "block", "payment_replay"},
+	}
+	if len(lines) != len(wants) {
+		t.Fatalf("%d decision lines, want %d: %v", len(lines), len(wants), lines)
+	}
+	for i, w := range wants {
+		l := lines[i]
+		if l["stage"] != w.stage || l["decision"] != w.decision || l["reason_class"] != w.class {
+			t.Errorf("line %d = %v, want %+v", i, l, w)
+		}
+		for _, k := range []string{"reasons", "method", "host", "path", "amount_usd", "pay_to", "receipt_id", "hold_id", "latency_ms"} {
+			if _, ok := l[k]; !ok {
+				t.Errorf("line %d lacks %q: %v", i, k, l)
+			}
+		}
+		if rs, _ := l["reasons"].([]any); len(rs) == 0 {
+			t.Errorf("line %d has no reasons: %v", i, l)
+		}
+	}
+	receipt := ex.first.Header.Get(HeaderReceipt)
+	if lines[0]["receipt_id"] != receipt || lines[1]["receipt_id"] != receipt {
+		t.Errorf("receipt ids %v, %v; want both %s (the payment is logged under the decision that allowed it)",
+			lines[0]["receipt_id"], lines[1]["receipt_id"], receipt)
+	}
+	if lines[0]["amount_usd"] != "0.01" || !strings.EqualFold(lines[0]["pay_to"].(string), sellerPayTo) {
+		t.Errorf("allow line amount/payee = %v / %v", lines[0]["amount_usd"], lines[0]["pay_to"])
+	}
+	if lines[3]["hold_id"] != holdResp.Header.Get(HeaderHold) || lines[3]["hold_id"] == "" {
+		t.Errorf("hold line hold_id = %v, want %s", lines[3]["hold_id"], holdResp.Header.Get(HeaderHold))
+	}
+}
