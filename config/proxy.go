@@ -12,10 +12,13 @@ type ProxyConfig struct {
 	// Listen is the proxy's address (HTTP_PROXY / HTTPS_PROXY for the agent).
 	Listen string `yaml:"listen"`
 	// DataDir holds state the proxy creates on first run: the MITM CA (when CACertFile and CAKeyFile are
-	// left at their defaults and do not exist yet) and the generated admin token.
+	// left at their defaults, or both set to "", and do not exist yet) and the generated admin token. The
+	// store path, receipt keys and sanctions cache have their own keys (store.path, keys.receipt_key_file,
+	// screening.sanctions.cache_dir): set them too when moving the data dir.
 	DataDir string `yaml:"data_dir"`
 	// CACertFile and CAKeyFile are the MITM CA (PEM; ECDSA P-256 from `payguard ca init`). When both files
-	// are missing at start, the proxy generates them there.
+	// are missing at start, the proxy generates them there. Both "" means <data_dir>/ca/payguard-ca.pem and
+	// <data_dir>/ca/payguard-ca-key.pem.
 	CACertFile string `yaml:"ca_cert_file"`
 	CAKeyFile  string `yaml:"ca_key_file"`
 	// TunnelHosts are hosts whose CONNECT is passed through without inspection ("host" or "host:port").

@@ -60,7 +60,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serveProxy(ctx, cfg, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log); err != nil {
+	if err := serveProxy(ctx, cfg, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log, stdout); err != nil {
 		fmt.Fprintln(stderr, "payguard proxy:", err)
 		return 1
 	}
@@ -68,16 +68,19 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 // serveProxy wires the proxy from the configuration and serves until ctx ends, then shuts down gracefully.
-func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) error {
+// Once both listeners are up it writes a short summary for the operator to banner: where the proxy and the
+// admin API listen, which certificate agents must trust, and where the admin token is.
+func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger, banner io.Writer) error {
 	if err := os.MkdirAll(cfg.Proxy.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	ca, created, err := mitm.LoadOrCreateCA(cfg.Proxy.CACertFile, cfg.Proxy.CAKeyFile, time.Now())
+	caCert, caKey := caFiles(cfg.Proxy)
+	ca, created, err := mitm.LoadOrCreateCA(caCert, caKey, time.Now())
 	if err != nil {
 		return err
 	}
 	if created {
-		log.Info("generated the MITM CA; agents must trust its certificate", "ca_cert", cfg.Proxy.CACertFile, "ca_key", cfg.Proxy.CAKeyFile)
+		log.Info("generated the MITM CA; agents must trust its certificate", "ca_cert", caCert, "ca_key", caKey)
 	}
 	roots, err := upstreamRoots(cfg.Proxy.UpstreamCAFiles)
 	if err != nil {
@@ -96,7 +99,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return err
 	}
 	defer st.Close()
-	token, err := adminToken(cfg, log)
+	token, tokenFrom, err := adminToken(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -128,8 +131,10 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return fmt.Errorf("admin listener: %w", err)
 	}
 	log.Info("payguard proxy listening", "proxy", proxyLn.Addr().String(), "admin", adminLn.Addr().String(),
-		"ca_cert", cfg.Proxy.CACertFile, "tunnel_hosts", cfg.Proxy.TunnelHosts,
+		"ca_cert", caCert, "tunnel_hosts", cfg.Proxy.TunnelHosts,
 		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String())
+	writeBanner(banner, startupInfo{proxyAddr: proxyLn.Addr().String(), adminAddr: adminLn.Addr().String(),
+		caCert: caCert, tokenFrom: tokenFrom, notReady: scr.ready()})
 
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(proxySrv, proxyLn) }()
@@ -196,40 +201,47 @@ func loadOrCreateReceiptKeys(path string, log *slog.Logger) (*receipts.KeySet, e
 }
 
 // adminToken is PAYGUARD_ADMIN_TOKEN, else admin.token_file, else a token generated into the data dir
-// (reused on later starts).
-func adminToken(cfg *config.Config, log *slog.Logger) (string, error) {
+// (reused on later starts). from says where it came from, for the operator: the variable's name or a file.
+func adminToken(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
 	if t := strings.TrimSpace(os.Getenv(adminTokenEnv)); t != "" {
-		return t, nil
+		if len(t) < minTokenLen {
+			return "", "", fmt.Errorf("admin token in %s is shorter than %d characters", adminTokenEnv, minTokenLen)
+		}
+		return t, "$" + adminTokenEnv, nil
 	}
 	if cfg.Admin.TokenFile != "" {
-		return readToken(cfg.Admin.TokenFile)
+		t, err := readToken(cfg.Admin.TokenFile)
+		return t, cfg.Admin.TokenFile, err
 	}
 	path := filepath.Join(cfg.Proxy.DataDir, "admin-token")
 	if t, err := readToken(path); err == nil {
 		log.Info("admin API token", "file", path)
-		return t, nil
+		return t, path, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
+		return "", "", err
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("admin token: %w", err)
 	}
 	t := hex.EncodeToString(b[:])
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("admin token: %w", err)
 	}
 	if _, err := f.WriteString(t + "\n"); err != nil {
 		f.Close()
-		return "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("admin token: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("admin token: %w", err)
 	}
 	log.Info("generated an admin API token", "file", path)
-	return t, nil
+	return t, path, nil
 }
+
+// minTokenLen refuses tokens short enough to guess.
+const minTokenLen = 16
 
 func readToken(path string) (string, error) {
 	b, err := os.ReadFile(path)
@@ -237,8 +249,8 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
 	t := strings.TrimSpace(string(b))
-	if len(t) < 16 {
-		return "", fmt.Errorf("admin token in %s is shorter than 16 characters", path)
+	if len(t) < minTokenLen {
+		return "", fmt.Errorf("admin token in %s is shorter than %d characters", path, minTokenLen)
 	}
 	return t, nil
 }
@@ -309,4 +321,74 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, l
 
 func openStore(_ context.Context, cfg *config.Config) (store.Store, error) {
 	return open.FromConfig(cfg.Store)
+}
+
+// caFiles are the configured MITM CA files; both left empty means <data_dir>/ca/, so that a config that
+// moves data_dir moves the CA with it.
+func caFiles(c config.ProxyConfig) (cert, key string) {
+	if c.CACertFile == "" && c.CAKeyFile == "" {
+		dir := filepath.Join(c.DataDir, "ca")
+		return filepath.Join(dir, mitm.CACertFileName), filepath.Join(dir, mitm.CAKeyFileName)
+	}
+	return c.CACertFile, c.CAKeyFile
+}
+
+// startupInfo is what an operator needs to point an agent at a freshly started proxy.
+type startupInfo struct {
+	proxyAddr, adminAddr string
+	caCert               string
+	tokenFrom            string // "$PAYGUARD_ADMIN_TOKEN" or a file
+	notReady             error  // why decisions will hold everything, if they will
+}
+
+// writeBanner prints the start-up summary: plain text for a person, next to the JSON log on stderr.
+func writeBanner(w io.Writer, s startupInfo) {
+	if w == nil {
+		return
+	}
+	var b strings.Builder
+	ca := absPath(s.caCert)
+	proxyURL := "http://" + s.proxyAddr
+	adminURL := "http://" + s.adminAddr
+	token := "$(cat " + shellQuote(absPath(s.tokenFrom)) + ")"
+	if strings.HasPrefix(s.tokenFrom, "$") {
+		token = s.tokenFrom
+	}
+	fmt.Fprintf(&b, `payguard proxy is running
+  proxy      %[1]s
+  admin API  %[2]s  (holds, budget; /healthz /readyz /metrics need no token)
+  MITM CA    %[3]s
+  admin token from %[4]s
+
+Point an agent at it:
+  export HTTP_PROXY=%[1]s HTTPS_PROXY=%[1]s
+  export SSL_CERT_FILE=%[3]s REQUESTS_CA_BUNDLE=%[3]s NODE_EXTRA_CA_CERTS=%[3]s
+  (SSL_CERT_FILE and REQUESTS_CA_BUNDLE replace the system roots: enough while every HTTPS host goes through
+  payguard; add the system bundle for hosts in tunnel_hosts or NO_PROXY.)
+List pending holds:
+  curl -H "Authorization: Bearer %[5]s" '%[2]s/v1/holds?status=pending'
+`, proxyURL, adminURL, ca, absPath(s.tokenFrom), token)
+	if s.notReady != nil {
+		fmt.Fprintf(&b, "\nNOT READY: %v; /readyz answers 503 and no payment is allowed until a list loads.\n"+
+			"  Give one with --sanctions-dir DIR (OFAC's SDN CSV set or SDN.XML), or wait for the download.\n", s.notReady)
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+func absPath(p string) string {
+	if strings.HasPrefix(p, "$") {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// shellQuote quotes a path for a copy-and-paste shell command.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

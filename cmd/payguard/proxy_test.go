@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payguard/payguard/config"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -60,5 +65,179 @@ func TestProxyBadUsage(t *testing.T) {
 	}
 	if code := runMain([]string{"proxy", "extra"}, nil, &out, &errb); code != 2 {
 		t.Errorf("stray argument: exit %d, want 2", code)
+	}
+}
+
+// bannerWriter hands the start-up summary to the test as soon as it is written.
+type bannerWriter struct{ ch chan string }
+
+func (b bannerWriter) Write(p []byte) (int, error) { b.ch <- string(p); return len(p), nil }
+
+// runFirstStart runs the proxy with the embedded default configuration in the current directory (only the
+// listeners moved to free ports, --offline) and returns the banner and a stop function.
+func runFirstStart(t *testing.T) (banner string, stop func()) {
+	t.Helper()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	out := bannerWriter{ch: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out)
+	}()
+	select {
+	case banner = <-out.ch:
+	case err := <-done:
+		cancel()
+		t.Fatalf("payguard proxy with the default config exited before listening: %v", err)
+	}
+	return banner, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serveProxy: %v", err)
+		}
+	}
+}
+
+// bannerField reads the first word after "  name " in the banner.
+func bannerField(t *testing.T, banner, name string) string {
+	t.Helper()
+	for _, line := range strings.Split(banner, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  "+name+" "); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				return f[0]
+			}
+		}
+	}
+	t.Fatalf("banner has no %q line:\n%s", name, banner)
+	return ""
+}
+
+// A fresh checkout: `payguard proxy` with no file and no manual step creates its state, listens, and says
+// where, which certificate to trust and where the admin token is. A second start reuses all of it.
+func TestProxyFirstRun(t *testing.T) {
+	t.Setenv(adminTokenEnv, "")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	banner, stop := runFirstStart(t)
+	proxyURL := bannerField(t, banner, "proxy")
+	adminURL := bannerField(t, banner, "admin API")
+	caFile := bannerField(t, banner, "MITM CA")
+	tokenFile := bannerField(t, banner, "admin token from")
+	for _, want := range []string{
+		filepath.Join(dir, "payguard-data", "ca", "payguard-ca.pem"), filepath.Join(dir, "payguard-data", "admin-token"),
+		"HTTPS_PROXY=" + proxyURL, "NODE_EXTRA_CA_CERTS=" + caFile, "SSL_CERT_FILE=", "REQUESTS_CA_BUNDLE=",
+		"NOT READY", // no sanctions list: every payment is held, and the operator is told
+	} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	if !strings.HasPrefix(proxyURL, "http://127.0.0.1:") || !strings.HasPrefix(adminURL, "http://127.0.0.1:") {
+		t.Fatalf("listeners %q %q", proxyURL, adminURL)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "payguard-data", "ca", "payguard-ca-key.pem")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("CA key: %v %v, want mode 0600", err, st)
+	}
+	for _, f := range []string{"payguard.db", "receipt-keys.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "payguard-data", f)); err != nil {
+			t.Errorf("state file %s: %v", f, err)
+		}
+	}
+	token, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path, tok string) int {
+		req, _ := http.NewRequest("GET", adminURL+path, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("/v1/budget", strings.TrimSpace(string(token))); code != 200 {
+		t.Errorf("budget with the generated token = %d", code)
+	}
+	if code := get("/v1/budget", ""); code != 401 {
+		t.Errorf("budget without a token = %d", code)
+	}
+	if code := get("/healthz", ""); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	if code := get("/readyz", ""); code != 503 {
+		t.Errorf("/readyz without a sanctions list = %d, want 503", code)
+	}
+	ca, _ := os.ReadFile(caFile)
+	stop()
+
+	banner, stop = runFirstStart(t)
+	defer stop()
+	if again, _ := os.ReadFile(bannerField(t, banner, "MITM CA")); !bytes.Equal(again, ca) {
+		t.Error("the second start replaced the CA agents already trust")
+	}
+	if again, _ := os.ReadFile(bannerField(t, banner, "admin token from")); !bytes.Equal(again, token) {
+		t.Error("the second start replaced the admin token")
+	}
+}
+
+func TestAdminTokenSources(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := config.Default()
+	cfg.Proxy.DataDir = dir
+	log := slog.New(slog.DiscardHandler)
+
+	t.Setenv(adminTokenEnv, "from-the-environment-0123")
+	file := filepath.Join(dir, "token")
+	os.WriteFile(file, []byte("from-the-file-0123456789\n"), 0o600)
+	cfg.Admin.TokenFile = file
+	if tok, from, err := adminToken(cfg, log); err != nil || tok != "from-the-environment-0123" || from != "$"+adminTokenEnv {
+		t.Errorf("environment: %q %q %v", tok, from, err)
+	}
+	t.Setenv(adminTokenEnv, "short")
+	if _, _, err := adminToken(cfg, log); err == nil {
+		t.Error("a 5-character token from the environment was accepted")
+	}
+	t.Setenv(adminTokenEnv, "")
+	if tok, from, err := adminToken(cfg, log); err != nil || tok != "from-the-file-0123456789" || from != file {
+		t.Errorf("token_file: %q %q %v", tok, from, err)
+	}
+	os.WriteFile(file, []byte("short\n"), 0o600)
+	if _, _, err := adminToken(cfg, log); err == nil {
+		t.Error("a short token file was accepted")
+	}
+	cfg.Admin.TokenFile = filepath.Join(dir, "missing")
+	if _, _, err := adminToken(cfg, log); err == nil {
+		t.Error("a missing token_file did not stop the start (it must not silently fall back to a generated token)")
+	}
+	cfg.Admin.TokenFile = ""
+	tok, from, err := adminToken(cfg, log)
+	if err != nil || len(tok) != 64 || from != filepath.Join(dir, "admin-token") {
+		t.Fatalf("generated: %q %q %v", tok, from, err)
+	}
+	if st, _ := os.Stat(from); st.Mode().Perm() != 0o600 {
+		t.Errorf("generated token file mode %v", st.Mode().Perm())
+	}
+	if again, _, _ := adminToken(cfg, log); again != tok {
+		t.Error("the generated token was not reused")
+	}
+}
+
+// Leaving both CA files empty puts the CA under data_dir.
+func TestCAFilesFollowDataDir(t *testing.T) {
+	c := config.ProxyConfig{DataDir: "/var/lib/payguard"}
+	if cert, key := caFiles(c); cert != "/var/lib/payguard/ca/payguard-ca.pem" || key != "/var/lib/payguard/ca/payguard-ca-key.pem" {
+		t.Errorf("derived CA files %q %q", cert, key)
+	}
+	c.CACertFile, c.CAKeyFile = "/etc/ca.pem", "/etc/ca-key.pem"
+	if cert, key := caFiles(c); cert != "/etc/ca.pem" || key != "/etc/ca-key.pem" {
+		t.Errorf("configured CA files %q %q", cert, key)
 	}
 }
