@@ -13,7 +13,8 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
 	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
 	var amount, payTo, holdID string
-	if v.Result != nil {
+	// The amount is the chosen option's; a block that chose none has no amount to log (not "0").
+	if v.Result != nil && v.Result.ChosenOption != nil {
 		amount = usdString(v.Result.AmountMicros)
 	} else if v.Amount != 0 {
 		amount = usdString(v.Amount)
