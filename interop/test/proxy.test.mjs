@@ -13,13 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { startFacilitator } from '../lib/facilitator.mjs';
 import { startSellerV2 } from '../lib/seller-v2.mjs';
 import { startSellerV1 } from '../lib/seller-v1.mjs';
-import { buy, send, makeDispatcher } from '../lib/buyer.mjs';
+import { buy, send, makeDispatcher, encodePayment } from '../lib/buyer.mjs';
 import { makeTestPKI } from '../lib/tls.mjs';
 import { newSellerStats } from '../lib/seller-common.mjs';
-import { ALT_PAY_TO, BUYER_ADDRESS, SELLER_PAY_TO } from '../lib/wallets.mjs';
+import { ALT_PAY_TO, BUYER_ADDRESS, SELLER_PAY_TO, signAuthorization } from '../lib/wallets.mjs';
 import { extractOffersFromPaymentRequired, verifyOfferSignatureEIP712, verifyReceiptSignatureEIP712 } from '@x402/extensions/offer-receipt';
-import { adminClient, startProxy as startGuard } from '../lib/payguard.mjs';
+import { adminClient, buildPayguard, freePort, proxyYAML, startPayguard, startProxy as startGuard } from '../lib/payguard.mjs';
 import { runNode } from '../lib/spawn.mjs';
+import { execFileSync } from 'node:child_process';
 
 const TOKEN = 'interop-admin-token-0123456789abcdef';
 // Sanctions screening stays on (SPEC's default) with a real two-row excerpt of OFAC's sdn.csv; one of its
@@ -71,6 +72,20 @@ function resetSellers() {
 }
 
 const facStats = async () => (await fetch(`${fac.url}/_stats`)).json();
+
+// decisionLines are payguard's canonical decision log lines (one JSON line per decision) so far.
+function decisionLines(g) {
+  const out = [];
+  for (const l of g.output().split('\n')) {
+    if (!l.includes('"msg":"decision"')) continue;
+    try {
+      out.push(JSON.parse(l));
+    } catch {
+      // the first line of a trimmed output buffer may be cut
+    }
+  }
+  return out;
+}
 const viaGuard = (url, opts = {}) => buy(url, { proxy: guard.proxyUrl, ca: guard.caPem, ...opts });
 
 // The buyer/seller pairs every flow runs over: the official v2 and v1 clients, plain HTTP and MITM'd HTTPS.
@@ -95,6 +110,11 @@ describe('allow: the payment goes through and is settled once', () => {
       assert.deepEqual(r.exchanges.map((e) => e.status), [402, 200]);
       assert.equal(r.paymentResponse?.success, true);
       assert.equal(r.headers['x-payguard-decision'], 'allow');
+      // The paid 200 names the decision that let the payment through: the challenge's allow, by receipt id.
+      const receipt = r.headers['x-payguard-receipt'];
+      assert.match(receipt ?? '', /^rcpt_[0-9a-f]{32}$/);
+      const lines = decisionLines(guard).filter((l) => l.receipt_id === receipt);
+      assert.deepEqual(lines.map((l) => [l.stage, l.decision]), [['challenge', 'allow'], ['payment', 'allow']]);
       const s = await facStats();
       assert.equal(s.settle.success, 1);
       assert.equal(s.settled[0].amount, '10000');
@@ -484,5 +504,71 @@ describe('one budget under concurrency, and across a restart', () => {
     } else {
       await assertRefusedBeforeSeller(r, sellers.v2, 'block', /daily cap/);
     }
+  });
+});
+
+// startKillableGuard is startProxy with the child process at hand, so that a test can kill -9 it.
+async function startKillableGuard(dir) {
+  const bin = await buildPayguard();
+  fs.mkdirSync(dir, { recursive: true });
+  const caFile = path.join(dir, 'ca', 'payguard-ca.pem');
+  if (!fs.existsSync(caFile)) execFileSync(bin, ['ca', 'init', '--out', path.join(dir, 'ca')]);
+  const [pp, ap] = await Promise.all([freePort(), freePort()]);
+  const proxyAddr = `127.0.0.1:${pp}`;
+  const adminAddr = `127.0.0.1:${ap}`;
+  const yaml = proxyYAML({ proxyAddr, adminAddr, dataDir: dir, upstreamCAFiles: [pki.caFile], rules: RULES, holdWait: '0s' });
+  const run = await startPayguard({ mode: 'proxy', yaml, dir, args: GUARD_ARGS, waitFor: [proxyAddr, adminAddr], env: { PAYGUARD_ADMIN_TOKEN: TOKEN } });
+  return { ...run, proxyUrl: `http://${proxyAddr}`, adminUrl: `http://${adminAddr}`, admin: adminClient(`http://${adminAddr}`, TOKEN) };
+}
+
+describe('kill -9 and a restart with the same data dir', () => {
+  let g;
+  after(async () => { await g?.stop(); });
+
+  it('keeps today\'s spend, the reservation and ticket of an allowed challenge, and a pending hold', async () => {
+    await fetch(`${fac.url}/_reset`, { method: 'POST' });
+    resetSellers();
+    const dir = path.join(tmp, 'guard-killed');
+    const seller = sellers.v2;
+    g = await startKillableGuard(dir);
+    assert.equal((await buy(`${seller.url}/cheap`, { version: 2, proxy: g.proxyUrl })).status, 200);
+    // Allowed, not yet paid: a ticket and a $0.01 reservation.
+    const challenge = await send(`${seller.url}/cheap`, { proxy: g.proxyUrl });
+    assert.equal(challenge.status, 402);
+    const allowReceipt = challenge.headers['x-payguard-receipt'];
+    assert.ok(allowReceipt);
+    const held = await buy(`${seller.url}/mid`, { version: 2, proxy: g.proxyUrl });
+    assert.equal(held.json?.decision, 'hold', held.body);
+    const holdId = held.headers['x-payguard-hold'];
+    const before = (await g.admin.budget()).json;
+    assert.deepEqual([before.spent_micros, before.reserved_micros], [10000, 10000]);
+
+    g.proc.kill('SIGKILL');
+    assert.equal((await g.stop()).signal, 'SIGKILL');
+    g = await startKillableGuard(dir);
+
+    const after = (await g.admin.budget()).json;
+    assert.deepEqual([after.spent_micros, after.reserved_micros], [10000, 10000], 'spend and reservation survive kill -9');
+    assert.deepEqual(((await g.admin.holds('pending')).json?.holds ?? []).map((h) => h.id), [holdId], 'the pending hold survives');
+
+    // The ticket from before the kill releases the payment for the challenge it allowed, under its receipt.
+    const accepted = challenge.paymentRequired.accepts[0];
+    const now = Math.floor(Date.now() / 1000);
+    const payload = await signAuthorization({ chainId: 8453, to: accepted.payTo, value: accepted.amount, validBefore: String(now + 60) });
+    const header = encodePayment({ x402Version: 2, resource: challenge.paymentRequired.resource, accepted, payload });
+    const paid = await send(`${seller.url}/cheap`, { proxy: g.proxyUrl, headers: { 'PAYMENT-SIGNATURE': header } });
+    assert.equal(paid.status, 200, paid.body);
+    assert.equal(paid.paymentResponse?.success, true);
+    assert.equal(paid.headers['x-payguard-receipt'], allowReceipt);
+
+    // The hold from before the kill is approved after it, and used once.
+    assert.equal((await g.admin.approve(holdId)).status, 200);
+    assert.equal((await buy(`${seller.url}/mid`, { version: 2, proxy: g.proxyUrl })).status, 200);
+    assert.equal((await g.admin.hold(holdId)).json.status, 'used');
+
+    const final = (await g.admin.budget()).json;
+    assert.deepEqual([final.spent_micros, final.reserved_micros], [520000, 0]);
+    assert.equal(seller.stats().paid200, 3);
+    assert.deepEqual((await facStats()).settled.map((x) => x.amount), ['10000', '10000', '500000']);
   });
 });
