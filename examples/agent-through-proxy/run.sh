@@ -25,6 +25,10 @@ fi
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for port in $FAC_PORT $V2_PORT $V1_PORT 8402 8403; do
+  if port_busy $port; then echo "run.sh: 127.0.0.1:$port is already in use (another payguard or example?); stop it first" >&2; exit 1; fi
+done
 wait_port() { for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
   echo "run.sh: nothing listening on 127.0.0.1:$1; logs in $WORK" >&2; exit 1; }
 
@@ -54,6 +58,11 @@ buy() { # buy URL [VERSION] -> prints status, payguard headers and body
     console.log("   body   " + JSON.stringify(r.body).slice(0, 300));' "$WORK/last.json"
 }
 admin() { curl -s -H "Authorization: Bearer $PAYGUARD_ADMIN_TOKEN" "$@"; echo; }
+# brief: one line per hold (or the hold) instead of the full JSON with the signed decision.
+brief() { node -e '
+  const v = JSON.parse(require("fs").readFileSync(0, "utf8"));
+  for (const h of v.holds ?? [v]) console.log(`   ${h.id}  ${h.status}  $${h.amount_usd}  ${h.method} ${h.url}` +
+    (h.resolved_by ? `  by ${h.resolved_by}${h.note ? ` ("${h.note}")` : ""}` : `  ${(h.decision?.reasons ?? []).join("; ")}`));'; }
 
 echo; echo "== 1. allow: \$0.01 from the v2 seller (paid once, settlement committed)"
 buy http://127.0.0.1:$V2_PORT/cheap 2
@@ -64,8 +73,9 @@ buy http://127.0.0.1:$V2_PORT/pricey 2
 echo; echo "== 4. hold: \$0.50 is over hold_above_usd; a person approves it through the admin API"
 buy http://127.0.0.1:$V2_PORT/mid 2
 HOLD=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const h=r.headers||{};console.log(h["x-payguard-hold"]||"")' "$WORK/last.json")
-echo "   pending holds:"; admin "$ADMIN/v1/holds?status=pending"
-echo "   approving $HOLD:"; admin -X POST -d '{"by":"alice","note":"known vendor"}' "$ADMIN/v1/holds/$HOLD/approve"
+echo "   pending holds (GET /v1/holds?status=pending):"; admin "$ADMIN/v1/holds?status=pending" | brief
+echo "   approving it (POST /v1/holds/$HOLD/approve):"
+admin -X POST -d '{"by":"alice","note":"known vendor"}' "$ADMIN/v1/holds/$HOLD/approve" | brief
 echo "   the agent retries:"
 buy http://127.0.0.1:$V2_PORT/mid 2
 echo; echo "== today's budget"
