@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/payguard/payguard/x402/jsonscan"
 )
 
 // ParsePaymentRequired reads a challenge object: a v1 body (PaymentRequirementsResponse) or a v2
@@ -67,9 +69,12 @@ func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
 	if t := bytes.TrimSpace(accepts); len(t) == 0 || t[0] != '[' {
 		return nil, malformed("%s.accepts: want an array", what)
 	}
-	var entries []json.RawMessage
-	if err := json.Unmarshal(accepts, &entries); err != nil {
-		return nil, malformed("%s.accepts: %v", what, err)
+	entries, ok := jsonscan.Array(accepts)
+	if !ok {
+		var err error
+		if entries, err = rawArray(accepts); err != nil {
+			return nil, malformed("%s.accepts: %v", what, err)
+		}
 	}
 	delete(m, "accepts")
 	p.Accepts = make([]Requirement, 0, len(entries))
@@ -216,4 +221,18 @@ func (r *ResourceInfo) clone() ResourceInfo {
 	c := *r
 	c.Unknown = cloneRawMap(r.Unknown)
 	return c
+}
+
+// rawArray is encoding/json's reading of an array into raw elements, for when jsonscan refuses one (for
+// its error message; the two accept the same documents).
+func rawArray(data []byte) ([][]byte, error) {
+	var entries []json.RawMessage
+	if err := json.Unmarshal(data, &entries); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(entries))
+	for i, e := range entries {
+		out[i] = e
+	}
+	return out, nil
 }

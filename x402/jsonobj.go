@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/payguard/payguard/x402/jsonscan"
 )
 
 // Limits applied to every document this package decodes. They keep a hostile seller or agent from making
@@ -73,8 +76,16 @@ func members(data []byte, what string) (objectMembers, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, malformed("%s: want a JSON object", what)
 	}
+	// jsonscan accepts exactly what encoding/json does. Its values alias one private copy of data, as
+	// encoding/json's json.RawMessage values were copies: nothing decoded shares memory with the caller's
+	// buffer. On a refusal encoding/json decodes again, for its error message.
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	if ms, ok := jsonscan.Object(bytes.Clone(data)); ok {
+		m = make(map[string]json.RawMessage, len(ms))
+		for _, mb := range ms {
+			m[mb.Name] = mb.Value
+		}
+	} else if err := json.Unmarshal(data, &m); err != nil {
 		return nil, malformed("%s: %v", what, err)
 	}
 	for k := range m {
@@ -103,9 +114,11 @@ func (m objectMembers) str(key, what string, dst *string) error {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '"' {
 		return malformed("%s.%s: want a string", what, key)
 	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return malformed("%s.%s: %v", what, key, err)
+	v, ok := jsonscan.String(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return malformed("%s.%s: %v", what, key, err)
+		}
 	}
 	// encoding/json turns a lone UTF-16 surrogate escape ("\ud800") into U+FFFD, where JavaScript keeps
 	// it: the value we would re-encode is then not the one the peers see. No real field holds U+FFFD.
@@ -125,6 +138,13 @@ func (m objectMembers) integer(key, what string, dst *int64) error {
 	}
 	if isNull(raw) {
 		return malformed("%s.%s: want an integer, got null", what, key)
+	}
+	// A valid JSON number that ParseInt reads whole is what encoding/json decodes too; anything else (a
+	// fraction, an exponent, out of range, not a number) goes to encoding/json for its verdict.
+	if v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err == nil {
+		*dst = v
+		delete(m, key)
+		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		return malformed("%s.%s: want an integer: %v", what, key, err)
@@ -198,25 +218,29 @@ func (m objectMembers) rest() map[string]json.RawMessage {
 
 // objectWriter writes a JSON object member by member: known members in the order the official SDKs emit
 // them, then the Unknown members in name order. Values kept as json.RawMessage are written byte for byte.
+//
+// It appends to one byte slice and remembers the written names in a short list: every preflight result
+// encodes the chosen requirement, and the earlier bytes.Buffer, per-member encoder and name map cost more
+// than the rest of the result's encoding.
 type objectWriter struct {
-	buf     bytes.Buffer
-	written map[string]bool
+	buf     []byte
+	written []string // names written so far; objects here have a dozen members at most besides Unknown
 	err     error
 }
 
 func newObjectWriter() *objectWriter {
-	w := &objectWriter{written: make(map[string]bool, 12)}
-	w.buf.WriteByte('{')
+	w := &objectWriter{buf: make([]byte, 1, 256), written: make([]string, 0, 12)}
+	w.buf[0] = '{'
 	return w
 }
 
 func (w *objectWriter) key(k string) {
-	if w.buf.Len() > 1 {
-		w.buf.WriteByte(',')
+	if len(w.buf) > 1 {
+		w.buf = append(w.buf, ',')
 	}
-	w.buf.Write(encodeString(k))
-	w.buf.WriteByte(':')
-	w.written[k] = true
+	w.buf = appendString(w.buf, k)
+	w.buf = append(w.buf, ':')
+	w.written = append(w.written, k)
 }
 
 // raw writes a member whose value is already JSON. It checks the bytes so that a hand-built value can
@@ -230,18 +254,33 @@ func (w *objectWriter) raw(k string, v json.RawMessage) {
 		return
 	}
 	w.key(k)
-	w.buf.Write(v)
+	w.buf = append(w.buf, v...)
 }
 
 // str writes a string member.
 func (w *objectWriter) str(k, v string) {
 	w.key(k)
-	w.buf.Write(encodeString(v))
+	w.buf = appendString(w.buf, v)
 }
 
-// value writes any Go value with encoding/json (no HTML escaping, like JSON.stringify).
+// value writes any Go value with encoding/json (no HTML escaping, like JSON.stringify). Integers and
+// booleans, the only scalars the wire types write this way, are formatted directly, as encoding/json does.
 func (w *objectWriter) value(k string, v any) {
 	if w.err != nil {
+		return
+	}
+	switch v := v.(type) {
+	case int:
+		w.key(k)
+		w.buf = strconv.AppendInt(w.buf, int64(v), 10)
+		return
+	case int64:
+		w.key(k)
+		w.buf = strconv.AppendInt(w.buf, v, 10)
+		return
+	case bool:
+		w.key(k)
+		w.buf = strconv.AppendBool(w.buf, v)
 		return
 	}
 	b, err := marshalNoEscape(v)
@@ -250,7 +289,7 @@ func (w *objectWriter) value(k string, v any) {
 		return
 	}
 	w.key(k)
-	w.buf.Write(b)
+	w.buf = append(w.buf, b...)
 }
 
 // rawMap writes a member whose value is an object of raw members (extensions).
@@ -266,14 +305,17 @@ func (w *objectWriter) rawMap(k string, m map[string]json.RawMessage) {
 		return
 	}
 	w.key(k)
-	w.buf.Write(b)
+	w.buf = append(w.buf, b...)
 }
 
 // unknown writes the members not written yet, in name order; empty values are skipped.
 func (w *objectWriter) unknown(m map[string]json.RawMessage) {
+	if len(m) == 0 {
+		return
+	}
 	keys := make([]string, 0, len(m))
 	for k, v := range m {
-		if !w.written[k] && len(v) > 0 {
+		if !slices.Contains(w.written, k) && len(v) > 0 {
 			keys = append(keys, k)
 		}
 	}
@@ -287,13 +329,22 @@ func (w *objectWriter) finish() ([]byte, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
-	w.buf.WriteByte('}')
-	return w.buf.Bytes(), nil
+	return append(w.buf, '}'), nil
 }
 
-func encodeString(s string) []byte {
-	b, _ := marshalNoEscape(s) // a string always encodes
-	return b
+// appendString appends s as a JSON string, as marshalNoEscape writes it. Strings of printable ASCII
+// without '"' or '\\' (every address, network, amount and scheme) need no escaping and are copied; any
+// other string goes through encoding/json, so the escaping rules stay encoding/json's.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			b, _ := marshalNoEscape(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // marshalNoEscape is json.Marshal without HTML escaping: JSON.stringify writes '&', '<' and '>' as they
