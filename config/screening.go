@@ -20,8 +20,10 @@ type SanctionsConfig struct {
 	// Enabled turns sanctions screening on. Off, every check that asks about a name or address reports
 	// sanctions "unknown" (never "clear").
 	Enabled bool `yaml:"enabled"`
-	// Sources are the OFAC publications: https URLs (downloaded on refresh into CacheDir) or local files
-	// and directories (read in place, for air-gapped sites).
+	// Sources are the OFAC publications: http(s) URLs, local files (plain paths or file:// URLs), each named
+	// by its OFAC file name (sdn.csv, alt.csv, add.csv, sdn_comments.csv, sdn.xml), or local directories
+	// standing for the OFAC files in them (air-gapped sites). Each refresh copies them into CacheDir;
+	// downloads are conditional (ETag / If-Modified-Since), local files are re-read only when changed.
 	Sources []string `yaml:"sources"`
 	// RefreshInterval is how often the sources are fetched again (SPEC: daily).
 	RefreshInterval Duration `yaml:"refresh_interval"`
@@ -102,8 +104,11 @@ func (c *SanctionsConfig) validate() error {
 			return fmt.Errorf("screening.sanctions.sources[%d]: empty", i)
 		}
 		if u, err := url.Parse(s); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
-			if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-				return fmt.Errorf("screening.sanctions.sources[%d]: %q is neither an http(s) URL nor a local path", i, s)
+			switch {
+			case u.Scheme == "file" && u.Path != "":
+			case (u.Scheme == "https" || u.Scheme == "http") && u.Host != "":
+			default:
+				return fmt.Errorf("screening.sanctions.sources[%d]: %q is neither an http(s) URL nor a local path or file:// URL", i, s)
 			}
 		}
 	}

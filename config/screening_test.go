@@ -32,7 +32,7 @@ func TestScreeningParse(t *testing.T) {
 screening:
   sanctions:
     enabled: true
-    sources: [/srv/ofac]
+    sources: [/srv/ofac, "file:///srv/extra/sdn_comments.csv"]
     refresh_interval: 12h
     cache_dir: /var/lib/payguard/sanctions
   domain:
@@ -50,7 +50,7 @@ screening:
 		t.Fatal(err)
 	}
 	s := c.Screening
-	if s.Sanctions.Sources[0] != "/srv/ofac" || time.Duration(s.Sanctions.RefreshInterval) != 12*time.Hour {
+	if s.Sanctions.Sources[0] != "/srv/ofac" || s.Sanctions.Sources[1] != "file:///srv/extra/sdn_comments.csv" || time.Duration(s.Sanctions.RefreshInterval) != 12*time.Hour {
 		t.Errorf("sanctions %+v", s.Sanctions)
 	}
 	d := s.Domain
@@ -75,6 +75,8 @@ func TestScreeningRejects(t *testing.T) {
 		{"screening: {domain: {newdomain_days: 3}}", "newdomain_days"},
 		{"screening: {sanctions: {sources: []}}", "sources"},
 		{"screening: {sanctions: {sources: ['ftp://x/sdn.csv']}}", "sources[0]"},
+		{"screening: {sanctions: {sources: ['https:///sdn.csv']}}", "sources[0]"},
+		{"screening: {sanctions: {sources: ['file://']}}", "sources[0]"},
 		{"screening: {sanctions: {refresh_interval: 1s}}", "refresh_interval"},
 		{"screening: {sanctions: {cache_dir: ''}}", "cache_dir"},
 	}

@@ -47,7 +47,7 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (default: the embedded default)")
 	dir := fs.String("dir", "", "cache directory (default: screening.sanctions.cache_dir)")
 	var urls urlList
-	fs.Var(&urls, "url", "a file to fetch, named by its last path element (sdn.csv, alt.csv, add.csv, sdn_comments.csv, sdn.xml); http(s) URL or local path; repeatable (default: screening.sanctions.sources)")
+	fs.Var(&urls, "url", "a file to fetch, named by its last path element (sdn.csv, alt.csv, add.csv, sdn_comments.csv, sdn.xml): http(s) URL, file:// URL or local path; or a local directory holding such files; repeatable (default: screening.sanctions.sources)")
 	progress := fs.Bool("progress", false, "show download progress on stderr even when it is not a terminal")
 	minEntries := fs.Int("min-entries", sanctions.DefaultMinEntries, "refuse a list with fewer entries")
 	if err := fs.Parse(args); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -62,8 +63,9 @@ func TestSDNUpdate(t *testing.T) {
 	cache := t.TempDir()
 	args := []string{"sdn", "update", "--dir", cache, "--url", ts.URL + "/SDN.CSV", "--min-entries", "3", "--progress"}
 	code, out, errs := runPG(t, "", args...)
-	if code != 0 || !strings.HasPrefix(out, "updated: 5 entries, 4 addresses") || !strings.Contains(errs, "sdn.csv: ") {
-		t.Fatalf("first update: code %d\nstdout %s\nstderr %s", code, out, errs)
+	progressDone := fmt.Sprintf("\rsdn.csv: %d/%d bytes (100%%)\n", len(sdn), len(sdn))
+	if code != 0 || !strings.HasPrefix(out, "updated: 5 entries, 4 addresses") || !strings.HasSuffix(errs, progressDone) {
+		t.Fatalf("first update: code %d\nstdout %s\nstderr %q, want it to end with %q", code, out, errs, progressDone)
 	}
 	code, out, _ = runPG(t, "", args...)
 	if code != 0 || !strings.HasPrefix(out, "not modified: 5 entries") {
@@ -78,5 +80,26 @@ func TestSDNUpdate(t *testing.T) {
 	code, out, _ = runPG(t, "", "sdn", "stats", "--sanctions-dir", cache)
 	if code != 0 || !strings.Contains(out, "entries:     5") {
 		t.Errorf("stats of the cache: code %d: %s", code, out)
+	}
+}
+
+// TestSDNUpdateFromDirectory: an air-gapped site points --url at a folder holding the day's files.
+func TestSDNUpdateFromDirectory(t *testing.T) {
+	cache := t.TempDir()
+	args := []string{"sdn", "update", "--dir", cache, "--url", sdnFixtureDir, "--min-entries", "3"}
+	code, out, errs := runPG(t, "", args...)
+	if code != 0 || !strings.HasPrefix(out, "updated: 5 entries, 4 addresses") {
+		t.Fatalf("first update: code %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if code, out, errs = runPG(t, "", args...); code != 0 || !strings.HasPrefix(out, "not modified: 5 entries") {
+		t.Errorf("second update: code %d: %s %s", code, out, errs)
+	}
+	code, out, _ = runPG(t, "", "sdn", "stats", "--sanctions-dir", cache, "--json")
+	var st sdnStats
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Entries != 5 || st.Aliases != 3 {
+		t.Errorf("stats of the cache: code %d %v %+v", code, err, st)
+	}
+	if code, _, errs := runPG(t, "", "sdn", "update", "--dir", t.TempDir(), "--url", filepath.Join(t.TempDir(), "nope")); code != 2 || !strings.Contains(errs, "nor a local directory") {
+		t.Errorf("missing folder: code %d: %s", code, errs)
 	}
 }

@@ -26,6 +26,7 @@ type LoadStats struct {
 	CommentsJoined                         int // comment rows appended to a cut remark
 	CommentsIgnored                        int // rows whose uid is absent or whose remark was not cut
 	FragmentsDropped                       int // truncated address fragments dropped
+	RecordCount                            int // SDN XML: the entry count publshInformation states (0: none)
 }
 
 // ParseCSV parses OFAC's legacy CSV set. dataAsOf is the time to report as the data's freshness (the CSV

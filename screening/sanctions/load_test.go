@@ -182,6 +182,11 @@ func TestParseXMLExcerpt(t *testing.T) {
 	if r := l.ScreenName("Avia Import"); len(r.Exact) != 1 || r.Exact[0].UID != 173 {
 		t.Errorf("alias not matched: %+v", r)
 	}
+	// The excerpt keeps the real header's Record_Count (8,497) over its 2 entries: loaded by hand, with a
+	// warning; the Refresher refuses such a file (TestRefresherXML).
+	if !slices.ContainsFunc(l.Warnings(), func(w string) bool { return strings.Contains(w, "states 8497 records but holds 2") }) {
+		t.Errorf("record count mismatch not reported: %q", l.Warnings())
+	}
 }
 
 func TestParseXMLDigitalCurrency(t *testing.T) {

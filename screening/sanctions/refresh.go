@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,7 +37,7 @@ const (
 type RefresherConfig struct {
 	// URLs each name one file of the set by the last element of the path (sdn.csv, alt.csv, add.csv,
 	// sdn_comments.csv or sdn.xml, any case). http(s) URLs are downloaded; file:// URLs and plain paths are
-	// copied. Default: DefaultURLs.
+	// copied. A local directory stands for the OFAC files it holds at each refresh. Default: DefaultURLs.
 	URLs []string
 	// CacheDir keeps the last good copy (CacheDir/current) that is loaded at start. Required.
 	CacheDir string
@@ -76,6 +73,7 @@ type Health struct {
 // A failed, empty or implausible download never replaces the list being served.
 type Refresher struct {
 	cfg      RefresherConfig
+	sources  []source
 	screener *Screener
 	mu       sync.Mutex // one refresh at a time
 	hmu      sync.Mutex
@@ -100,19 +98,25 @@ func NewRefresher(s *Screener, cfg RefresherConfig) (*Refresher, error) {
 		cfg.URLs = DefaultURLs
 	}
 	seen := map[string]bool{}
-	hasMain := false
+	hasMain, hasDir := false, false
+	var sources []source
 	for _, u := range cfg.URLs {
-		name, err := fileNameOf(u)
+		src, err := parseSource(u)
 		if err != nil {
 			return nil, err
 		}
-		if seen[name] {
-			return nil, fmt.Errorf("sanctions: two URLs for %s", name)
+		sources = append(sources, src)
+		if src.dir != "" {
+			hasDir = true // its files are known at refresh time
+			continue
 		}
-		seen[name] = true
-		hasMain = hasMain || name == FileSDN || name == FileXML
+		if seen[src.name] {
+			return nil, fmt.Errorf("sanctions: two URLs for %s", src.name)
+		}
+		seen[src.name] = true
+		hasMain = hasMain || src.name == FileSDN || src.name == FileXML
 	}
-	if !hasMain {
+	if !hasMain && !hasDir {
 		return nil, errors.New("sanctions: the refresh URLs must include sdn.csv or sdn.xml")
 	}
 	if cfg.Interval <= 0 {
@@ -133,7 +137,7 @@ func NewRefresher(s *Screener, cfg RefresherConfig) (*Refresher, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	r := &Refresher{cfg: cfg, screener: s}
+	r := &Refresher{cfg: cfg, screener: s, sources: sources}
 	r.m = refreshMetrics{
 		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payguard_sanctions_refresh_total", Help: "Sanctions list refresh attempts by result (success, not_modified, failure).",
@@ -176,9 +180,11 @@ type cacheMeta struct {
 }
 
 type cacheFile struct {
-	URL          string `json:"url"`
-	ETag         string `json:"etag,omitempty"`
-	LastModified string `json:"last_modified,omitempty"`
+	URL          string    `json:"url"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"last_modified,omitempty"`
+	Size         int64     `json:"size,omitempty"`    // local files: size and modification time stand in
+	ModTime      time.Time `json:"mod_time,omitzero"` // for an ETag
 }
 
 const metaFile = "meta.json"
@@ -276,11 +282,16 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 	}
 	defer os.RemoveAll(tmp)
 
+	files, err := expand(r.sources)
+	if err != nil {
+		return false, err
+	}
 	meta := &cacheMeta{FetchedAt: now.UTC(), Files: map[string]cacheFile{}}
-	anyChanged := false
+	// A file that joined or left the set changes the list even when every file answers "not modified".
+	anyChanged := len(files) != len(old.Files)
 	var mainLastModified time.Time
-	for _, u := range r.cfg.URLs {
-		name, _ := fileNameOf(u)
+	for _, file := range files {
+		u, name := file.url, file.name
 		prev, havePrev := old.Files[name]
 		if havePrev && prev.URL != u {
 			havePrev = false
@@ -324,7 +335,7 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 		}
 	}
 	meta.DataAsOf = l.dataAsOf
-	if err := r.validate(l); err != nil {
+	if err := r.validate(l, st); err != nil {
 		return false, err
 	}
 	if err := writeMeta(tmp, meta); err != nil {
@@ -340,7 +351,10 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 	return true, nil
 }
 
-func (r *Refresher) validate(l *List) error {
+func (r *Refresher) validate(l *List, st LoadStats) error {
+	if st.RecordCount > 0 && st.RecordCount != l.Len() {
+		return fmt.Errorf("sanctions: SDN XML states %d records but holds %d entries (a cut file?); keeping the current list", st.RecordCount, l.Len())
+	}
 	if l.Len() < r.cfg.MinEntries {
 		return fmt.Errorf("sanctions: new list has %d entries, fewer than the minimum %d; keeping the current list", l.Len(), r.cfg.MinEntries)
 	}
@@ -380,106 +394,6 @@ func (r *Refresher) install(l *List) {
 	r.m.dataAsOf.Set(float64(l.DataAsOf().Unix()))
 }
 
-// fetch gets one file into dst. With a previous copy it asks conditionally and reports notModified on 304.
-func (r *Refresher) fetch(ctx context.Context, rawURL, name, dst string, prev cacheFile, havePrev bool) (cacheFile, bool, error) {
-	out := cacheFile{URL: rawURL}
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		src := rawURL
-		if err == nil && u.Scheme == "file" {
-			src = u.Path
-		}
-		if err := copyFile(src, dst); err != nil {
-			return out, false, fmt.Errorf("sanctions: copying %s: %w", src, err)
-		}
-		return out, false, nil
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return out, false, fmt.Errorf("sanctions: %w", err)
-	}
-	if havePrev {
-		if prev.ETag != "" {
-			req.Header.Set("If-None-Match", prev.ETag)
-		}
-		if prev.LastModified != "" {
-			req.Header.Set("If-Modified-Since", prev.LastModified)
-		}
-	}
-	resp, err := r.cfg.Client.Do(req)
-	if err != nil {
-		return out, false, fmt.Errorf("sanctions: downloading %s: %w", name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotModified && havePrev {
-		return prev, true, nil
-	}
-	if resp.StatusCode != http.StatusOK {
-		return out, false, fmt.Errorf("sanctions: downloading %s: HTTP %s", name, resp.Status)
-	}
-	f, err := os.Create(dst)
-	if err != nil {
-		return out, false, fmt.Errorf("sanctions: %w", err)
-	}
-	defer f.Close()
-	var w io.Writer = f
-	if r.cfg.Progress != nil {
-		w = &progressWriter{w: f, name: name, total: resp.ContentLength, report: r.cfg.Progress}
-	}
-	n, err := io.Copy(w, io.LimitReader(resp.Body, maxDownloadBytes+1))
-	if err != nil {
-		return out, false, fmt.Errorf("sanctions: downloading %s: %w", name, err)
-	}
-	if n > maxDownloadBytes {
-		return out, false, fmt.Errorf("sanctions: %s is larger than %d bytes", name, maxDownloadBytes)
-	}
-	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return out, false, fmt.Errorf("sanctions: %s: got %d of %d bytes", name, n, resp.ContentLength)
-	}
-	if n == 0 {
-		return out, false, fmt.Errorf("sanctions: %s: empty download", name)
-	}
-	if err := f.Close(); err != nil {
-		return out, false, fmt.Errorf("sanctions: %w", err)
-	}
-	out.ETag = resp.Header.Get("ETag")
-	out.LastModified = resp.Header.Get("Last-Modified")
-	return out, false, nil
-}
-
-type progressWriter struct {
-	w      io.Writer
-	name   string
-	done   int64
-	total  int64
-	last   time.Time
-	report func(string, int64, int64)
-}
-
-func (p *progressWriter) Write(b []byte) (int, error) {
-	n, err := p.w.Write(b)
-	p.done += int64(n)
-	if now := time.Now(); now.Sub(p.last) > 100*time.Millisecond || (p.total > 0 && p.done == p.total) {
-		p.last = now
-		p.report(p.name, p.done, p.total)
-	}
-	return n, err
-}
-
-// fileNameOf returns the OFAC file a URL or path names, lower case.
-func fileNameOf(raw string) (string, error) {
-	p := raw
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
-		p = u.Path
-	}
-	name := strings.ToLower(path.Base(filepath.ToSlash(p)))
-	switch name {
-	case FileSDN, FileAlt, FileAdd, FileComments, FileXML:
-		return name, nil
-	}
-	return "", fmt.Errorf("sanctions: %q does not name an OFAC file (sdn.csv, alt.csv, add.csv, sdn_comments.csv or sdn.xml)", raw)
-}
-
 func readMeta(dir string) (*cacheMeta, error) {
 	b, err := os.ReadFile(filepath.Join(dir, metaFile))
 	if err != nil {
@@ -498,21 +412,4 @@ func writeMeta(dir string, m *cacheMeta) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, metaFile), b, 0o644)
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -29,6 +29,8 @@ type xmlEntry struct {
 
 // ParseXML parses OFAC's SDN.XML (the legacy XML format: sdnList, publshInformation, sdnEntry). The publish
 // date in publshInformation/Publish_Date becomes the list's data-as-of; when it is absent, fallback is used.
+// publshInformation/Record_Count is returned in LoadStats.RecordCount; a file holding another number of
+// entries loads with a warning (the Refresher refuses it as cut).
 func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats, error) {
 	var st LoadStats
 	dec := xml.NewDecoder(r)
@@ -61,6 +63,12 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 				return nil, st, fmt.Errorf("sanctions: SDN XML Publish_Date %q: %w", s, err)
 			}
 			dataAsOf, published = t.UTC(), true
+		case "Record_Count":
+			var n int
+			if err := dec.DecodeElement(&n, &se); err != nil {
+				return nil, st, fmt.Errorf("sanctions: SDN XML Record_Count: %w", err)
+			}
+			st.RecordCount = n
 		case "sdnEntry":
 			var x xmlEntry
 			if err := dec.DecodeElement(&x, &se); err != nil {
@@ -77,6 +85,10 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 	}
 	if !sawRoot {
 		return nil, st, fmt.Errorf("sanctions: not an SDN XML file (no sdnList element)")
+	}
+	if st.RecordCount > 0 && st.RecordCount != len(entries) {
+		// A cut file: the Refresher refuses it (validate); a folder given by hand is loaded with a warning.
+		warnings = append(warnings, fmt.Sprintf("SDN XML states %d records but holds %d entries", st.RecordCount, len(entries)))
 	}
 	l := newList(entries, dataAsOf, source, warnings, true)
 	l.xml = published
