@@ -274,3 +274,19 @@ func TestPreflightDomainHookIsSet(t *testing.T) {
 		t.Fatalf("loadSanctions: %v", err)
 	}
 }
+
+// TestCheckCommandSDNXML: --sanctions-dir takes a folder with an SDN.XML (here the real 2020-10-29 excerpt),
+// and data_as_of is its Publish_Date.
+func TestCheckCommandSDNXML(t *testing.T) {
+	env := newCheckEnv(t)
+	dir := filepath.Join("..", "..", "..", "shared", "data", "ofac", "sdn_xml_excerpt_2020-10-29")
+	code, out, errs := runPG(t, "", "check", "--offline", "--config", env.config, "--sanctions-dir", dir, "--name", "Avia Import")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := decodeCheck(t, out)
+	if r.Risk != "high" || !reflect.DeepEqual(r.Flags, []string{"sanctioned_name_exact"}) || r.DataAsOf != "2020-10-29T00:00:00Z" ||
+		len(r.Sanctions.NameMatches.Exact) != 1 || r.Sanctions.NameMatches.Exact[0].UID != 173 {
+		t.Fatalf("risk %s flags %v data_as_of %s matches %+v", r.Risk, r.Flags, r.DataAsOf, r.Sanctions.NameMatches)
+	}
+}
