@@ -1,0 +1,259 @@
+{{/*
+Named templates. The ones meant for your own pod spec ("payguard.sidecar", "payguard.volumes",
+"payguard.agentEnv", "payguard.agentVolumeMounts") take a context whose .Values are this chart's values and
+.Release is the release: "." inside this chart, or (dict "Values" .Values.payguard "Release" .Release) from a
+parent chart that depends on this one. They read nothing else (no .Chart), so both work.
+*/}}
+
+{{- define "payguard.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default "payguard" .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "payguard.labels" -}}
+app.kubernetes.io/name: {{ default "payguard" .Values.nameOverride }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service | default "Helm" }}
+app.kubernetes.io/version: {{ .Values.image.tag | quote }}
+{{- end -}}
+
+{{- define "payguard.selectorLabels" -}}
+app.kubernetes.io/name: {{ default "payguard" .Values.nameOverride }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "payguard.adminTokenSecret" -}}
+{{- .Values.admin.token.existingSecret | default (printf "%s-admin" (include "payguard.fullname" .)) -}}
+{{- end -}}
+
+{{- define "payguard.caSecret" -}}
+{{- .Values.ca.existingSecret | default (printf "%s-ca" (include "payguard.fullname" .)) -}}
+{{- end -}}
+
+{{- define "payguard.dataClaim" -}}
+{{- .Values.persistence.existingClaim | default (printf "%s-data" (include "payguard.fullname" .)) -}}
+{{- end -}}
+
+{{/* Paths inside the payguard container. */}}
+{{- define "payguard.paths.config" -}}/etc/payguard/config{{- end -}}
+{{- define "payguard.paths.ca" -}}/etc/payguard/ca{{- end -}}
+{{- define "payguard.paths.admin" -}}/etc/payguard/admin{{- end -}}
+{{- define "payguard.paths.keys" -}}/etc/payguard/receipt-keys{{- end -}}
+{{- define "payguard.paths.data" -}}/data{{- end -}}
+
+{{/*
+payguard.config: the proxy's YAML configuration (the ConfigMap's payguard.yaml). payguard rejects unknown
+keys, so what is written here is exactly what `payguard config validate` accepts.
+*/}}
+{{- define "payguard.config" -}}
+{{- $data := include "payguard.paths.data" . -}}
+proxy:
+  listen: {{ printf "127.0.0.1:%v" .Values.proxy.port | quote }}
+  data_dir: {{ $data | quote }}
+  ca_cert_file: {{ printf "%s/tls.crt" (include "payguard.paths.ca" .) | quote }}
+  ca_key_file: {{ printf "%s/tls.key" (include "payguard.paths.ca" .) | quote }}
+  tunnel_hosts: {{ .Values.proxy.tunnelHosts | toJson }}
+  upstream_ca_files: {{ .Values.proxy.upstreamCAFiles | toJson }}
+  hold_wait: {{ .Values.proxy.holdWait | quote }}
+  hold_ttl: {{ .Values.proxy.holdTTL | quote }}
+  cert_cache_size: {{ .Values.proxy.certCacheSize | int }}
+  max_idle_conns_per_host: {{ .Values.proxy.maxIdleConnsPerHost | int }}
+  budget: {{ .Values.proxy.budget | quote }}
+admin:
+  listen: {{ printf "0.0.0.0:%v" .Values.admin.port | quote }}
+  token_file: {{ printf "%s/%s" (include "payguard.paths.admin" .) .Values.admin.token.key | quote }}
+store:
+{{- if eq .Values.store.driver "redis" }}
+  driver: redis
+  redis:
+    url_env: PAYGUARD_REDIS_URL
+    prefix: {{ .Values.store.redis.prefix | quote }}
+{{- else if eq .Values.store.driver "bolt" }}
+  driver: bolt
+  path: {{ printf "%s/payguard.db" $data | quote }}
+{{- else }}
+{{- fail (printf "store.driver must be bolt or redis, not %q" .Values.store.driver) }}
+{{- end }}
+screening:
+  sanctions:
+    enabled: {{ .Values.screening.sanctions.enabled }}
+{{- with .Values.screening.sanctions.sources }}
+    sources: {{ . | toJson }}
+{{- end }}
+    refresh_interval: {{ .Values.screening.sanctions.refreshInterval | quote }}
+    cache_dir: {{ printf "%s/sanctions" $data | quote }}
+  domain:
+    enabled: {{ .Values.screening.domain.enabled }}
+keys:
+{{- if .Values.receiptKeys.existingSecret }}
+  receipt_key_file: {{ printf "%s/%s" (include "payguard.paths.keys" .) .Values.receiptKeys.key | quote }}
+{{- else }}
+  receipt_key_file: {{ printf "%s/receipt-keys.json" $data | quote }}
+{{- end }}
+rules:
+{{- toYaml .Values.rules | nindent 2 }}
+{{- end -}}
+
+{{/*
+payguard.sidecar: the payguard container, as one list item. With sidecar.native (the default) put it under
+initContainers (it carries restartPolicy: Always); otherwise under containers.
+*/}}
+{{- define "payguard.sidecar" -}}
+- name: payguard
+  image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+{{- if .Values.sidecar.native }}
+  restartPolicy: Always
+{{- end }}
+  args:
+    - proxy
+    - --config
+    - {{ printf "%s/payguard.yaml" (include "payguard.paths.config" .) }}
+{{- range .Values.sidecar.extraArgs }}
+    - {{ . | quote }}
+{{- end }}
+  ports:
+    - name: payguard-admin
+      containerPort: {{ .Values.admin.port }}
+      protocol: TCP
+{{- if or (eq .Values.store.driver "redis") .Values.sidecar.extraEnv }}
+  env:
+{{- if eq .Values.store.driver "redis" }}
+    - name: PAYGUARD_REDIS_URL
+      valueFrom:
+        secretKeyRef:
+          name: {{ required "store.redis.urlSecret is required with store.driver redis" .Values.store.redis.urlSecret }}
+          key: {{ .Values.store.redis.urlKey }}
+{{- end }}
+{{- with .Values.sidecar.extraEnv }}
+{{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}
+  startupProbe:
+    httpGet: {path: /healthz, port: payguard-admin}
+    periodSeconds: 1
+    failureThreshold: 60
+  livenessProbe:
+    httpGet: {path: /healthz, port: payguard-admin}
+    periodSeconds: 10
+    failureThreshold: 3
+  readinessProbe:
+    # 503 until a sanctions list is loaded (with screen_sanctions on every payment is held until then).
+    httpGet: {path: /readyz, port: payguard-admin}
+    periodSeconds: 5
+    failureThreshold: 2
+  resources:
+{{- toYaml .Values.sidecar.resources | nindent 4 }}
+  securityContext:
+{{- toYaml .Values.securityContext | nindent 4 }}
+  volumeMounts:
+    - name: payguard-config
+      mountPath: {{ include "payguard.paths.config" . }}
+      readOnly: true
+    - name: payguard-ca
+      mountPath: {{ include "payguard.paths.ca" . }}
+      readOnly: true
+    - name: payguard-admin-token
+      mountPath: {{ include "payguard.paths.admin" . }}
+      readOnly: true
+    - name: payguard-data
+      mountPath: {{ include "payguard.paths.data" . }}
+{{- if .Values.receiptKeys.existingSecret }}
+    - name: payguard-receipt-keys
+      mountPath: {{ include "payguard.paths.keys" . }}
+      readOnly: true
+{{- end }}
+{{- with .Values.sidecar.extraVolumeMounts }}
+{{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+payguard.volumes: the pod volumes the sidecar and the agent mount, as list items under spec.volumes. The
+agent's "payguard-ca-cert" holds only the CA certificate; the key, the admin token and the ledger are mounted
+into the payguard container alone, so the agent can neither approve its own holds nor mint certificates.
+*/}}
+{{- define "payguard.volumes" -}}
+- name: payguard-config
+  configMap:
+    name: {{ include "payguard.fullname" . }}
+- name: payguard-ca
+  secret:
+    secretName: {{ include "payguard.caSecret" . }}
+    defaultMode: 0440
+    items:
+      - {key: tls.crt, path: tls.crt}
+      - {key: tls.key, path: tls.key}
+- name: payguard-ca-cert
+  secret:
+    secretName: {{ include "payguard.caSecret" . }}
+    defaultMode: 0444
+    items:
+      - {key: tls.crt, path: payguard-ca.pem}
+- name: payguard-admin-token
+  secret:
+    secretName: {{ include "payguard.adminTokenSecret" . }}
+    defaultMode: 0440
+    items:
+      - {key: {{ .Values.admin.token.key }}, path: {{ .Values.admin.token.key }}}
+{{- if .Values.receiptKeys.existingSecret }}
+- name: payguard-receipt-keys
+  secret:
+    secretName: {{ .Values.receiptKeys.existingSecret }}
+    defaultMode: 0440
+    items:
+      - {key: {{ .Values.receiptKeys.key }}, path: {{ .Values.receiptKeys.key }}}
+{{- end }}
+- name: payguard-data
+{{- if .Values.persistence.enabled }}
+  persistentVolumeClaim:
+    claimName: {{ include "payguard.dataClaim" . }}
+{{- else }}
+  emptyDir: {}
+{{- end }}
+{{- with .Values.sidecar.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* payguard.agentEnv: env list items for the agent container: the proxy and the CA trust variables. */}}
+{{- define "payguard.agentEnv" -}}
+{{- $proxy := printf "http://127.0.0.1:%v" .Values.proxy.port -}}
+{{- $ca := printf "%s/payguard-ca.pem" .Values.agent.caMountPath -}}
+{{- $env := list -}}
+{{- range $name := list "HTTP_PROXY" "HTTPS_PROXY" "http_proxy" "https_proxy" -}}
+{{- $env = append $env (dict "name" $name "value" $proxy) -}}
+{{- end -}}
+{{- range $name := list "NO_PROXY" "no_proxy" -}}
+{{- $env = append $env (dict "name" $name "value" $.Values.agent.noProxy) -}}
+{{- end -}}
+{{- range $name := .Values.agent.caEnv -}}
+{{- $env = append $env (dict "name" $name "value" $ca) -}}
+{{- end -}}
+{{- toYaml $env -}}
+{{- end -}}
+
+{{/* payguard.agentVolumeMounts: the CA certificate (only) for the agent container. */}}
+{{- define "payguard.agentVolumeMounts" -}}
+- name: payguard-ca-cert
+  mountPath: {{ .Values.agent.caMountPath }}
+  readOnly: true
+{{- end -}}
+
+{{/*
+payguard.podSecurityContext: what the pod needs for the sidecar: fsGroup 65532 lets the non-root payguard
+user read its secret files (mode 0440) and write a PersistentVolumeClaim.
+*/}}
+{{- define "payguard.podSecurityContext" -}}
+fsGroup: {{ .Values.securityContext.runAsGroup | default 65532 }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
