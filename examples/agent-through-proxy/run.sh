@@ -57,7 +57,7 @@ buy() { # buy URL [VERSION] -> prints status, payguard headers and body
     console.log(`   status ${r.status}  decision=${pick("x-payguard-decision") ?? "-"}  receipt=${pick("x-payguard-receipt") ?? "-"}  hold=${pick("x-payguard-hold") ?? "-"}`);
     console.log("   body   " + JSON.stringify(r.body).slice(0, 300));' "$WORK/last.json"
 }
-admin() { curl -s -H "Authorization: Bearer $PAYGUARD_ADMIN_TOKEN" "$@"; echo; }
+admin() { curl -s -H "Authorization: Bearer $PAYGUARD_ADMIN_TOKEN" "$@"; }
 # brief: one line per hold (or the hold) instead of the full JSON with the signed decision.
 brief() { node -e '
   const v = JSON.parse(require("fs").readFileSync(0, "utf8"));
