@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/payguard/payguard/screening"
 )
@@ -119,11 +120,20 @@ func (ix *nameIndex) prepare(toks []string) *query {
 	return q
 }
 
+// queryPool recycles queries: their matches map was most of the bytes a ScreenName call allocated, and
+// that garbage drove the GC pauses in the latency tail.
+var queryPool = sync.Pool{New: func() any { return &query{matches: make(map[uint32][]qmatch, 64)} }}
+
+// maxPooledMatches keeps the maps of common-word queries (thousands of matches) out of the pool: clearing
+// a map costs its capacity, which every later small query would pay.
+const maxPooledMatches = 512
+
 func newQuery(toks []string) *query {
 	if len(toks) > maxQueryTokens {
 		toks = toks[:maxQueryTokens]
 	}
-	q := &query{toks: toks, matches: make(map[uint32][]qmatch, 64)}
+	q := queryPool.Get().(*query)
+	q.toks, q.units, q.wsum = toks, q.units[:0], 0
 	for i, t := range toks {
 		q.units = append(q.units, qunit{s: t, skel: skeleton(t), start: uint8(i), span: 1})
 	}
@@ -136,6 +146,16 @@ func newQuery(toks []string) *query {
 		q.units = append(q.units, qunit{s: s, skel: skeleton(s), start: 0, span: uint8(len(toks))})
 	}
 	return q
+}
+
+// release returns q to the pool; q must not be used afterwards.
+func (q *query) release() {
+	if len(q.matches) > maxPooledMatches {
+		return
+	}
+	clear(q.matches)
+	q.toks = nil
+	queryPool.Put(q)
 }
 
 // neighbor is a vocabulary string a unit meets, with both similarities (see qmatch).
@@ -366,7 +386,10 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	if len(toks) == 0 {
 		return res
 	}
-	for _, s := range ix.fuzzy(ix.prepare(toks)) {
+	q := ix.prepare(toks)
+	found := ix.fuzzy(q)
+	q.release()
+	for _, s := range found {
 		rec := &ix.names[s.name]
 		if seen[rec.entry] {
 			continue
