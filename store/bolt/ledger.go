@@ -24,7 +24,7 @@ func writeBudget(b *bbolt.Bucket, key []byte, spent, reserved int64) error {
 	return b.Put(key, binary.BigEndian.AppendUint64(v, uint64(reserved)))
 }
 
-// Reserve implements store.Ledger in one write transaction.
+// Reserve implements store.Ledger in one write transaction (possibly shared, see write).
 func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64) (string, error) {
 	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
 		return "", err
@@ -32,16 +32,19 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	id := store.NewID()
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	id := store.NewID() // chosen once: every run of the function below writes the same reservation
+	var refused error   // over the cap, as the committed run found it (see write)
+	err := s.write(func(tx *bbolt.Tx) error {
+		refused = nil
 		if err := s.maybePurge(tx, s.now()); err != nil {
 			return err
 		}
 		budgets, key := tx.Bucket(bucketBudgets), budgetKey(budget, day)
 		spent, reserved := readBudget(budgets, key)
 		if !store.Fits(spent, reserved, amountMicros, capMicros) {
-			return fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
+			refused = fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
 				store.ErrBudgetExceeded, budget, day, spent, reserved, amountMicros, capMicros)
+			return nil
 		}
 		if err := writeBudget(budgets, key, spent, reserved+amountMicros); err != nil {
 			return err
@@ -53,10 +56,13 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 	if err != nil {
 		return "", err
 	}
+	if refused != nil {
+		return "", refused
+	}
 	return id, nil
 }
 
-// Commit implements store.Ledger in one write transaction.
+// Commit implements store.Ledger in one write transaction (possibly shared, see write).
 func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -64,12 +70,15 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if err := store.CheckDay(day); err != nil {
 		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
 	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	var missing bool // as the committed run found it (see write)
+	err := s.write(func(tx *bbolt.Tx) error {
+		missing = false
 		res, key := tx.Bucket(bucketReservations), budgetKey(budget, day)
 		resKey := []byte(day + reservationID)
 		rec := res.Get(resKey)
 		if len(rec) < 9 || string(rec[9:]) != string(key) {
-			return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+			missing = true
+			return nil
 		}
 		if rec[8] == 1 {
 			return nil // committed before
@@ -84,6 +93,13 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 		done[8] = 1
 		return res.Put(resKey, done)
 	})
+	if err != nil {
+		return err
+	}
+	if missing {
+		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+	}
+	return nil
 }
 
 // State implements store.Ledger; an unknown budget or day is all zeros.

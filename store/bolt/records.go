@@ -129,7 +129,8 @@ func purgeTickets(tickets *bbolt.Bucket, now time.Time) error {
 	return nil
 }
 
-// MarkPaymentSeen implements store.Tickets; expiry is judged by the store's clock.
+// MarkPaymentSeen implements store.Tickets in one write transaction (possibly shared, see write); expiry is
+// judged by the store's clock.
 func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error {
 	if err := store.CheckName("payment digest", digest); err != nil {
 		return err
@@ -140,20 +141,30 @@ func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Dur
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	var seenBefore bool // a result of the committed run (see write)
+	err := s.write(func(tx *bbolt.Tx) error {
+		seenBefore = false
 		now := s.now()
 		if err := s.maybePurge(tx, now); err != nil {
 			return err
 		}
 		seen := tx.Bucket(bucketSeen)
 		if v := seen.Get([]byte(digest)); len(v) == 8 && int64(binary.BigEndian.Uint64(v)) >= now.UnixNano() {
-			return fmt.Errorf("%w: payment %s was seen before", store.ErrAlreadyUsed, digest)
+			seenBefore = true
+			return nil
 		}
 		return seen.Put([]byte(digest), u64(uint64(now.Add(ttl).UnixNano())))
 	})
+	if err != nil {
+		return err
+	}
+	if seenBefore {
+		return fmt.Errorf("%w: payment %s was seen before", store.ErrAlreadyUsed, digest)
+	}
+	return nil
 }
 
-// TakeTrial implements store.Trial in one write transaction. The entry expires retention after the day's
+// TakeTrial implements store.Trial in one write transaction (possibly shared, see write). The entry expires retention after the day's
 // first call; expired entries are purged lazily.
 func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, retention time.Duration) (bool, int, error) {
 	if err := store.CheckTrial(client, day, retention); err != nil {
@@ -164,7 +175,8 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	}
 	var ok bool
 	var used int
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.write(func(tx *bbolt.Tx) error {
+		ok, used = false, 0 // results of the committed run only (see write)
 		now := s.now()
 		if err := s.maybePurge(tx, now); err != nil {
 			return err
