@@ -11,6 +11,7 @@ import (
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/x402/jsonscan"
 )
 
 // Limits on the input itself (SPEC's Limits table, and payguard's bound on text fields, which SPEC leaves to
@@ -96,17 +97,19 @@ func ParseInput(body []byte) (*Input, error) {
 	if !utf8.Valid(body) {
 		return nil, inputErr("invalid_utf8", "body is not valid UTF-8")
 	}
-	if !json.Valid(body) {
+	if !jsonscan.Valid(body) { // the same verdict as json.Valid
 		return nil, inputErr("invalid_json", "body is not a JSON document")
 	}
 	if d := jsonDepth(body); d > MaxDepth {
 		return nil, inputErr("too_deep", "JSON nesting is %d levels deep; the limit is %d", d, MaxDepth)
 	}
-	m, err := objectMembers(body, "input", "challenge", "cart", "resource_url", "resource_method", "rules", "context")
+	// The members are read from the Input's own copy of the body (they alias it, read-only), never from
+	// the caller's buffer.
+	in := &Input{raw: bytes.Clone(body)}
+	m, err := objectMembers(in.raw, "input", "challenge", "cart", "resource_url", "resource_method", "rules", "context")
 	if err != nil {
 		return nil, err
 	}
-	in := &Input{raw: bytes.Clone(body)}
 	if err := textMember(m, "", "resource_url", &in.ResourceURL); err != nil {
 		return nil, err
 	}
@@ -150,12 +153,13 @@ func parseChallenge(raw json.RawMessage) (*x402.PaymentRequired, error) {
 			return nil, err
 		}
 	}
-	for i, r := range ch.Accepts {
-		for name, v := range map[string]string{
-			"scheme": r.Scheme, "network": r.Network, "asset": r.Asset, "payTo": r.PayTo, "amount": r.Amount, "resource": r.Resource,
+	for i := range ch.Accepts {
+		r := &ch.Accepts[i]
+		for _, f := range [...]struct{ name, v string }{
+			{"scheme", r.Scheme}, {"network", r.Network}, {"asset", r.Asset}, {"payTo", r.PayTo}, {"amount", r.Amount}, {"resource", r.Resource},
 		} {
-			if err := boundText(fmt.Sprintf("challenge.accepts[%d].%s", i, name), v); err != nil {
-				return nil, err
+			if len(f.v) > MaxTextBytes { // the field's name is formatted only for the error
+				return nil, boundText(fmt.Sprintf("challenge.accepts[%d].%s", i, f.name), f.v)
 			}
 		}
 	}
@@ -238,18 +242,27 @@ func parseRules(raw json.RawMessage) (*policy.RulesPatch, error) {
 
 // objectMembers reads a JSON object's members by exact name (encoding/json would match names without case)
 // and refuses names not in known.
+//
+// jsonscan splits the object without reflection and accepts exactly what encoding/json accepts; on a
+// refusal encoding/json decodes again for its error message. Values alias data.
 func objectMembers(data []byte, what string, known ...string) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
 		return nil, inputErr("invalid_json", "%s must be a JSON object", what)
 	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, inputErr("invalid_json", "%s: %v", what, err)
-	}
-	for name := range m {
-		if !slices.Contains(known, name) {
-			return nil, inputErr("unknown_field", "%s has an unknown member %q (known: %v)", what, name, known)
+	ms, ok := jsonscan.Object(data)
+	if !ok { // encoding/json refuses the same documents; ask it for the error message
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, inputErr("invalid_json", "%s: %v", what, err)
 		}
+		return nil, inputErr("invalid_json", "%s is not a valid JSON object", what)
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, mb := range ms {
+		if !slices.Contains(known, mb.Name) { // the first unknown name in document order
+			return nil, inputErr("unknown_field", "%s has an unknown member %q (known: %v)", what, mb.Name, known)
+		}
+		m[mb.Name] = mb.Value // a repeated name keeps its last value, as encoding/json and JSON.parse do
 	}
 	return m, nil
 }
@@ -260,10 +273,15 @@ func textMember(m map[string]json.RawMessage, prefix, name string, dst *string) 
 	if !ok || isNull(raw) {
 		return nil
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	if v, ok := jsonscan.String(raw); ok { // as json.Unmarshal into a string decodes it
+		*dst = v
+	} else if err := json.Unmarshal(raw, dst); err != nil {
 		return inputErr("invalid_field", "%s%s must be a string", prefix, name)
 	}
-	return boundText(prefix+name, *dst)
+	if len(*dst) > MaxTextBytes {
+		return boundText(prefix+name, *dst)
+	}
+	return nil
 }
 
 func boundText(name, v string) error {
