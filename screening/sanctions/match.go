@@ -105,10 +105,44 @@ type qmatch struct {
 }
 
 type query struct {
-	toks    []string
-	units   []qunit
-	wsum    float32
-	matches map[uint32][]qmatch
+	toks  []string
+	units []qunit
+	wsum  float32
+	// matches lists, in the order found, each vocabulary string some query unit meets with those units;
+	// pos maps a vocabulary id to its place in matches. A slice rather than a map alone: the pruning and
+	// scoring loops walk it several times per query, and walking a map cost more than the work inside.
+	matches []vocabMatch
+	pos     map[uint32]int32
+}
+
+// vocabMatch is one vocabulary string and the query units that meet it.
+type vocabMatch struct {
+	id uint32
+	ms []qmatch
+}
+
+// get returns the query units that meet vocabulary string id.
+func (q *query) get(id uint32) []qmatch {
+	if i, ok := q.pos[id]; ok {
+		return q.matches[i].ms
+	}
+	return nil
+}
+
+// add records that a query unit meets vocabulary string id, reusing the slices of a pooled query.
+func (q *query) add(id uint32, m qmatch) {
+	if i, ok := q.pos[id]; ok {
+		q.matches[i].ms = append(q.matches[i].ms, m)
+		return
+	}
+	q.pos[id] = int32(len(q.matches))
+	if len(q.matches) < cap(q.matches) {
+		q.matches = q.matches[:len(q.matches)+1]
+		e := &q.matches[len(q.matches)-1]
+		e.id, e.ms = id, append(e.ms[:0], m)
+		return
+	}
+	q.matches = append(q.matches, vocabMatch{id: id, ms: []qmatch{m}})
 }
 
 // prepare builds a query from normalized tokens, finds through the index every vocabulary string that
@@ -120,9 +154,8 @@ func (ix *nameIndex) prepare(toks []string) *query {
 	return q
 }
 
-// queryPool recycles queries: their matches map was most of the bytes a ScreenName call allocated, and
-// that garbage drove the GC pauses in the latency tail.
-var queryPool = sync.Pool{New: func() any { return &query{matches: make(map[uint32][]qmatch, 64)} }}
+// queryPool recycles queries: their match map and lists were most of the bytes a ScreenName call allocated.
+var queryPool = sync.Pool{New: func() any { return &query{pos: make(map[uint32]int32, 64)} }}
 
 // maxPooledMatches keeps the maps of common-word queries (thousands of matches) out of the pool: clearing
 // a map costs its capacity, which every later small query would pay.
@@ -153,7 +186,8 @@ func (q *query) release() {
 	if len(q.matches) > maxPooledMatches {
 		return
 	}
-	clear(q.matches)
+	clear(q.pos)
+	q.matches = q.matches[:0]
 	q.toks = nil
 	queryPool.Put(q)
 }
@@ -199,7 +233,7 @@ func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 
 // addMatch records that query unit qi meets vocabulary string id, if it does.
 func (ix *nameIndex) addMatch(q *query, qi int, id uint32) {
-	if ms := q.matches[id]; len(ms) > 0 && ms[len(ms)-1].q == uint8(qi) {
+	if ms := q.get(id); len(ms) > 0 && ms[len(ms)-1].q == uint8(qi) {
 		return // already seen for this unit
 	}
 	u := &q.units[qi]
@@ -207,7 +241,7 @@ func (ix *nameIndex) addMatch(q *query, qi int, id uint32) {
 	if tok == 0 && big == 0 {
 		return
 	}
-	q.matches[id] = append(q.matches[id], qmatch{q: uint8(qi), tok: float32(tok), big: float32(big)})
+	q.add(id, qmatch{q: uint8(qi), tok: float32(tok), big: float32(big)})
 }
 
 // lookup finds the vocabulary strings each query unit meets: by equality, by skeleton, and (single tokens
@@ -216,7 +250,7 @@ func (ix *nameIndex) lookup(q *query) {
 	for qi := range q.units {
 		u := &q.units[qi]
 		for _, n := range ix.neighbors(u.s, u.skel, u.span == 1) {
-			q.matches[n.id] = append(q.matches[n.id], qmatch{q: uint8(qi), tok: n.tok, big: n.big})
+			q.add(n.id, qmatch{q: uint8(qi), tok: n.tok, big: n.big})
 		}
 	}
 }
@@ -235,7 +269,8 @@ func (ix *nameIndex) weigh(q *query) {
 			u.w = ix.idf[id]
 		} else {
 			best, bestID := float32(0), uint32(0)
-			for id, ms := range q.matches {
+			for _, vm := range q.matches {
+				id, ms := vm.id, vm.ms
 				for _, m := range ms {
 					// Ties go to the lower id, so the weight does not depend on map order.
 					if int(m.q) == qi && ix.isToken[id] && m.tok > 0 && (m.tok > best || m.tok == best && id < bestID) {
@@ -264,7 +299,7 @@ type pair struct {
 }
 
 // score aligns a query with one name: greedily, best pairs first, each query token and each name token used
-// at most once. The pairs come from matchesOf, which gives q.matches[vocab] (the query units that meet a
+// at most once. The pairs come from matchesOf, which gives q.get(vocab) (the query units that meet a
 // vocabulary string).
 //
 // score = avgSim * cq^queryExp * cn^nameExp, where cq and cn are the shares of the query's and the name's

@@ -55,7 +55,6 @@ type scratch struct {
 	vgen   uint32
 	mgen   []uint32 // per vocabulary string: == gen when mpos holds its place in lists
 	mpos   []int32
-	lists  [][]qmatch
 	cands  []uint32
 	pairs  []pair
 }
@@ -95,7 +94,8 @@ func (q *query) covers(ms []qmatch, mask uint64) bool {
 // so wsum <= M / threshold^(1/nameExp). This drops the long names that merely contain a common query word.
 func (ix *nameIndex) maxNameWeight(q *query) float32 {
 	best := make([]float32, len(q.units))
-	for id, ms := range q.matches {
+	for _, vm := range q.matches {
+		id, ms := vm.id, vm.ms
 		for _, m := range ms {
 			best[m.q] = max(best[m.q], ix.unitMaxW[id])
 		}
@@ -113,7 +113,8 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 	essential := q.essentialTokens()
 	if len(essential) == 0 {
 		required := q.requiredTokens()
-		for id, ms := range q.matches {
+		for _, vm := range q.matches {
+			id, ms := vm.id, vm.ms
 			if !q.covers(ms, required) {
 				continue
 			}
@@ -131,7 +132,8 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 	postingLen := make(map[int]int, len(essential))
 	for _, tok := range essential {
 		mask := uint64(1) << tok
-		for id, ms := range q.matches {
+		for _, vm := range q.matches {
+			id, ms := vm.id, vm.ms
 			if q.covers(ms, mask) {
 				postingLen[tok] += len(ix.postings[id])
 			}
@@ -139,7 +141,8 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 	}
 	slices.SortStableFunc(essential, func(a, b int) int { return postingLen[a] - postingLen[b] })
 	first := uint64(1) << essential[0]
-	for id, ms := range q.matches {
+	for _, vm := range q.matches {
+		id, ms := vm.id, vm.ms
 		if !q.covers(ms, first) {
 			continue
 		}
@@ -160,7 +163,8 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 			sc.vgen = 1
 		}
 		mask := uint64(1) << tok
-		for id, ms := range q.matches {
+		for _, vm := range q.matches {
+			id, ms := vm.id, vm.ms
 			if q.covers(ms, mask) {
 				sc.vstamp[id] = sc.vgen
 			}
@@ -191,17 +195,15 @@ func (ix *nameIndex) fuzzy(q *query) []scored {
 		return nil
 	}
 	// An array lookup instead of a map lookup per name unit: the scoring loop's hot path.
-	sc.lists = sc.lists[:0]
-	for id, ms := range q.matches {
-		sc.mgen[id] = sc.gen
-		sc.mpos[id] = int32(len(sc.lists))
-		sc.lists = append(sc.lists, ms)
+	for i, vm := range q.matches {
+		sc.mgen[vm.id] = sc.gen
+		sc.mpos[vm.id] = int32(i)
 	}
 	matchesOf := func(id uint32) []qmatch {
 		if sc.mgen[id] != sc.gen {
 			return nil
 		}
-		return sc.lists[sc.mpos[id]]
+		return q.matches[sc.mpos[id]].ms
 	}
 	var out []scored
 	for _, n := range sc.cands {

@@ -31,8 +31,8 @@ func (ix *nameIndex) exhaustiveSearch(q *query) []scored {
 	var out []scored
 	var pairs []pair
 	met := make([]bool, len(ix.strs))
-	for id := range q.matches {
-		met[id] = true
+	for _, vm := range q.matches {
+		met[vm.id] = true
 	}
 	for n := range ix.names {
 		rec := &ix.names[n]
@@ -47,7 +47,7 @@ func (ix *nameIndex) exhaustiveSearch(q *query) []scored {
 			continue // no unit meets the query: score 0
 		}
 		var s float64
-		s, pairs = ix.score(q, rec, pairs, func(id uint32) []qmatch { return q.matches[id] })
+		s, pairs = ix.score(q, rec, pairs, q.get)
 		if s >= PossibleThreshold {
 			out = append(out, scored{name: uint32(n), score: s})
 		}
@@ -159,7 +159,7 @@ func TestPruningIsLossless(t *testing.T) {
 			full := newQuery(qtoks)
 			ix.exhaustiveMatches(full)
 			ix.weigh(full)
-			if !sameMatches(pruned.matches, full.matches) {
+			if !sameMatches(pruned, full) {
 				t.Fatalf("name %d %q, %s %q: index lookups differ from the exhaustive comparison", n, variants["original"], kind, variants[kind])
 			}
 			got, exp := ix.fuzzy(pruned), ix.exhaustiveSearch(full)
@@ -178,12 +178,12 @@ func TestPruningIsLossless(t *testing.T) {
 	}
 }
 
-func sameMatches(a, b map[uint32][]qmatch) bool {
-	if len(a) != len(b) {
+func sameMatches(a, b *query) bool {
+	if len(a.matches) != len(b.matches) {
 		return false
 	}
-	for id, ma := range a {
-		mb := b[id]
+	for _, vm := range a.matches {
+		ma, mb := vm.ms, b.get(vm.id)
 		ka := slices.SortedFunc(slices.Values(ma), cmpMatch)
 		kb := slices.SortedFunc(slices.Values(mb), cmpMatch)
 		if !slices.Equal(ka, kb) {
