@@ -171,14 +171,19 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 // defaults, so a bad patch is an input error before any work is done.
 type RulesPatch struct {
 	raw json.RawMessage
+	// overDefaults is the patch applied to DefaultRules(), decoded while vetting. Decoding is a pure function
+	// of the patch and the base, so Apply over a base equal to the defaults (the usual deployment) returns a
+	// copy of it instead of decoding the same text again: a preflight applies its patch two more times.
+	overDefaults *Rules
 }
 
 // NewRulesPatch vets and wraps a JSON rules object.
 func NewRulesPatch(data []byte) (*RulesPatch, error) {
-	if _, err := DecodeRulesJSON(data, DefaultRules()); err != nil {
+	r, err := DecodeRulesJSON(data, DefaultRules())
+	if err != nil {
 		return nil, err
 	}
-	return &RulesPatch{raw: bytes.Clone(data)}, nil
+	return &RulesPatch{raw: bytes.Clone(data), overDefaults: &r}, nil
 }
 
 // UnmarshalJSON vets the patch (see NewRulesPatch).
@@ -204,5 +209,26 @@ func (p *RulesPatch) Apply(base Rules) (Rules, error) {
 	if p == nil || p.raw == nil {
 		return base.Clone(), nil
 	}
+	if p.overDefaults != nil && base.sameAs(&defaultRules) {
+		return p.overDefaults.Clone(), nil
+	}
 	return DecodeRulesJSON(p.raw, base)
+}
+
+// defaultRules is DefaultRules() for comparisons only; it is never handed out.
+var defaultRules = DefaultRules()
+
+// sameAs reports whether decoding any patch over r gives what it gives over o: every rule is equal. Lists
+// compare by content (nil and empty alike: finishDecode makes both empty) and max_price_multiple by value.
+// TestSameAsSeesEveryRule fails when a rule is added to Rules and not here.
+func (r *Rules) sameAs(o *Rules) bool {
+	sameMultiple := r.MaxPriceMultiple == nil && o.MaxPriceMultiple == nil ||
+		r.MaxPriceMultiple != nil && o.MaxPriceMultiple != nil && *r.MaxPriceMultiple == *o.MaxPriceMultiple
+	return sameMultiple &&
+		r.MaxPerPaymentUSD == o.MaxPerPaymentUSD && r.HoldAboveUSD == o.HoldAboveUSD && r.DailyCapUSD == o.DailyCapUSD &&
+		r.USDCOnly == o.USDCOnly && r.StrictAllowlist == o.StrictAllowlist && r.NewDomainDays == o.NewDomainDays &&
+		r.ScreenSanctions == o.ScreenSanctions && r.RequireLive == o.RequireLive && r.HoldOnPayToChange == o.HoldOnPayToChange &&
+		slices.Equal(r.AllowedNetworks, o.AllowedNetworks) && slices.Equal(r.DomainAllowlist, o.DomainAllowlist) &&
+		slices.Equal(r.DomainBlocklist, o.DomainBlocklist) && slices.Equal(r.PayToAllowlist, o.PayToAllowlist) &&
+		slices.Equal(r.PayToBlocklist, o.PayToBlocklist)
 }
