@@ -24,6 +24,7 @@ import (
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/server"
 	"github.com/payguard/payguard/server/fees"
+	servermcp "github.com/payguard/payguard/server/mcp"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/open"
@@ -147,6 +148,12 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return err
 	}
+	mcpHandler, err := servermcp.New(servermcp.Options{Server: srv, Sanctions: scr.sanctions, Rules: cfg.Rules,
+		Endpoints: st, IndexFreshness: time.Duration(cfg.Server.IndexFreshness), JWKS: keys.PublicJWKS, Logger: log})
+	if err != nil {
+		return err
+	}
+	srv.Mount("/mcp", mcpHandler)
 	go watchFacilitator(ctx, srv, facilitator, log)
 
 	hs := srv.HTTPServer()

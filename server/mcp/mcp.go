@@ -1,0 +1,211 @@
+// Package mcp is payguard's remote MCP server at POST /mcp: stateless Streamable HTTP (JSON-RPC 2.0, JSON
+// responses), built on the official Go SDK (github.com/modelcontextprotocol/go-sdk/mcp, imported as sdk).
+//
+// It sells the same operations as the HTTP API through the same pieces of server.Server: the one free-trial
+// counter (Trial), the fee seller (Seller: Begin → work → Charge.Settle, once per payment nonce), the prices
+// (Offer), the decision engine (Preflight) and the payee checker (Checker). Tools:
+//
+//   - check_payee ($0.01) and preflight_payment ($0.02): the shared free trial first, then x402;
+//   - check_endpoint ($0.005): x402 only, as /v1/endpoint;
+//   - get_service_info: always free.
+//
+// x402 over MCP follows the x402 MCP transport (specs/transports-v2/mcp.md, @x402/mcp): a payment-required
+// answer is a tool result with isError, the PaymentRequired object in structuredContent and the same JSON as
+// text; the payment comes in params._meta["x402/payment"]; the settlement goes back in
+// result._meta["x402/payment-response"]. The resource URL of a paid tool is mcp://tool/<name>.
+//
+// Order of work, as on HTTP: argument validation (tool error, never charged) → data availability (tool
+// error, never charged) → trial or payment (verified, not settled) → work (a failure settles nothing) →
+// settle once → result. Decisions carry only the decision JWS: MCP has no offer-receipt (SPEC).
+//
+// The package lives under server/ beside fees, trial and docs because it is one more channel of
+// `payguard serve`, mounted with server.Server.Mount; it reaches nothing the HTTP routes do not.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/store"
+)
+
+// ProtocolVersion is the MCP version SPEC samples; the SDK also negotiates its newer versions.
+const ProtocolVersion = "2025-03-26"
+
+// Limits of one POST /mcp. A preflight's arguments are bounded by the preflight parser itself (64 KiB, as
+// the HTTP body); the envelope adds the JSON-RPC members and a payment of at most 32 KiB.
+const (
+	MaxRequestBytes = 128 << 10
+	BodyReadTimeout = server.BodyReadTimeout
+)
+
+// Options wires the MCP server to a payguard server.
+type Options struct {
+	Server    *server.Server         // required: trial, seller, prices, engine, checker, client IP
+	Sanctions server.SanctionsStatus // required: paid tools answer sanctions_data_unavailable without a list
+	Rules     policy.Rules           // the deployment's rules: the default-rules resource
+	// Endpoints is the endpoint index behind check_endpoint (nil: check_endpoint is index_unavailable).
+	Endpoints store.Endpoints
+	// IndexFreshness is how old the index may be before check_endpoint is index_unavailable.
+	IndexFreshness time.Duration
+	// JWKS returns the receipt keys' public JWK Set, shown in the trust resource (nil: only its URL).
+	JWKS   func() ([]byte, error)
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Handler is the /mcp endpoint. Create it with New and mount it with server.Server.Mount("/mcp", h).
+type Handler struct {
+	opt     Options
+	srv     *server.Server
+	log     *slog.Logger
+	now     func() time.Time
+	baseURL string // the service origin, as in the HTTP offers
+	host    string // base URL host: a Host the DNS-rebinding check accepts on a loopback listener
+	tools   map[string]*paidTool
+	defs    []toolDef
+	mcp     *sdk.Server
+	http    http.Handler
+}
+
+// New builds the MCP server: tools, resources and prompts, and the stateless HTTP handler.
+func New(o Options) (*Handler, error) {
+	if o.Server == nil || o.Sanctions == nil {
+		return nil, errors.New("mcp: Server and Sanctions are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	h := &Handler{opt: o, srv: o.Server, log: o.Logger, now: o.Now}
+	// The HTTP offers are base_url + path; the base URL is read back from one so that both channels name
+	// the same origin without a second setting.
+	check, ok := o.Server.Offer("/v1/check")
+	if !ok {
+		return nil, errors.New("mcp: the server sells no /v1/check")
+	}
+	h.baseURL = strings.TrimSuffix(check.URL, "/v1/check")
+	if u, err := url.Parse(h.baseURL); err == nil {
+		h.host = u.Host
+	}
+	if err := h.buildTools(); err != nil {
+		return nil, err
+	}
+	h.mcp = sdk.NewServer(&sdk.Implementation{Name: "payguard", Title: "payguard", Version: server.ServiceVersion,
+		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions, Logger: o.Logger})
+	h.addTools()
+	h.addResources()
+	h.addPrompts()
+	h.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.mcp }, &sdk.StreamableHTTPOptions{
+		Stateless:           true,
+		JSONResponse:        true,
+		Logger:              o.Logger,
+		MaxRequestBodyBytes: MaxRequestBytes,
+		// The SDK's own check refuses any non-loopback Host on a loopback listener, which would also refuse a
+		// reverse proxy on the same machine forwarding the public Host. ServeHTTP does the same check but
+		// also accepts the base URL's host.
+		DisableLocalhostProtection: true,
+	})
+	return h, nil
+}
+
+// instructions is what an MCP client may show the model about this server.
+const instructions = "payguard screens payees and pre-flights payments for agents that pay with x402. " +
+	"Call preflight_payment with the 402 challenge (or a cart) BEFORE signing any payment: pay only on " +
+	"\"allow\", ask a human on \"hold\", never pay on \"block\". check_payee screens a name, domain or wallet. " +
+	"A tool error or an unexpected answer means screening is unavailable: treat it as hold, never as allow. " +
+	"check_payee and preflight_payment are free for 3 calls per IP per UTC day, then cost $0.01 and $0.02 " +
+	"in USDC via x402 (payment in params._meta[\"x402/payment\"]). get_service_info is always free. " +
+	"Informational screening only, not legal advice."
+
+type clientKey struct{}
+
+// clientIP is the caller's address put in the context by ServeHTTP ("" outside a request).
+func clientIP(ctx context.Context) string {
+	ip, _ := ctx.Value(clientKey{}).(string)
+	return ip
+}
+
+// ServeHTTP bounds the request (size, read deadline), refuses DNS-rebinding Hosts on a loopback listener,
+// and hands the SDK a context carrying the client IP as the trial counts it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Data-As-Of", h.srv.DataAsOf())
+	if !h.hostAllowed(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodPost {
+		body, status, msg := readBody(w, r)
+		if status != 0 {
+			w.Header().Set("Connection", "close")
+			http.Error(w, msg, status)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	r = r.WithContext(context.WithValue(r.Context(), clientKey{}, h.srv.ClientIP(r)))
+	h.http.ServeHTTP(w, r)
+}
+
+// hostAllowed is the SDK's DNS-rebinding protection (a loopback listener only answers loopback Hosts),
+// extended to the configured base URL's host.
+func (h *Handler) hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host) || (h.host != "" && strings.EqualFold(r.Host, h.host))
+}
+
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// readBody reads the whole POST body within BodyReadTimeout and MaxRequestBytes (actual bytes). A status of
+// 0 means success.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+	if r.ContentLength > MaxRequestBytes {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over %d bytes", MaxRequestBytes)
+	}
+	rc := http.NewResponseController(w)
+	deadlineSet := rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	if err == nil && deadlineSet {
+		rc.SetReadDeadline(time.Time{})
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, http.StatusRequestTimeout, "request body was not received within 10 seconds"
+	case err != nil:
+		return nil, http.StatusBadRequest, "request body could not be read"
+	case len(body) > MaxRequestBytes:
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over %d bytes", MaxRequestBytes)
+	}
+	return body, 0, ""
+}

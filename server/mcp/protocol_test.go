@@ -1,0 +1,211 @@
+package mcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The wire: initialize in 2025-03-26 (SPEC's sample) and the SDK's newest version, JSON answers, the
+// initialized notification, and what a stateless server refuses.
+func TestInitializeAndJSONResponses(t *testing.T) {
+	e := newEnv(t)
+	for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+		resp, body := e.rpc(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v+
+			`","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`, nil)
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("%s: %d %s %s", v, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		var m struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+				ServerInfo      struct{ Name, Version string }
+				Capabilities    map[string]any
+				Instructions    string
+			}
+		}
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Result.ProtocolVersion != v || m.Result.ServerInfo.Name != "payguard" || m.Result.Instructions == "" {
+			t.Fatalf("%s: %s", v, body)
+		}
+		for _, c := range []string{"tools", "resources", "prompts"} {
+			if _, ok := m.Result.Capabilities[c]; !ok {
+				t.Fatalf("%s: no %s capability: %s", v, c, body)
+			}
+		}
+		if resp.Header.Get("Mcp-Session-Id") != "" {
+			t.Fatalf("a stateless server set a session id")
+		}
+		if resp.Header.Get("X-Data-As-Of") == "" {
+			t.Fatal("no X-Data-As-Of")
+		}
+	}
+	resp, body := e.rpc(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Protocol-Version": "2025-03-26"})
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d %s", resp.StatusCode, body)
+	}
+	// A later request of the same (stateless) client: tools/call with params.name and params.arguments.
+	resp, body = e.rpc(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_service_info","arguments":{}}}`,
+		map[string]string{"Mcp-Protocol-Version": "2025-03-26"})
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"payTo"`) {
+		t.Fatalf("tools/call: %d %s", resp.StatusCode, body)
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET /mcp: %d", r.StatusCode)
+	}
+}
+
+// The edge: a body over the limit, and a Host that a DNS-rebinding page would send to a loopback listener.
+func TestEdgeLimits(t *testing.T) {
+	e := newEnv(t)
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_payee","arguments":{"name":"` +
+		strings.Repeat("a", MaxRequestBytes) + `"}}}`
+	if resp, _ := e.rpc(big, nil); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized body: %d", resp.StatusCode)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	if resp, _ := e.rpc(init, map[string]string{"Host": "attacker.example"}); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("rebinding Host: %d", resp.StatusCode)
+	}
+	if resp, body := e.rpc(init, map[string]string{"Host": "localhost"}); resp.StatusCode != 200 {
+		t.Fatalf("localhost Host: %d %s", resp.StatusCode, body)
+	}
+	if e.fac.calls() != 0 {
+		t.Fatal("the facilitator was called")
+	}
+}
+
+// tools/list as a client receives it: four tools, each property of each input schema an object schema with
+// a type and a description (the TypeScript client refuses bare `true` schemas), bounds on strings.
+func TestToolSchemas(t *testing.T) {
+	e := newEnv(t)
+	resp, body := e.rpc(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	var m struct {
+		Result struct {
+			Tools []struct {
+				Name, Description string
+				InputSchema       map[string]any
+				OutputSchema      map[string]any
+				Annotations       map[string]any
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	schemas := map[string]map[string]any{}
+	for _, tool := range m.Result.Tools {
+		names = append(names, tool.Name)
+		schemas[tool.Name] = tool.InputSchema
+		if tool.InputSchema["type"] != "object" || tool.InputSchema["additionalProperties"] != false {
+			t.Errorf("%s: root %v", tool.Name, tool.InputSchema)
+		}
+		if len(tool.Description) < 100 {
+			t.Errorf("%s: description too thin for a model: %q", tool.Name, tool.Description)
+		}
+		if tool.OutputSchema != nil {
+			t.Errorf("%s: an outputSchema would make clients validate payment-required results against it", tool.Name)
+		}
+		if tool.Annotations["readOnlyHint"] != true {
+			t.Errorf("%s: annotations %v", tool.Name, tool.Annotations)
+		}
+		walkSchema(t, tool.Name, tool.InputSchema, true)
+	}
+	slices.Sort(names)
+	if want := []string{"check_endpoint", "check_payee", "get_service_info", "preflight_payment"}; !slices.Equal(names, want) {
+		t.Fatalf("tools %v", names)
+	}
+
+	props := func(s map[string]any) map[string]any { return s["properties"].(map[string]any) }
+	cp := props(schemas["check_payee"])
+	for name, max := range map[string]float64{"name": 256, "domain": 2048, "wallet": 256} {
+		if p := cp[name].(map[string]any); p["type"] != "string" || p["maxLength"] != max {
+			t.Errorf("check_payee.%s: %v", name, p)
+		}
+	}
+	pre := props(schemas["preflight_payment"])
+	ch := pre["challenge"].(map[string]any)
+	if ch["type"] != "object" || !slices.Contains(toStrings(ch["required"]), "accepts") ||
+		props(ch)["accepts"].(map[string]any)["maxItems"] != float64(32) {
+		t.Errorf("challenge %v", ch)
+	}
+	if _, ok := ch["additionalProperties"]; ok {
+		t.Errorf("x402 members beyond the known ones must stay allowed: %v", ch)
+	}
+	rules := props(pre["rules"].(map[string]any))
+	if len(rules) != 15 {
+		t.Errorf("rules: %d properties, SPEC has 15", len(rules))
+	}
+	mpm := rules["max_price_multiple"].(map[string]any)
+	if !slices.Equal(toStrings(mpm["type"]), []string{"number", "null"}) {
+		t.Errorf("max_price_multiple %v", mpm)
+	}
+	if d := rules["max_per_payment_usd"].(map[string]any)["description"].(string); !strings.Contains(d, "Default here: 1") {
+		t.Errorf("max_per_payment_usd description %q", d)
+	}
+	if a := rules["allowed_networks"].(map[string]any); a["type"] != "array" || a["maxItems"] != float64(100) {
+		t.Errorf("allowed_networks %v", a)
+	}
+	cart := pre["cart"].(map[string]any)
+	if cart["type"] != "object" || !slices.Contains(toStrings(cart["required"]), "total_usd") {
+		t.Errorf("cart %v", cart)
+	}
+	if u := props(schemas["check_endpoint"])["url"].(map[string]any); u["type"] != "string" ||
+		!slices.Contains(toStrings(schemas["check_endpoint"]["required"]), "url") {
+		t.Errorf("check_endpoint.url %v", u)
+	}
+}
+
+// walkSchema fails on a schema node that is not an object with a type, and, for properties, on one without
+// a description.
+func walkSchema(t *testing.T, path string, node any, isProperty bool) {
+	t.Helper()
+	s, ok := node.(map[string]any)
+	if !ok {
+		t.Errorf("%s: schema %v is not an object schema", path, node)
+		return
+	}
+	if _, ok := s["type"]; !ok {
+		t.Errorf("%s: no type: %v", path, s)
+	}
+	if d, _ := s["description"].(string); isProperty && d == "" && path != "" && strings.Contains(path, ".") {
+		t.Errorf("%s: no description", path)
+	}
+	if ps, ok := s["properties"].(map[string]any); ok {
+		for k, v := range ps {
+			walkSchema(t, path+"."+k, v, true)
+		}
+	}
+	if it, ok := s["items"]; ok {
+		walkSchema(t, path+"[]", it, false)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case []any:
+		for _, s := range x {
+			out = append(out, s.(string))
+		}
+	case string:
+		out = append(out, x)
+	}
+	return out
+}

@@ -1,0 +1,317 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/store"
+)
+
+// Tool names (SPEC MCP section).
+const (
+	ToolCheckPayee     = "check_payee"
+	ToolPreflight      = "preflight_payment"
+	ToolServiceInfo    = "get_service_info"
+	ToolCheckEndpoint  = "check_endpoint"
+	resourceURLPrefix  = "mcp://tool/"
+	mcpTransportBazaar = "streamable-http"
+)
+
+// toolDef is one tool's listing.
+type toolDef struct {
+	name, title, description string
+	schema                   *jsonschema.Schema
+}
+
+func (h *Handler) keysURL() string { return h.baseURL + "/.well-known/payguard-keys.json" }
+
+// buildTools computes the input schemas and the paid tools' offers (price of the HTTP route, resource URL
+// mcp://tool/<name>, no offer-receipt, an MCP bazaar extension so facilitators can catalogue the tool).
+func (h *Handler) buildTools() error {
+	h.tools = map[string]*paidTool{}
+	for _, t := range []*paidTool{
+		{name: ToolCheckPayee, path: "/v1/check", trial: true},
+		{name: ToolPreflight, path: "/v1/preflight", trial: true},
+		{name: ToolCheckEndpoint, path: "/v1/endpoint"},
+	} {
+		http, ok := h.srv.Offer(t.path)
+		if !ok {
+			return fmt.Errorf("mcp: the server sells no %s", t.path)
+		}
+		t.offer = fees.Offer{URL: resourceURLPrefix + t.name, Description: http.Description,
+			MimeType: "application/json", Amount: http.Amount}
+		h.tools[t.name] = t
+	}
+	defs, err := h.toolDefs()
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		t := h.tools[d.name]
+		if t == nil {
+			continue
+		}
+		t.offer.Description = fmt.Sprintf("payguard MCP tool %s: %s", d.name, d.title)
+		bazaar, err := bazaarMCP(d)
+		if err != nil {
+			return err
+		}
+		t.offer.Bazaar = bazaar
+	}
+	h.defs = defs
+	return nil
+}
+
+// bazaarMCP is the x402 bazaar discovery extension for an MCP tool ({info:{input:{type:"mcp", toolName,
+// description, transport, inputSchema}}, schema}), the shape @x402/extensions declares for MCP tools.
+func bazaarMCP(d toolDef) (json.RawMessage, error) {
+	str := map[string]any{"type": "string"}
+	ext := map[string]any{
+		"info": map[string]any{"input": map[string]any{
+			"type": "mcp", "toolName": d.name, "description": d.title, "transport": mcpTransportBazaar,
+			"inputSchema": d.schema,
+		}},
+		"schema": map[string]any{
+			"$schema": "https://json-schema.org/draft/2020-12/schema",
+			"type":    "object",
+			"properties": map[string]any{"input": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"type": map[string]any{"type": "string", "const": "mcp"}, "toolName": str, "description": str,
+					"transport":   map[string]any{"type": "string", "enum": []string{mcpTransportBazaar}},
+					"inputSchema": map[string]any{"type": "object"},
+				},
+				"required":             []string{"type", "toolName", "inputSchema"},
+				"additionalProperties": false,
+			}},
+			"required": []string{"input"},
+		},
+	}
+	return json.Marshal(ext)
+}
+
+func (h *Handler) price(name string) string { return fees.USD(h.tools[name].offer.Amount) }
+
+// toolDefs are the four tools' names, descriptions (written for a model choosing and reading a tool) and
+// input schemas.
+func (h *Handler) toolDefs() ([]toolDef, error) {
+	checkS, err := checkPayeeSchema()
+	if err != nil {
+		return nil, err
+	}
+	preS, err := preflightSchema(h.opt.Rules)
+	if err != nil {
+		return nil, err
+	}
+	endS, err := checkEndpointSchema()
+	if err != nil {
+		return nil, err
+	}
+	infoS, err := serviceInfoSchema()
+	if err != nil {
+		return nil, err
+	}
+	limit := h.srv.Trial().Limit()
+	trial := fmt.Sprintf("The first %d calls per IP per UTC day are free (shared with preflight_payment/check_payee "+
+		"and the HTTP API); after that the tool returns an x402 payment-required result and a paid call carries the "+
+		"payment in params._meta[%q].", limit, MetaPayment)
+	return []toolDef{
+		{name: ToolCheckPayee, title: "Screen a payee (sanctions, domain age, DNS)", schema: checkS,
+			description: "Screen a payee before paying it: a wallet address against the OFAC SDN list, a merchant or " +
+				"person name against SDN names and aliases, and a merchant domain's registration age and DNS records. " +
+				"Returns a CheckResult: risk (low, medium, high or unknown; unknown is NOT low), flags (sanctioned_address, " +
+				"sanctioned_name_exact, sanctioned_name_possible, invalid_domain, new_domain, domain_age_unknown, " +
+				"domain_no_dns), sanctions and domain details, data_as_of and a disclaimer. A name match is not proof of " +
+				"identity: verify before acting. Price " + h.price(ToolCheckPayee) + " in USDC via x402. " + trial +
+				" Informational screening only, not legal advice."},
+		{name: ToolPreflight, title: "Decide allow, hold or block before paying", schema: preS,
+			description: "Call this BEFORE signing a payment: give the x402 challenge a seller answered with (or a cart " +
+				"priced in USD) and optional spending rules. Returns a PreflightResult: decision (allow, hold or block), " +
+				"reasons (each starting with allow:, hold: or block:), chosen_option (the cheapest acceptable payment " +
+				"option), options_evaluated, payee screening, data_as_of and a signed receipt (receipt.id, receipt.jws: a " +
+				"JWS over the decision, verifiable with the keys at " + h.keysURL() + "). Pay only on allow and only the " +
+				"chosen_option; route hold to a human or policy authority; never pay on block; keep receipt.id. An error " +
+				"result means screening is unavailable: treat it as hold. A hold or block is a delivered, charged result. " +
+				"Price " + h.price(ToolPreflight) + " in USDC via x402. " + trial},
+		{name: ToolServiceInfo, title: "Prices, payment terms and data freshness (free)", schema: infoS,
+			description: "Always free. Returns payguard's prices per tool, the payment terms of its own fees (x402 " +
+				"scheme, network, USDC asset, payTo wallet), the free-trial allowance, the receipt-key URL, whether " +
+				"sanctions data is loaded and its data_as_of, and the disclaimer."},
+		{name: ToolCheckEndpoint, title: "Cached observations of an x402 endpoint", schema: endS,
+			description: "Look up payguard's index of public x402 endpoints: the cached unpaid observations of a URL " +
+				"(time, HTTP status, whether the probe was usable, the challenge it returned). Needs fresh index data; " +
+				"otherwise an index_unavailable error that is not charged. An unknown URL is endpoint_not_listed and a " +
+				"URL observed with several methods needs method (method_required); neither is charged. Price " +
+				h.price(ToolCheckEndpoint) + " in USDC via x402; no free trial."},
+	}, nil
+}
+
+func (h *Handler) addTools() {
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)}
+	tool := func(name string) *sdk.Tool {
+		for _, d := range h.defs {
+			if d.name == name {
+				return &sdk.Tool{Name: d.name, Title: d.title, Description: d.description, InputSchema: d.schema,
+					Annotations: readOnly}
+			}
+		}
+		panic("mcp: no tool " + name) // toolDefs and this list are in one file
+	}
+	sdk.AddTool(h.mcp, tool(ToolCheckPayee), h.checkPayee)
+	sdk.AddTool(h.mcp, tool(ToolPreflight), h.preflight)
+	sdk.AddTool(h.mcp, tool(ToolServiceInfo), h.serviceInfo)
+	sdk.AddTool(h.mcp, tool(ToolCheckEndpoint), h.checkEndpoint)
+}
+
+// sanctionsGate refuses paid screening without a sanctions list (never an "unknown" sold for money).
+func (h *Handler) sanctionsGate() *toolError {
+	if h.opt.Sanctions.Ready() {
+		return nil
+	}
+	return errorf(server.CodeSanctionsUnavailable, "sanctions data is not loaded yet; nothing was charged")
+}
+
+// inputError converts a parser's *server.InputError to a tool error.
+func inputError(err error, fallback string) *toolError {
+	var ie *server.InputError
+	if errors.As(err, &ie) {
+		return &toolError{Code: ie.Code, Message: ie.Message}
+	}
+	return &toolError{Code: fallback, Message: err.Error()}
+}
+
+func (h *Handler) checkPayee(ctx context.Context, req *sdk.CallToolRequest, in CheckPayeeArgs) (*sdk.CallToolResult, any, error) {
+	q := server.CheckQuery{Name: strings.TrimSpace(in.Name), Address: strings.TrimSpace(in.Wallet), Domain: strings.TrimSpace(in.Domain)}
+	if q.Name == "" && q.Address == "" && q.Domain == "" {
+		return h.errorResult(errorf(server.CodeMissingInput, "give at least one of name, domain or wallet")), nil, nil
+	}
+	if err := h.srv.Checker().Validate(q); err != nil {
+		return h.errorResult(inputError(err, server.CodeInvalidParameter)), nil, nil
+	}
+	if e := h.sanctionsGate(); e != nil {
+		return h.errorResult(e), nil, nil
+	}
+	return h.sell(ctx, req, h.tools[ToolCheckPayee], func(ctx context.Context) (any, *toolError) {
+		res, err := h.srv.Checker().Check(ctx, q)
+		if err != nil {
+			h.log.Error("check failed", "err", err)
+			return nil, errorf(server.CodeSanctionsUnavailable, "screening could not be completed; nothing was charged")
+		}
+		return res, nil
+	}), nil, nil
+}
+
+func (h *Handler) preflight(ctx context.Context, req *sdk.CallToolRequest, _ PreflightArgs) (*sdk.CallToolResult, any, error) {
+	// The arguments as sent are the PreflightInput: the engine's own parser enforces SPEC's limits on them and
+	// the receipt's input_sha256 hashes them, as it hashes the HTTP body.
+	raw := []byte(req.Params.Arguments)
+	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
+		raw = []byte("{}")
+	}
+	input, err := h.srv.Preflight().Parse(raw)
+	if err != nil {
+		return h.errorResult(inputError(err, server.CodeInvalidJSON)), nil, nil
+	}
+	if e := h.sanctionsGate(); e != nil {
+		return h.errorResult(e), nil, nil
+	}
+	return h.sell(ctx, req, h.tools[ToolPreflight], func(ctx context.Context) (any, *toolError) {
+		d, err := h.srv.Preflight().Decide(ctx, input)
+		if err != nil {
+			if errors.Is(err, server.ErrSigningUnavailable) {
+				h.log.Error("receipt signing unavailable", "err", err)
+				return nil, errorf(server.CodeReceiptSigning, "the decision could not be signed; nothing was charged")
+			}
+			h.log.Error("preflight failed", "err", err)
+			return nil, errorf(server.CodeInternal, "the decision could not be made; nothing was charged")
+		}
+		h.log.Info("mcp preflight", "decision", d.Decision, "receipt", d.ReceiptID)
+		return d.Body, nil
+	}), nil, nil
+}
+
+// knownMethods are the HTTP methods the endpoint index records.
+var knownMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}
+
+// checkEndpoint is /v1/endpoint's lookup: URL and method checked, index fresh, the URL listed and its method
+// known, all before payment.
+func (h *Handler) checkEndpoint(ctx context.Context, req *sdk.CallToolRequest, in CheckEndpointArgs) (*sdk.CallToolResult, any, error) {
+	target := strings.TrimSpace(in.URL)
+	u, err := url.Parse(target)
+	if target == "" || len(target) > 2048 || err != nil || (u.Scheme != "http" && u.Scheme != "https") ||
+		u.Hostname() == "" || u.User != nil || u.Fragment != "" {
+		return h.errorResult(errorf(server.CodeInvalidURL, "url must be an absolute http or https URL without credentials or fragment")), nil, nil
+	}
+	method := strings.ToUpper(strings.TrimSpace(in.Method))
+	if method != "" && !knownMethods[method] {
+		return h.errorResult(errorf(server.CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")), nil, nil
+	}
+	if h.opt.Endpoints == nil {
+		return h.errorResult(errorf(server.CodeIndexUnavailable, "the endpoint index is not available here; nothing was charged")), nil, nil
+	}
+	updated, err := h.opt.Endpoints.IndexUpdatedAt(ctx)
+	if err != nil || updated.IsZero() || h.now().Sub(updated) > h.opt.IndexFreshness {
+		if err != nil {
+			h.log.Error("endpoint index unavailable", "err", err)
+		}
+		return h.errorResult(errorf(server.CodeIndexUnavailable, "the endpoint index has no data newer than %s; nothing was charged", h.opt.IndexFreshness)), nil, nil
+	}
+	obs, err := h.opt.Endpoints.Observations(ctx, target)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		h.log.Error("endpoint index read failed", "err", err)
+		return h.errorResult(errorf(server.CodeIndexUnavailable, "the endpoint index could not be read; nothing was charged")), nil, nil
+	}
+	byMethod := map[string][]store.Observation{}
+	for _, o := range obs {
+		m := strings.ToUpper(o.Method)
+		byMethod[m] = append(byMethod[m], o)
+	}
+	if len(byMethod) == 0 {
+		return h.errorResult(errorf(server.CodeEndpointNotListed, "the index has no observation of this URL")), nil, nil
+	}
+	if method == "" {
+		if len(byMethod) > 1 {
+			methods := make([]string, 0, len(byMethod))
+			for m := range byMethod {
+				methods = append(methods, m)
+			}
+			sort.Strings(methods)
+			return h.errorResult(errorf(server.CodeMethodRequired, "this URL was observed with several methods (%s); give method", strings.Join(methods, ", "))), nil, nil
+		}
+		for m := range byMethod {
+			method = m
+		}
+	}
+	selected, ok := byMethod[method]
+	if !ok {
+		return h.errorResult(errorf(server.CodeEndpointNotListed, "the index has no observation of this URL with method %s", method)), nil, nil
+	}
+	result := server.EndpointResult{URL: target, Method: method, IndexUpdatedAt: updated.UTC().Format(time.RFC3339),
+		Observations: []server.EndpointObservation{}}
+	for _, o := range selected {
+		eo := server.EndpointObservation{ObservedAt: o.ObservedAt.UTC().Format(time.RFC3339), Status: o.Status, Usable: o.Usable, Error: o.Error}
+		if len(o.Challenge) > 0 && json.Valid(o.Challenge) {
+			eo.Challenge = json.RawMessage(o.Challenge)
+		}
+		result.Observations = append(result.Observations, eo)
+	}
+	return h.sell(ctx, req, h.tools[ToolCheckEndpoint], func(context.Context) (any, *toolError) {
+		result.DataAsOf = h.srv.DataAsOf()
+		return result, nil
+	}), nil, nil
+}
+
+func (h *Handler) serviceInfo(ctx context.Context, req *sdk.CallToolRequest, _ ServiceInfoArgs) (*sdk.CallToolResult, any, error) {
+	return h.result(h.serviceInfoBody()), nil, nil
+}

@@ -1,0 +1,474 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/store"
+)
+
+func TestServiceInfoIsFree(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	for i := 0; i < 5; i++ { // more calls than the trial allows: none of them counts
+		res, sc := e.call(s, ToolServiceInfo, map[string]any{}, nil)
+		if res.IsError {
+			t.Fatalf("get_service_info: %v", sc)
+		}
+		if i > 0 {
+			continue
+		}
+		pay := sc["payment"].(map[string]any)
+		if pay["payTo"] != testPayTo || pay["network"] != "eip155:84532" || pay["asset"] != testAsset {
+			t.Fatalf("payment terms %v", pay)
+		}
+		prices := map[string]string{}
+		for _, tool := range sc["tools"].([]any) {
+			m := tool.(map[string]any)
+			prices[m["tool"].(string)] = m["price_usd"].(string)
+		}
+		want := map[string]string{"check_payee": "0.01", "preflight_payment": "0.02", "check_endpoint": "0.005", "get_service_info": "0"}
+		for k, v := range want {
+			if prices[k] != v {
+				t.Fatalf("prices %v", prices)
+			}
+		}
+		if sc["receipt_keys"] != e.url+"/.well-known/payguard-keys.json" || sc["data_as_of"] == "" || sc["disclaimer"] == "" {
+			t.Fatalf("info %v", sc)
+		}
+	}
+	// The three trial calls are all still there.
+	for i := 0; i < 3; i++ {
+		if res, sc := e.call(s, ToolCheckPayee, map[string]any{"wallet": cleanAddr}, nil); res.IsError {
+			t.Fatalf("trial call %d: %v", i+1, sc)
+		}
+	}
+	if e.fac.calls() != 0 {
+		t.Fatal("the facilitator was called")
+	}
+}
+
+// The trial is one counter for HTTP ?trial=1 and MCP; its end is a payment-required result that never pays.
+func TestTrialSharedWithHTTP(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 2; i++ {
+		resp, err := http.Get(e.url + "/v1/check?trial=1&address=" + cleanAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("HTTP trial call %d: %d", i+1, resp.StatusCode)
+		}
+	}
+	s := e.session()
+	res, sc := e.call(s, ToolCheckPayee, map[string]any{"wallet": sanctioned}, nil)
+	if res.IsError || sc["risk"] != "high" {
+		t.Fatalf("third (MCP) trial call: %v", sc)
+	}
+	if tr := res.Meta[MetaTrial].(map[string]any); tr["remaining"] != float64(0) || tr["limit"] != float64(3) {
+		t.Fatalf("trial meta %v", res.Meta)
+	}
+	if _, ok := res.Meta[MetaPaymentResponse]; ok {
+		t.Fatal("a trial call carries a settlement")
+	}
+
+	res, sc = e.call(s, ToolPreflight, map[string]any{"cart": map[string]any{"merchant_domain": "example.com", "total_usd": 0.1}}, nil)
+	pr := paymentRequired(t, res, sc)
+	if pr["error"] != "trial_exhausted" {
+		t.Fatalf("error %v", pr["error"])
+	}
+	if tr := pr["trial"].(map[string]any); tr["exhausted"] != true || tr["limit"] != float64(3) {
+		t.Fatalf("trial notice %v", pr["trial"])
+	}
+	acc := pr["accepts"].([]any)[0].(map[string]any)
+	if acc["amount"] != "20000" || acc["payTo"] != testPayTo || acc["network"] != "eip155:84532" || acc["asset"] != testAsset {
+		t.Fatalf("accepts %v", acc)
+	}
+	if r := pr["resource"].(map[string]any); r["url"] != "mcp://tool/preflight_payment" {
+		t.Fatalf("resource %v", r)
+	}
+	ext := pr["extensions"].(map[string]any)
+	if _, ok := ext["offer-receipt"]; ok {
+		t.Fatal("MCP challenges carry no offer-receipt")
+	}
+	in := ext["bazaar"].(map[string]any)["info"].(map[string]any)["input"].(map[string]any)
+	if in["type"] != "mcp" || in["toolName"] != "preflight_payment" || in["inputSchema"].(map[string]any)["type"] != "object" {
+		t.Fatalf("bazaar %v", in)
+	}
+
+	resp, err := http.Get(e.url + "/v1/check?trial=1&address=" + cleanAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("HTTP after the MCP trial call: %d", resp.StatusCode)
+	}
+	if e.fac.calls() != 0 {
+		t.Fatal("the facilitator was called")
+	}
+}
+
+// Bad arguments are tool errors before any payment: a payment attached is neither verified nor settled, and
+// the free trial is not counted.
+func TestBadArgumentsNeverCharged(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	pay := sdk.Meta{MetaPayment: payment(map[string]any{"resource": map[string]any{"url": "mcp://tool/check_payee"},
+		"accepts": []any{map[string]any{"scheme": "exact", "network": "eip155:84532", "amount": "10000", "asset": testAsset,
+			"payTo": testPayTo, "maxTimeoutSeconds": 60, "extra": map[string]any{"name": "USDC", "version": "2"}}}})}
+	deep := map[string]any{"x402Version": 2, "accepts": []any{}}
+	cur := deep
+	for i := 0; i < 40; i++ {
+		next := map[string]any{}
+		cur["extensions"] = map[string]any{"x": next}
+		cur = next
+	}
+	manyOptions := make([]any, 33)
+	for i := range manyOptions {
+		manyOptions[i] = map[string]any{"scheme": "exact", "network": "base"}
+	}
+	cases := []struct {
+		tool string
+		args any
+		code string // "" for an SDK schema error (no error body)
+	}{
+		{ToolCheckPayee, map[string]any{}, "missing_input"},
+		{ToolCheckPayee, map[string]any{"name": "   "}, "missing_input"},
+		{ToolCheckPayee, map[string]any{"wallet": strings.Repeat("a", 300)}, ""},
+		{ToolCheckPayee, map[string]any{"address": cleanAddr}, ""}, // HTTP's name, not the tool's
+		{ToolCheckPayee, map[string]any{"name": 7}, ""},
+		{ToolPreflight, map[string]any{"challenge": map[string]any{"x402Version": 3, "accepts": []any{}}}, ""},
+		{ToolPreflight, map[string]any{"challenge": map[string]any{"x402Version": 2, "accepts": manyOptions}}, ""},
+		{ToolPreflight, map[string]any{"challenge": deep}, "too_deep"},
+		{ToolPreflight, map[string]any{"rules": map[string]any{"max_per_payment": 1}}, ""},
+		{ToolPreflight, map[string]any{"rules": map[string]any{"max_price_multiple": 0}}, ""},
+		{ToolPreflight, map[string]any{"cart": map[string]any{"total_usd": "1"}}, ""},
+		{ToolPreflight, map[string]any{"cart": map[string]any{"merchant_domain": strings.Repeat("a", 3000), "total_usd": 1}}, ""},
+		{ToolPreflight, map[string]any{"challenge": map[string]any{"x402Version": 2, "accepts": []any{map[string]any{"scheme": "exact", "network": "base", "amount": 5}}}}, ""},
+		{ToolCheckEndpoint, map[string]any{"url": "ftp://example.com/x"}, "invalid_url"},
+		{ToolCheckEndpoint, map[string]any{"url": "https://user:pw@example.com/x"}, "invalid_url"},
+		{ToolCheckEndpoint, map[string]any{"url": "https://example.com/x", "method": "FETCH"}, ""},
+	}
+	for _, c := range cases {
+		res, sc := e.call(s, c.tool, c.args, pay)
+		if !res.IsError {
+			t.Errorf("%s %v: not an error: %v", c.tool, c.args, sc)
+			continue
+		}
+		if c.code == "" {
+			if text := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(text, "validating") {
+				t.Errorf("%s %v: want a schema error, got %s", c.tool, c.args, text)
+			}
+			continue
+		}
+		if got := errCode(t, res, sc); got != c.code {
+			t.Errorf("%s %v: code %s, want %s", c.tool, c.args, got, c.code)
+		}
+	}
+	e.sanctions.off.Store(true)
+	res, sc := e.call(s, ToolCheckPayee, map[string]any{"wallet": cleanAddr}, pay)
+	if code := errCode(t, res, sc); code != "sanctions_data_unavailable" {
+		t.Fatalf("no sanctions list: %s", code)
+	}
+	res, sc = e.call(s, ToolPreflight, map[string]any{"cart": map[string]any{"total_usd": 0.1}}, nil)
+	if code := errCode(t, res, sc); code != "sanctions_data_unavailable" {
+		t.Fatalf("no sanctions list (trial): %s", code)
+	}
+	e.sanctions.off.Store(false)
+
+	if e.fac.calls() != 0 {
+		t.Fatalf("facilitator called %d times for bad arguments", e.fac.calls())
+	}
+	for i := 0; i < 3; i++ { // the trial is untouched
+		if res, sc := e.call(s, ToolCheckPayee, map[string]any{"name": "Acme Widgets LLC"}, nil); res.IsError {
+			t.Fatalf("trial call %d after bad arguments: %v", i+1, sc)
+		}
+	}
+}
+
+func TestPaidCheckPayeeSettlesOnce(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	args := map[string]any{"wallet": sanctioned, "name": "Lazarus Group"}
+	pr := e.challengeFor(s, ToolCheckPayee, args)
+	acc := pr["accepts"].([]any)[0].(map[string]any)
+	if acc["amount"] != "10000" || pr["resource"].(map[string]any)["url"] != "mcp://tool/check_payee" {
+		t.Fatalf("terms %v", pr)
+	}
+	p := payment(pr)
+	res, sc := e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p})
+	if res.IsError || sc["risk"] != "high" {
+		t.Fatalf("paid check: %v", sc)
+	}
+	settled, _ := res.Meta[MetaPaymentResponse].(map[string]any)
+	if settled["success"] != true || settled["transaction"] != "0xabc" || settled["payer"] != testPayer {
+		t.Fatalf("settlement %v", res.Meta)
+	}
+	if e.fac.verifies.Load() != 1 || e.fac.settles.Load() != 1 {
+		t.Fatalf("verify %d settle %d", e.fac.verifies.Load(), e.fac.settles.Load())
+	}
+	var req struct {
+		PaymentRequirements map[string]any `json:"paymentRequirements"`
+		PaymentPayload      map[string]any `json:"paymentPayload"`
+	}
+	e.fac.mu.Lock()
+	json.Unmarshal(e.fac.lastSettled, &req)
+	e.fac.mu.Unlock()
+	if req.PaymentRequirements["amount"] != "10000" || req.PaymentRequirements["payTo"] != testPayTo ||
+		req.PaymentPayload["payload"].(map[string]any)["authorization"].(map[string]any)["nonce"] !=
+			p["payload"].(map[string]any)["authorization"].(map[string]any)["nonce"] {
+		t.Fatalf("settled %v", req)
+	}
+
+	// The same payment again: refused before /settle, and the work is not delivered.
+	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p})
+	if pr := paymentRequired(t, res, sc); pr["error"] != "invalid_exact_evm_nonce_already_used" {
+		t.Fatalf("replay: %v", pr["error"])
+	}
+	if e.fac.settles.Load() != 1 {
+		t.Fatalf("a replay reached /settle")
+	}
+	// Paid calls did not use the trial.
+	for i := 0; i < 3; i++ {
+		if res, sc := e.call(s, ToolCheckPayee, map[string]any{"wallet": cleanAddr}, nil); res.IsError {
+			t.Fatalf("trial call %d: %v", i+1, sc)
+		}
+	}
+}
+
+func TestPaidPreflightCarriesOnlyTheDecisionJWS(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	args := map[string]any{"cart": map[string]any{"merchant_domain": "example.com", "total_usd": 0.1, "pay_to": cleanAddr},
+		"rules": map[string]any{"max_per_payment_usd": 0.5}, "context": map[string]any{"spent_today_usd": 1}}
+	pr := e.challengeFor(s, ToolPreflight, args)
+	res, sc := e.call(s, ToolPreflight, args, sdk.Meta{MetaPayment: payment(pr)})
+	if res.IsError {
+		t.Fatalf("paid preflight: %v", res.Content[0].(*sdk.TextContent).Text)
+	}
+	if d := sc["decision"]; d != "allow" && d != "hold" && d != "block" {
+		t.Fatalf("decision %v", sc)
+	}
+	raw, _ := json.Marshal(sc)
+	if err := receipts.VerifyResult(raw, e.jwks, receipts.VerifyOptions{}); err != nil {
+		t.Fatalf("the decision's receipt does not verify: %v", err)
+	}
+	settled := res.Meta[MetaPaymentResponse].(map[string]any)
+	if settled["success"] != true || settled["extensions"] != nil {
+		t.Fatalf("settlement %v (no offer-receipt on MCP)", settled)
+	}
+	e.fac.mu.Lock()
+	defer e.fac.mu.Unlock()
+	if !strings.Contains(string(e.fac.lastSettled), `"amount":"20000"`) {
+		t.Fatalf("settled %s", e.fac.lastSettled)
+	}
+}
+
+func TestPaymentFailures(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	args := map[string]any{"wallet": cleanAddr}
+	pr := e.challengeFor(s, ToolCheckPayee, args)
+
+	e.fac.verifyMode.Store("down")
+	res, sc := e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(pr)})
+	if code := errCode(t, res, sc); code != "facilitator_unavailable" {
+		t.Fatalf("outage: %s", code)
+	}
+	e.fac.verifyMode.Store("invalid")
+	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(pr)})
+	if got := paymentRequired(t, res, sc)["error"]; got != "invalid_exact_evm_payload_signature" {
+		t.Fatalf("invalid payment: %v", got)
+	}
+	e.fac.verifyMode.Store("valid")
+	if e.fac.settles.Load() != 0 {
+		t.Fatal("settled after a failed verification")
+	}
+
+	// A payment for another tool's price does not match these terms.
+	prPre := e.challengeFor(s, ToolPreflight, map[string]any{})
+	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(prPre)})
+	if got := paymentRequired(t, res, sc)["error"]; got != "invalid_payment_requirements" {
+		t.Fatalf("wrong price: %v", got)
+	}
+
+	e.fac.settleMode.Store("fail")
+	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(pr)})
+	pf := paymentRequired(t, res, sc)
+	if pf["error"] != "insufficient_funds" || pf[MetaPaymentResponse].(map[string]any)["success"] != false {
+		t.Fatalf("settle failure: %v", pf)
+	}
+	if strings.Contains(res.Content[0].(*sdk.TextContent).Text, `"risk"`) {
+		t.Fatal("the work was delivered although settlement failed")
+	}
+
+	e.fac.settleMode.Store("5xx")
+	p := payment(pr)
+	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p})
+	if code := errCode(t, res, sc); code != "settlement_outcome_unknown" {
+		t.Fatalf("settle 5xx: %s", code)
+	}
+	if sc["error"].(map[string]any)["nonce"] != p["payload"].(map[string]any)["authorization"].(map[string]any)["nonce"] {
+		t.Fatalf("no nonce to check on chain: %v", sc)
+	}
+
+	// Signing unavailable: the decision cannot be made, nothing is settled.
+	e.fac.settleMode.Store("success")
+	settles := e.fac.settles.Load()
+	e.signer.fail.Store(true)
+	prPre = e.challengeFor(s, ToolPreflight, map[string]any{})
+	res, sc = e.call(s, ToolPreflight, map[string]any{"cart": map[string]any{"total_usd": 0.1}}, sdk.Meta{MetaPayment: payment(prPre)})
+	if code := errCode(t, res, sc); code != "receipt_signing_unavailable" {
+		t.Fatalf("signing down: %s", code)
+	}
+	if e.fac.settles.Load() != settles {
+		t.Fatal("settled although the decision could not be signed")
+	}
+}
+
+func TestCheckEndpoint(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	ctx := context.Background()
+	now := time.Now()
+	put := func(url, method string, at time.Time) {
+		if err := e.store.PutObservation(ctx, store.Observation{URL: url, Method: method, ObservedAt: at, Status: 402,
+			Usable: true, Challenge: []byte(`{"x402Version":1,"accepts":[]}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("https://old.example/x", "GET", now.Add(-72*time.Hour))
+	res, sc := e.call(s, ToolCheckEndpoint, map[string]any{"url": "https://old.example/x"}, nil)
+	if code := errCode(t, res, sc); code != "index_unavailable" {
+		t.Fatalf("stale index: %s", code)
+	}
+	put("https://api.example/data", "GET", now.Add(-time.Hour))
+	put("https://api.example/multi", "GET", now.Add(-time.Hour))
+	put("https://api.example/multi", "POST", now.Add(-time.Hour))
+	for url, want := range map[string]string{"https://api.example/none": "endpoint_not_listed", "https://api.example/multi": "method_required"} {
+		res, sc := e.call(s, ToolCheckEndpoint, map[string]any{"url": url}, nil)
+		if code := errCode(t, res, sc); code != want {
+			t.Fatalf("%s: %s", url, code)
+		}
+	}
+	// No trial: the first call already asks for payment.
+	res, sc = e.call(s, ToolCheckEndpoint, map[string]any{"url": "https://api.example/data"}, nil)
+	pr := paymentRequired(t, res, sc)
+	if pr["error"] != "Payment required" || pr["accepts"].([]any)[0].(map[string]any)["amount"] != "5000" {
+		t.Fatalf("terms %v", pr)
+	}
+	res, sc = e.call(s, ToolCheckEndpoint, map[string]any{"url": "https://api.example/multi", "method": "POST"}, sdk.Meta{MetaPayment: payment(pr)})
+	if res.IsError || sc["method"] != "POST" || len(sc["observations"].([]any)) != 1 || sc["data_as_of"] == "" {
+		t.Fatalf("paid lookup: %v %v", sc, res.Content[0].(*sdk.TextContent).Text)
+	}
+	if res.Meta[MetaPaymentResponse].(map[string]any)["success"] != true || e.fac.settles.Load() != 1 {
+		t.Fatal("not settled")
+	}
+}
+
+func TestResourcesAndPrompts(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	ctx := context.Background()
+	rl, err := s.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rl.Resources) != 3 {
+		t.Fatalf("resources %v", rl.Resources)
+	}
+	bodies := map[string]map[string]any{}
+	for _, r := range rl.Resources {
+		if r.Description == "" || r.MIMEType != "application/json" {
+			t.Fatalf("resource %+v", r)
+		}
+		rr, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: r.URI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(rr.Contents[0].Text), &m); err != nil {
+			t.Fatalf("%s: %v", r.URI, err)
+		}
+		if m["data_as_of"] == nil {
+			t.Fatalf("%s: no data_as_of", r.URI)
+		}
+		bodies[r.URI] = m
+	}
+	rules := bodies[ResourceRules]["rules"].(map[string]any)
+	if rules["max_per_payment_usd"] != float64(1) || rules["hold_above_usd"] != 0.25 || rules["daily_cap_usd"] != float64(25) {
+		t.Fatalf("default rules %v", rules)
+	}
+	if p := bodies[ResourcePricing]["payment"].(map[string]any); p["payTo"] != testPayTo {
+		t.Fatalf("pricing %v", p)
+	}
+	trust := bodies[ResourceTrust]
+	if keys := trust["receipt_keys"].(map[string]any)["keys"].([]any); len(keys) == 0 || trust["disclaimer"] == "" {
+		t.Fatalf("trust %v", trust)
+	}
+	if _, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: "payguard://nothing"}); err == nil {
+		t.Fatal("an unknown resource was read")
+	}
+
+	pl, err := s.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Prompts) != 2 {
+		t.Fatalf("prompts %v", pl.Prompts)
+	}
+	gp, err := s.GetPrompt(ctx, &sdk.GetPromptParams{Name: PromptPreflight, Arguments: map[string]string{
+		"challenge": `{"x402Version":2,"accepts":[]}`, "rules": `{"max_per_payment_usd":0.5}`, "spent_today_usd": "3.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := gp.Messages[0].Content.(*sdk.TextContent).Text
+	for _, want := range []string{"preflight_payment", `challenge: {"x402Version":2`, `"spent_today_usd": 3.2`, "never as allow", "block: do NOT pay"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("preflight prompt lacks %q:\n%s", want, text)
+		}
+	}
+	gp, err = s.GetPrompt(ctx, &sdk.GetPromptParams{Name: PromptPreflight, Arguments: map[string]string{"challenge": `{"total_usd":1}`}})
+	if err != nil || !strings.Contains(gp.Messages[0].Content.(*sdk.TextContent).Text, "- cart: ") {
+		t.Fatalf("a cart is passed as cart: %v", err)
+	}
+	if _, err := s.GetPrompt(ctx, &sdk.GetPromptParams{Name: PromptPreflight}); err == nil {
+		t.Fatal("preflight prompt without a challenge")
+	}
+	gp, err = s.GetPrompt(ctx, &sdk.GetPromptParams{Name: PromptCheckMerchant, Arguments: map[string]string{"domain": "shop.example.com"}})
+	if err != nil || !strings.Contains(gp.Messages[0].Content.(*sdk.TextContent).Text, "check_payee with\n- domain: shop.example.com") {
+		t.Fatalf("check prompt: %v %v", err, gp)
+	}
+	if _, err := s.GetPrompt(ctx, &sdk.GetPromptParams{Name: PromptCheckMerchant}); err == nil {
+		t.Fatal("check prompt without anything to check")
+	}
+}
+
+// The mount: /.well-known/mcp.json names this endpoint, and /mcp is reached through the server's handler
+// (logging, recovery) with the same client IP as HTTP.
+func TestDiscoveryDocument(t *testing.T) {
+	e := newEnv(t)
+	resp, err := http.Get(e.url + "/.well-known/mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["endpoint"] != e.url+"/mcp" || m["transport"] != "streamable-http" {
+		t.Fatalf("mcp.json %s", b)
+	}
+}
