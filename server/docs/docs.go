@@ -40,13 +40,33 @@ type PaidResource struct {
 	OfferReceipt bool
 }
 
-// MCPTools are the tools the MCP endpoint at /mcp offers (SPEC MCP section).
-var MCPTools = []struct{ Name, Description, Price string }{
-	{"check_payee", "Screen a payee's name, merchant domain or wallet (OFAC SDN, domain age, DNS). Free trial first, then x402.", "$0.01"},
-	{"preflight_payment", "Decide allow, hold or block for an x402 challenge or a cart, with a signed receipt. Free trial first, then x402.", "$0.02"},
-	{"get_service_info", "Prices, payment terms, data freshness and links. Always free.", "free"},
-	{"check_endpoint", "Cached unpaid observations of a public x402 endpoint.", "$0.005"},
+// MCPTools are the tools the MCP endpoint at /mcp offers (SPEC MCP section), with the paid route whose
+// price each one charges ("" for a free tool). server/mcp's tests check this list against the live server.
+var MCPTools = []struct{ Name, Description, PricePath string }{
+	{"check_payee", "Screen a payee's name, merchant domain or wallet (OFAC SDN, domain age, DNS). Free trial first, then x402.", "/v1/check"},
+	{"preflight_payment", "Decide allow, hold or block for an x402 challenge or a cart, with a signed receipt. Free trial first, then x402.", "/v1/preflight"},
+	{"get_service_info", "Prices, payment terms, data freshness and links. Always free.", ""},
+	{"check_endpoint", "Cached unpaid observations of a public x402 endpoint. x402 only, no trial.", "/v1/endpoint"},
 }
+
+// MCPResources and MCPPrompts are the MCP server's free resources and its prompts (SPEC MCP section).
+var (
+	MCPResources = []struct{ URI, Name, Description string }{
+		{"payguard://rules/default", "default-rules", "The rules preflight_payment applies by default."},
+		{"payguard://pricing", "pricing", "Price of each tool, the x402 terms of payguard's fees and the free-trial allowance."},
+		{"payguard://trust", "trust", "Receipt verification keys, sanctions-data freshness, data handling and the disclaimer."},
+	}
+	MCPPrompts = []struct {
+		Name, Description string
+		Arguments         []string
+	}{
+		{"preflight-before-paying", "Preflight an x402 challenge or a cart before paying, and act on allow, hold or block.",
+			[]string{"challenge", "rules", "spent_today_usd"}},
+		{"check-a-merchant", "Screen a merchant's domain, name or wallet and explain the result.", []string{"domain", "name", "wallet"}},
+	}
+	// MCPProtocolVersions are the MCP versions /mcp negotiates (SPEC samples the first).
+	MCPProtocolVersions = []string{"2025-03-26", "2025-06-18", "2025-11-25"}
+)
 
 func (i Info) url(path string) string { return i.BaseURL + path }
 
@@ -140,23 +160,48 @@ func AgentCard(i Info) map[string]any {
 	}
 }
 
-// MCPDiscovery is /.well-known/mcp.json.
+// MCPDiscovery is /.well-known/mcp.json: where the MCP server is, how to talk to it, what it offers and how
+// its paid tools are paid.
 func MCPDiscovery(i Info) map[string]any {
 	tools := make([]map[string]any, 0, len(MCPTools))
 	for _, t := range MCPTools {
-		tools = append(tools, map[string]any{"name": t.Name, "description": t.Description, "price": t.Price})
+		tool := map[string]any{"name": t.Name, "description": t.Description, "price": "free", "free_trial": false}
+		if t.PricePath != "" {
+			p := i.paid(t.PricePath)
+			tool["price"], tool["amount"], tool["free_trial"] = p.USD, fmt.Sprint(p.Amount), p.Trial
+			tool["resource"] = "mcp://tool/" + t.Name
+		}
+		tools = append(tools, tool)
+	}
+	resources := make([]map[string]any, 0, len(MCPResources))
+	for _, r := range MCPResources {
+		resources = append(resources, map[string]any{"uri": r.URI, "name": r.Name, "description": r.Description, "mimeType": "application/json"})
+	}
+	prompts := make([]map[string]any, 0, len(MCPPrompts))
+	for _, p := range MCPPrompts {
+		prompts = append(prompts, map[string]any{"name": p.Name, "description": p.Description, "arguments": p.Arguments})
 	}
 	return map[string]any{
-		"name":            "payguard",
-		"version":         i.Version,
-		"description":     "payguard's remote MCP server: payee screening and spend preflight for agents that pay with x402.",
-		"endpoint":        i.url("/mcp"),
-		"transport":       "streamable-http",
-		"stateless":       true,
-		"protocolVersion": "2025-03-26",
-		"authentication":  map[string]any{"type": "none", "payment": "x402 in tools/call params._meta[\"x402/payment\"]; free trial first"},
-		"tools":           tools,
-		"resources":       []string{"default rules", "pricing", "trust"},
-		"prompts":         []string{"preflight-before-paying", "check-a-merchant"},
+		"name":             "payguard",
+		"version":          i.Version,
+		"description":      "payguard's remote MCP server: payee screening and spend preflight for agents that pay with x402.",
+		"endpoint":         i.url("/mcp"),
+		"transport":        "streamable-http",
+		"stateless":        true,
+		"protocolVersion":  MCPProtocolVersions[0],
+		"protocolVersions": MCPProtocolVersions,
+		"request_headers":  map[string]any{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+		"capabilities":     map[string]any{"tools": true, "resources": true, "prompts": true},
+		"authentication":   map[string]any{"type": "none", "payment": "x402 in tools/call params._meta[\"x402/payment\"]; free trial first"},
+		"payment": map[string]any{
+			"x402Version": 2, "scheme": "exact", "network": i.Network, "asset": i.Asset, "payTo": i.PayTo,
+			"payment_meta_key": "x402/payment", "settlement_meta_key": "x402/payment-response",
+			"payment_required": "a tool result with isError true, the PaymentRequired object in structuredContent and as JSON in content[0].text",
+		},
+		"free_trial": map[string]any{"calls_per_day": i.TrialLimit, "per": "client IP, UTC day, shared with the HTTP API's ?trial=1",
+			"tools": []string{"check_payee", "preflight_payment"}},
+		"tools":     tools,
+		"resources": resources,
+		"prompts":   prompts,
 	}
 }

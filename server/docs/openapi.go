@@ -3,6 +3,7 @@ package docs
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 type obj = map[string]any
@@ -149,6 +150,7 @@ func OpenAPI(i Info) ([]byte, error) {
 		"/.well-known/mcp.json":        freeGet("MCP discovery", "getMCPDiscovery", jsonBody("MCP server card.", ref("Document")), nil),
 		"/.well-known/payguard-keys.json": freeGet("Receipt verification keys (JWK Set; pin them)", "getReceiptKeys",
 			jsonBody("Public JWK Set.", ref("JWKS")), obj{"503": errResp("receipt_signing_unavailable: keys unavailable.")}),
+		"/mcp":                      mcpPath(i),
 		"/terms":                    freeGet("Terms of service", "getTerms", textBody("Plain text."), nil),
 		"/privacy":                  freeGet("Privacy notice", "getPrivacy", textBody("Plain text."), nil),
 		"/.well-known/security.txt": freeGet("Security contact (RFC 9116)", "getSecurityTxt", textBody("security.txt."), nil),
@@ -168,8 +170,9 @@ func OpenAPI(i Info) ([]byte, error) {
 			"contact": obj{"name": "payguard security", "url": i.url("/.well-known/security.txt")},
 		},
 		"servers": []obj{{"url": i.BaseURL}},
-		"tags":    []obj{{"name": "paid", "description": "x402 per call"}, {"name": "free"}},
-		"paths":   paths,
+		"tags": []obj{{"name": "paid", "description": "x402 per call"}, {"name": "free"},
+			{"name": "mcp", "description": "Remote MCP server (JSON-RPC 2.0 over stateless Streamable HTTP)"}},
+		"paths": paths,
 		"components": obj{
 			"securitySchemes": obj{"x402": obj{
 				"type": "apiKey", "in": "header", "name": "PAYMENT-SIGNATURE",
@@ -182,4 +185,48 @@ func OpenAPI(i Info) ([]byte, error) {
 		},
 	}
 	return json.MarshalIndent(doc, "", "  ")
+}
+
+// mcpPath describes POST /mcp at the HTTP level: a JSON-RPC 2.0 envelope. The tools, their arguments and
+// results are described by the MCP server itself (tools/list) and by /.well-known/mcp.json.
+func mcpPath(i Info) obj {
+	var prices []string
+	for _, t := range MCPTools {
+		price := "free"
+		if t.PricePath != "" {
+			price = i.paid(t.PricePath).USD
+		}
+		prices = append(prices, t.Name+" ("+price+")")
+	}
+	plain := func(desc string) obj {
+		return obj{"description": desc, "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}
+	}
+	return obj{"post": obj{
+		"summary": "Remote MCP server (stateless Streamable HTTP, JSON responses)",
+		"description": "JSON-RPC 2.0 per POST; send Content-Type: application/json and Accept: application/json, text/event-stream. " +
+			"Sequence: initialize (protocolVersion " + strings.Join(MCPProtocolVersions, ", ") + "), the notification " +
+			"notifications/initialized, then tools/list, tools/call, resources/list, resources/read, prompts/list, prompts/get. " +
+			"Tools: " + strings.Join(prices, ", ") + ". check_payee and preflight_payment use the free trial (shared with ?trial=1) " +
+			"first. A paid tool without payment returns a tool result with isError true and the x402 PaymentRequired object " +
+			"(resource mcp://tool/<name>) in structuredContent; the paid retry carries the PaymentPayload in " +
+			"params._meta[\"x402/payment\"] and the result carries the SettleResponse in _meta[\"x402/payment-response\"]. " +
+			"Bad arguments and unavailable data are tool errors, never charged. Body limit 128 KiB, read within 10 s. See " +
+			i.url("/.well-known/mcp.json") + ".",
+		"operationId": "mcp", "tags": []string{"mcp"}, "security": []obj{},
+		"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": obj{
+			"description": "A JSON-RPC 2.0 request or notification.", "type": "object", "required": []string{"jsonrpc", "method"},
+			"properties": obj{"jsonrpc": obj{"type": "string", "enum": []string{"2.0"}}, "id": obj{"type": []string{"string", "integer"}},
+				"method": obj{"type": "string"}, "params": obj{"type": "object"}}}}}},
+		"responses": obj{
+			"200": obj{"description": "The JSON-RPC 2.0 response.", "headers": dataAsOfHeader(),
+				"content": obj{"application/json": obj{"schema": obj{"type": "object"}}}},
+			"202": obj{"description": "A notification was accepted (no body)."},
+			"400": plain("Not a valid JSON-RPC message, a missing Accept type, or an unsupported Mcp-Protocol-Version."),
+			"403": plain("A non-loopback Host on a loopback listener (DNS-rebinding protection)."),
+			"405": plain("Only POST: the server is stateless (no GET event stream, no DELETE)."),
+			"408": plain("The body did not arrive within 10 seconds."),
+			"413": plain("The body is over 128 KiB."),
+			"415": plain("Content-Type is not application/json."),
+		},
+	}}
 }

@@ -39,6 +39,14 @@ An exhausted trial answers 402 and never pays by itself.
 4. Keep receipt.id; verify the receipt JWS with the keys at %s (pin them).
 A non-2xx or malformed answer means screening is unavailable: treat it as hold, never as allow.
 
+## MCP
+Remote MCP server at %s (stateless Streamable HTTP, JSON-RPC 2.0; protocol %s). Tools: check_payee,
+preflight_payment (free trial first, then x402), check_endpoint (x402), get_service_info (free). A paid tool
+without payment returns an isError result with the x402 PaymentRequired in structuredContent; retry with the
+PaymentPayload in params._meta["x402/payment"]; the settlement comes back in _meta["x402/payment-response"].
+Resources: payguard://rules/default, payguard://pricing, payguard://trust. Prompts: preflight-before-paying,
+check-a-merchant.
+
 ## Free documents
 - %s — OpenAPI 3.1 description
 - %s — example check response
@@ -51,7 +59,7 @@ A non-2xx or malformed answer means screening is unavailable: treat it as hold, 
 
 Every response states data_as_of: the time of the sanctions data used.
 `, i.Network, i.Asset, i.PayTo, i.priceLines(), i.TrialLimit, i.url("/v1/preflight"),
-		i.url("/.well-known/payguard-keys.json"),
+		i.url("/.well-known/payguard-keys.json"), i.url("/mcp"), strings.Join(MCPProtocolVersions, ", "),
 		i.url("/openapi.json"), i.url("/v1/sample"), i.url("/v1/rules/default"), i.url("/health"),
 		i.url("/.well-known/x402"), i.url("/.well-known/mcp.json"), i.url("/mcp"), i.url("/.well-known/agent-card.json"),
 		i.url("/terms"), i.url("/privacy"))

@@ -454,21 +454,105 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 }
 
-// The mount: /.well-known/mcp.json names this endpoint, and /mcp is reached through the server's handler
-// (logging, recovery) with the same client IP as HTTP.
+// /.well-known/mcp.json describes this server: the same tools (with the prices they charge), resources and
+// prompts as the live lists; /openapi.json and /llms.txt point at /mcp.
 func TestDiscoveryDocument(t *testing.T) {
 	e := newEnv(t)
-	resp, err := http.Get(e.url + "/.well-known/mcp.json")
+	get := func(path string) []byte {
+		resp, err := http.Get(e.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		return b
+	}
+	var doc struct {
+		Endpoint, Transport, ProtocolVersion string
+		Tools                                []struct{ Name, Price, Resource string }
+		Resources                            []struct{ URI string }
+		Prompts                              []struct {
+			Name      string
+			Arguments []string
+		}
+		Payment map[string]any
+	}
+	if err := json.Unmarshal(get("/.well-known/mcp.json"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Endpoint != e.url+"/mcp" || doc.Transport != "streamable-http" || doc.ProtocolVersion != ProtocolVersion ||
+		doc.Payment["payTo"] != testPayTo {
+		t.Fatalf("mcp.json %+v", doc)
+	}
+	s := e.session()
+	ctx := context.Background()
+	tl, err := s.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	live := map[string]bool{}
+	for _, tool := range tl.Tools {
+		live[tool.Name] = true
+	}
+	if len(doc.Tools) != len(live) {
+		t.Fatalf("mcp.json lists %d tools, the server %d", len(doc.Tools), len(live))
+	}
+	for _, tool := range doc.Tools {
+		if !live[tool.Name] {
+			t.Fatalf("mcp.json lists %s, which the server does not offer", tool.Name)
+		}
+		if pt := e.handler.tools[tool.Name]; pt != nil {
+			if tool.Price != e.handler.price(tool.Name) || tool.Resource != pt.offer.URL {
+				t.Fatalf("%s: mcp.json says %s at %s, the tool charges %s at %s", tool.Name, tool.Price, tool.Resource, e.handler.price(tool.Name), pt.offer.URL)
+			}
+		} else if tool.Price != "free" {
+			t.Fatalf("%s: %s", tool.Name, tool.Price)
+		}
+	}
+	rl, err := s.ListResources(ctx, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if m["endpoint"] != e.url+"/mcp" || m["transport"] != "streamable-http" {
-		t.Fatalf("mcp.json %s", b)
+	if len(rl.Resources) != len(doc.Resources) {
+		t.Fatalf("resources: %d live, %d documented", len(rl.Resources), len(doc.Resources))
+	}
+	for i, r := range rl.Resources {
+		found := false
+		for _, d := range doc.Resources {
+			found = found || d.URI == r.URI
+		}
+		if !found {
+			t.Fatalf("resource %d %s is not in mcp.json", i, r.URI)
+		}
+	}
+	pl, err := s.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Prompts) != len(doc.Prompts) {
+		t.Fatalf("prompts: %d live, %d documented", len(pl.Prompts), len(doc.Prompts))
+	}
+	for _, p := range pl.Prompts {
+		var args []string
+		for _, a := range p.Arguments {
+			args = append(args, a.Name)
+		}
+		found := false
+		for _, d := range doc.Prompts {
+			found = found || (d.Name == p.Name && strings.Join(d.Arguments, ",") == strings.Join(args, ","))
+		}
+		if !found {
+			t.Fatalf("prompt %s(%v) is not in mcp.json as served", p.Name, args)
+		}
+	}
+	var oa struct{ Paths map[string]map[string]any }
+	if err := json.Unmarshal(get("/openapi.json"), &oa); err != nil || oa.Paths["/mcp"]["post"] == nil {
+		t.Fatalf("/openapi.json does not describe POST /mcp: %v", err)
+	}
+	if !strings.Contains(string(get("/llms.txt")), "Remote MCP server at "+e.url+"/mcp") {
+		t.Fatal("/llms.txt does not point at /mcp")
 	}
 }
