@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -167,13 +168,33 @@ type env struct {
 	store     *memory.Store
 	jwks      []byte
 	handler   *Handler
+	logs      *lockedBuffer
+}
+
+// lockedBuffer collects log lines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // newEnv runs payguard serve's API with MCP mounted, on real engines (OFAC excerpt, receipt keys, memory
 // store) and a fake facilitator, on a loopback listener.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, fac: newFakeFacilitator(t), store: memory.New()}
+	e := &env{t: t, fac: newFakeFacilitator(t), store: memory.New(), logs: &lockedBuffer{}}
+	log := slog.New(slog.NewJSONHandler(e.logs, nil))
 	list, err := sanctions.LoadDir(ofacDir)
 	if err != nil {
 		t.Fatal(err)
@@ -211,13 +232,13 @@ func newEnv(t *testing.T) *env {
 		Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial:     trial.New(e.store, sc.TrialLimit, time.Duration(sc.TrialRetention), nil),
 		Endpoints: e.store, Preflight: preflightPort{engine}, Checker: checkerPort{checker}, Sanctions: e.sanctions,
-		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.srv.URL,
+		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.srv.URL, Logger: log,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.handler, err = New(Options{Server: srv, Sanctions: e.sanctions, Rules: policy.DefaultRules(), Endpoints: e.store,
-		IndexFreshness: time.Duration(sc.IndexFreshness), JWKS: ks.PublicJWKS})
+		IndexFreshness: time.Duration(sc.IndexFreshness), JWKS: ks.PublicJWKS, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,15 +107,18 @@ func New(o Options) (*Handler, error) {
 	if err := h.buildTools(); err != nil {
 		return nil, err
 	}
+	// The SDK logs every stateless request's session at Info; the server already logs one line per request,
+	// so only the SDK's warnings and errors are kept.
+	sdkLog := slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn})
 	h.mcp = sdk.NewServer(&sdk.Implementation{Name: "payguard", Title: "payguard", Version: server.ServiceVersion,
-		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions, Logger: o.Logger})
+		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions, Logger: sdkLog})
 	h.addTools()
 	h.addResources()
 	h.addPrompts()
 	h.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.mcp }, &sdk.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
-		Logger:              o.Logger,
+		Logger:              sdkLog,
 		MaxRequestBodyBytes: MaxRequestBytes,
 		// The SDK's own check refuses any non-loopback Host on a loopback listener, which would also refuse a
 		// reverse proxy on the same machine forwarding the public Host. ServeHTTP does the same check but
@@ -209,3 +212,18 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 	}
 	return body, 0, ""
 }
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
+func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }

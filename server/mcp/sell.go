@@ -75,7 +75,7 @@ func (h *Handler) sell(ctx context.Context, req *sdk.CallToolRequest, t *paidToo
 	}
 	res := h.result(body)
 	res.Meta = sdk.Meta{MetaPaymentResponse: settled}
-	h.log.Info("mcp tool paid", "tool", t.name, "payer", charge.Payer())
+	h.log.Info("mcp tool paid", "tool", t.name)
 	return res
 }
 

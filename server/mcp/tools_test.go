@@ -238,6 +238,16 @@ func TestPaidCheckPayeeSettlesOnce(t *testing.T) {
 	if e.fac.settles.Load() != 1 {
 		t.Fatalf("a replay reached /settle")
 	}
+	// One server line per request, no SDK session chatter, no caller data (wallet, name, payer, IP).
+	logs := e.logs.String()
+	for _, banned := range []string{"server connecting", "session", sanctioned, "Lazarus", testPayer, "127.0.0.1"} {
+		if strings.Contains(logs, banned) {
+			t.Fatalf("the log contains %q:\n%s", banned, logs)
+		}
+	}
+	if !strings.Contains(logs, `"path":"/mcp"`) || !strings.Contains(logs, `"mcp tool paid"`) {
+		t.Fatalf("no request lines for /mcp:\n%s", logs)
+	}
 	// Paid calls did not use the trial.
 	for i := 0; i < 3; i++ {
 		if res, sc := e.call(s, ToolCheckPayee, map[string]any{"wallet": cleanAddr}, nil); res.IsError {
