@@ -76,11 +76,22 @@ func (h *Handler) buildTools() error {
 // bazaarMCP is the x402 bazaar discovery extension for an MCP tool ({info:{input:{type:"mcp", toolName,
 // description, transport, inputSchema}}, schema}), the shape @x402/extensions declares for MCP tools.
 func bazaarMCP(d toolDef) (json.RawMessage, error) {
+	// The challenge carries the schema without its descriptions: a model reads every payment-required
+	// result, and a paying client echoes the extension back in its payment. tools/list has the full text.
+	raw, err := json.Marshal(d.schema)
+	if err != nil {
+		return nil, err
+	}
+	var compact any
+	if err := json.Unmarshal(raw, &compact); err != nil {
+		return nil, err
+	}
+	stripDescriptions(compact)
 	str := map[string]any{"type": "string"}
 	ext := map[string]any{
 		"info": map[string]any{"input": map[string]any{
 			"type": "mcp", "toolName": d.name, "description": d.title, "transport": mcpTransportBazaar,
-			"inputSchema": d.schema,
+			"inputSchema": compact,
 		}},
 		"schema": map[string]any{
 			"$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -99,6 +110,25 @@ func bazaarMCP(d toolDef) (json.RawMessage, error) {
 		},
 	}
 	return json.Marshal(ext)
+}
+
+// stripDescriptions removes the string-valued "description" keywords of a decoded schema (a property that
+// happens to be named description has an object value and stays).
+func stripDescriptions(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if _, isText := val.(string); isText && k == "description" {
+				delete(x, k)
+				continue
+			}
+			stripDescriptions(val)
+		}
+	case []any:
+		for _, e := range x {
+			stripDescriptions(e)
+		}
+	}
 }
 
 func (h *Handler) price(name string) string { return fees.USD(h.tools[name].offer.Amount) }

@@ -104,6 +104,13 @@ func TestTrialSharedWithHTTP(t *testing.T) {
 	if in["type"] != "mcp" || in["toolName"] != "preflight_payment" || in["inputSchema"].(map[string]any)["type"] != "object" {
 		t.Fatalf("bazaar %v", in)
 	}
+	option := in["inputSchema"].(map[string]any)["properties"].(map[string]any)["challenge"].(map[string]any)["properties"].(map[string]any)["accepts"].(map[string]any)["items"].(map[string]any)
+	if _, ok := option["properties"].(map[string]any)["description"]; !ok || option["description"] != nil {
+		t.Fatalf("bazaar schema: descriptions stripped, the property named description kept: %v", option)
+	}
+	if b, _ := json.Marshal(pr); len(b) > 6000 {
+		t.Fatalf("the payment-required object is %d bytes", len(b))
+	}
 
 	resp, err := http.Get(e.url + "/v1/check?trial=1&address=" + cleanAddr)
 	if err != nil {
