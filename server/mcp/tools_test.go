@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -571,5 +572,32 @@ func TestDiscoveryDocument(t *testing.T) {
 	}
 	if !strings.Contains(string(get("/llms.txt")), "Remote MCP server at "+e.url+"/mcp") {
 		t.Fatal("/llms.txt does not point at /mcp")
+	}
+}
+
+// An x402 v1 PaymentPayload in _meta is matched by scheme and network (v1 names) and settled as v1.
+func TestV1PaymentInMeta(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	p := map[string]any{"x402Version": 1, "scheme": "exact", "network": "base-sepolia",
+		"payload": map[string]any{"signature": "0x" + strings.Repeat("cd", 65), "authorization": map[string]any{
+			"from": testPayer, "to": testPayTo, "value": "10000", "validAfter": "0",
+			"validBefore": fmt.Sprint(time.Now().Add(time.Minute).Unix()), "nonce": fmt.Sprintf("0x%064x", 42)}}}
+	res, sc := e.call(s, ToolCheckPayee, map[string]any{"name": "Acme Widgets LLC"}, sdk.Meta{MetaPayment: p})
+	if res.IsError || res.Meta[MetaPaymentResponse].(map[string]any)["success"] != true {
+		t.Fatalf("v1 payment: %v %v", sc, res.Meta)
+	}
+	e.fac.mu.Lock()
+	defer e.fac.mu.Unlock()
+	var req struct {
+		X402Version         int            `json:"x402Version"`
+		PaymentRequirements map[string]any `json:"paymentRequirements"`
+	}
+	if err := json.Unmarshal(e.fac.lastSettled, &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.X402Version != 1 || req.PaymentRequirements["maxAmountRequired"] != "10000" ||
+		req.PaymentRequirements["resource"] != "mcp://tool/check_payee" {
+		t.Fatalf("settled %s", e.fac.lastSettled)
 	}
 }
