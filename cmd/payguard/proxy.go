@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy"
@@ -90,7 +92,8 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	if err != nil {
 		return err
 	}
-	scr, err := openScreening(ctx, cfg, sf, log)
+	metrics := proxy.NewMetrics()
+	scr, err := openScreening(ctx, cfg, sf, metrics.Registry, log)
 	if err != nil {
 		return err
 	}
@@ -106,6 +109,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 
 	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
 	p, err := proxy.New(proxy.Options{
+		Metrics: metrics,
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
@@ -273,7 +277,7 @@ type proxyScreening struct {
 // screening.sanctions.sources (not with --offline). It builds the domain checker (no lookups with --offline
 // or screening.domain.enabled false). Without a list, sanctions facts are unknown: with screen_sanctions on
 // the engine then holds every payment (fail closed), and /readyz says so.
-func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger) (proxyScreening, error) {
+func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, reg prometheus.Registerer, log *slog.Logger) (proxyScreening, error) {
 	screener := sanctions.NewScreener(nil)
 	out := proxyScreening{sanctions: screener}
 	sc := cfg.Screening.Sanctions
@@ -287,7 +291,7 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, l
 		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
 	case sc.Enabled:
 		ref, err := sanctions.NewRefresher(screener, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
-			Interval: time.Duration(sc.RefreshInterval), Logger: log})
+			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
 		if err != nil {
 			return out, err
 		}
