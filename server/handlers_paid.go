@@ -208,30 +208,56 @@ func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, errorf(http.StatusBadRequest, CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"))
 		return
 	}
-	ctx := r.Context()
+	result, le := s.LookupEndpoint(r.Context(), target, method)
+	if le != nil {
+		s.writeError(w, errorf(le.Status, le.Code, le.Message))
+		return
+	}
+	s.servePaid(w, r, routeEndpoint, false, func(context.Context) (any, *apiError) {
+		result.DataAsOf = s.dataAsOf()
+		return result, nil
+	})
+}
+
+// LookupError is an endpoint lookup that cannot be answered; it is never charged. Code is SPEC's error code
+// and Status its HTTP status.
+type LookupError struct {
+	Status        int
+	Code, Message string
+}
+
+func (e *LookupError) Error() string { return e.Code + ": " + e.Message }
+
+// LookupEndpoint is the endpoint-index lookup of /v1/endpoint, shared with MCP's check_endpoint: the index
+// fresh (else index_unavailable), the URL listed (else endpoint_not_listed) and, when the URL was observed
+// with several methods, a method given (else method_required). target and method ("" when not given) must
+// already be checked (EndpointURL, KnownMethod). Everything here runs before payment.
+func (s *Server) LookupEndpoint(ctx context.Context, target, method string) (EndpointResult, *LookupError) {
+	fail := func(status int, code, msg string) (EndpointResult, *LookupError) {
+		return EndpointResult{}, &LookupError{Status: status, Code: code, Message: msg}
+	}
+	if s.opt.Endpoints == nil {
+		return fail(http.StatusServiceUnavailable, CodeIndexUnavailable, "the endpoint index is not available here; nothing was charged")
+	}
 	updated, err := s.opt.Endpoints.IndexUpdatedAt(ctx)
 	fresh := time.Duration(s.opt.Config.IndexFreshness)
 	if err != nil || updated.IsZero() || s.now().Sub(updated) > fresh {
-		msg := fmt.Sprintf("the endpoint index has no data newer than %s; nothing was charged", fresh)
 		if err != nil {
 			s.log.Error("endpoint index unavailable", "err", err)
 		}
-		s.writeError(w, errorf(http.StatusServiceUnavailable, CodeIndexUnavailable, msg))
-		return
+		return fail(http.StatusServiceUnavailable, CodeIndexUnavailable, fmt.Sprintf("the endpoint index has no data newer than %s; nothing was charged", fresh))
 	}
 	obs, err := s.opt.Endpoints.Observations(ctx, target)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("endpoint index read failed", "err", err)
-		s.writeError(w, errorf(http.StatusServiceUnavailable, CodeIndexUnavailable, "the endpoint index could not be read; nothing was charged"))
-		return
+		return fail(http.StatusServiceUnavailable, CodeIndexUnavailable, "the endpoint index could not be read; nothing was charged")
 	}
 	byMethod := map[string][]store.Observation{}
 	for _, o := range obs {
 		byMethod[strings.ToUpper(o.Method)] = append(byMethod[strings.ToUpper(o.Method)], o)
 	}
 	if len(byMethod) == 0 {
-		s.writeError(w, errorf(http.StatusNotFound, CodeEndpointNotListed, "the index has no observation of this URL"))
-		return
+		return fail(http.StatusNotFound, CodeEndpointNotListed, "the index has no observation of this URL")
 	}
 	if method == "" {
 		if len(byMethod) > 1 {
@@ -240,9 +266,8 @@ func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
 				methods = append(methods, m)
 			}
 			sort.Strings(methods)
-			s.writeError(w, errorf(http.StatusConflict, CodeMethodRequired,
-				"this URL was observed with several methods ("+strings.Join(methods, ", ")+"); add ?method="))
-			return
+			return fail(http.StatusConflict, CodeMethodRequired,
+				"this URL was observed with several methods ("+strings.Join(methods, ", ")+"); give the method")
 		}
 		for m := range byMethod {
 			method = m
@@ -250,8 +275,7 @@ func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	selected, ok := byMethod[method]
 	if !ok {
-		s.writeError(w, errorf(http.StatusNotFound, CodeEndpointNotListed, "the index has no observation of this URL with method "+method))
-		return
+		return fail(http.StatusNotFound, CodeEndpointNotListed, "the index has no observation of this URL with method "+method)
 	}
 	result := EndpointResult{URL: target, Method: method, IndexUpdatedAt: updated.UTC().Format(time.RFC3339), Observations: []EndpointObservation{}}
 	for _, o := range selected {
@@ -261,10 +285,19 @@ func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
 		}
 		result.Observations = append(result.Observations, eo)
 	}
-	s.servePaid(w, r, routeEndpoint, false, func(context.Context) (any, *apiError) {
-		result.DataAsOf = s.dataAsOf()
-		return result, nil
-	})
+	return result, nil
+}
+
+// KnownMethod reports whether method (upper case) is one the endpoint index records.
+func KnownMethod(method string) bool { return knownMethods[method] }
+
+// EndpointURL checks an endpoint URL as /v1/endpoint's url parameter: see endpointURL.
+func EndpointURL(raw string) (string, *LookupError) {
+	u, e := endpointURL(raw)
+	if e != nil {
+		return "", &LookupError{Status: e.Status, Code: e.Code, Message: e.Message}
+	}
+	return u, nil
 }
 
 // endpointURL checks the url parameter: an absolute http(s) URL with a host, bounded, no fragment or

@@ -149,7 +149,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return err
 	}
 	mcpHandler, err := servermcp.New(servermcp.Options{Server: srv, Sanctions: scr.sanctions, Rules: cfg.Rules,
-		Endpoints: st, IndexFreshness: time.Duration(cfg.Server.IndexFreshness), JWKS: keys.PublicJWKS, Logger: log})
+		JWKS: keys.PublicJWKS, Logger: log})
 	if err != nil {
 		return err
 	}

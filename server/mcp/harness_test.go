@@ -237,8 +237,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.handler, err = New(Options{Server: srv, Sanctions: e.sanctions, Rules: policy.DefaultRules(), Endpoints: e.store,
-		IndexFreshness: time.Duration(sc.IndexFreshness), JWKS: ks.PublicJWKS, Logger: log})
+	e.handler, err = New(Options{Server: srv, Sanctions: e.sanctions, Rules: policy.DefaultRules(),
+		JWKS: ks.PublicJWKS, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

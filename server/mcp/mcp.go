@@ -40,7 +40,6 @@ import (
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/server"
-	"github.com/payguard/payguard/store"
 )
 
 // ProtocolVersion is the MCP version SPEC samples; the SDK also negotiates its newer versions.
@@ -58,14 +57,9 @@ type Options struct {
 	Server    *server.Server         // required: trial, seller, prices, engine, checker, client IP
 	Sanctions server.SanctionsStatus // required: paid tools answer sanctions_data_unavailable without a list
 	Rules     policy.Rules           // the deployment's rules: the default-rules resource
-	// Endpoints is the endpoint index behind check_endpoint (nil: check_endpoint is index_unavailable).
-	Endpoints store.Endpoints
-	// IndexFreshness is how old the index may be before check_endpoint is index_unavailable.
-	IndexFreshness time.Duration
 	// JWKS returns the receipt keys' public JWK Set, shown in the trust resource (nil: only its URL).
 	JWKS   func() ([]byte, error)
 	Logger *slog.Logger
-	Now    func() time.Time
 }
 
 // Handler is the /mcp endpoint. Create it with New and mount it with server.Server.Mount("/mcp", h).
@@ -73,7 +67,6 @@ type Handler struct {
 	opt     Options
 	srv     *server.Server
 	log     *slog.Logger
-	now     func() time.Time
 	baseURL string // the service origin, as in the HTTP offers
 	host    string // base URL host: a Host the DNS-rebinding check accepts on a loopback listener
 	tools   map[string]*paidTool
@@ -90,10 +83,7 @@ func New(o Options) (*Handler, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	h := &Handler{opt: o, srv: o.Server, log: o.Logger, now: o.Now}
+	h := &Handler{opt: o, srv: o.Server, log: o.Logger}
 	// The HTTP offers are base_url + path; the base URL is read back from one so that both channels name
 	// the same origin without a second setting.
 	check, ok := o.Server.Offer("/v1/check")

@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/payguard/payguard/server"
 	"github.com/payguard/payguard/server/fees"
-	"github.com/payguard/payguard/store"
 )
 
 // Tool names (SPEC MCP section).
@@ -271,70 +267,20 @@ func (h *Handler) preflight(ctx context.Context, req *sdk.CallToolRequest, _ Pre
 	}), nil, nil
 }
 
-// knownMethods are the HTTP methods the endpoint index records.
-var knownMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}
-
-// checkEndpoint is /v1/endpoint's lookup: URL and method checked, index fresh, the URL listed and its method
-// known, all before payment.
+// checkEndpoint is /v1/endpoint's lookup (server.LookupEndpoint): URL and method checked, index fresh, the
+// URL listed and its method known, all before payment.
 func (h *Handler) checkEndpoint(ctx context.Context, req *sdk.CallToolRequest, in CheckEndpointArgs) (*sdk.CallToolResult, any, error) {
-	target := strings.TrimSpace(in.URL)
-	u, err := url.Parse(target)
-	if target == "" || len(target) > 2048 || err != nil || (u.Scheme != "http" && u.Scheme != "https") ||
-		u.Hostname() == "" || u.User != nil || u.Fragment != "" {
-		return h.errorResult(errorf(server.CodeInvalidURL, "url must be an absolute http or https URL without credentials or fragment")), nil, nil
+	target, le := server.EndpointURL(in.URL)
+	if le != nil {
+		return h.errorResult(errorf(le.Code, "%s", le.Message)), nil, nil
 	}
 	method := strings.ToUpper(strings.TrimSpace(in.Method))
-	if method != "" && !knownMethods[method] {
+	if method != "" && !server.KnownMethod(method) {
 		return h.errorResult(errorf(server.CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")), nil, nil
 	}
-	if h.opt.Endpoints == nil {
-		return h.errorResult(errorf(server.CodeIndexUnavailable, "the endpoint index is not available here; nothing was charged")), nil, nil
-	}
-	updated, err := h.opt.Endpoints.IndexUpdatedAt(ctx)
-	if err != nil || updated.IsZero() || h.now().Sub(updated) > h.opt.IndexFreshness {
-		if err != nil {
-			h.log.Error("endpoint index unavailable", "err", err)
-		}
-		return h.errorResult(errorf(server.CodeIndexUnavailable, "the endpoint index has no data newer than %s; nothing was charged", h.opt.IndexFreshness)), nil, nil
-	}
-	obs, err := h.opt.Endpoints.Observations(ctx, target)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		h.log.Error("endpoint index read failed", "err", err)
-		return h.errorResult(errorf(server.CodeIndexUnavailable, "the endpoint index could not be read; nothing was charged")), nil, nil
-	}
-	byMethod := map[string][]store.Observation{}
-	for _, o := range obs {
-		m := strings.ToUpper(o.Method)
-		byMethod[m] = append(byMethod[m], o)
-	}
-	if len(byMethod) == 0 {
-		return h.errorResult(errorf(server.CodeEndpointNotListed, "the index has no observation of this URL")), nil, nil
-	}
-	if method == "" {
-		if len(byMethod) > 1 {
-			methods := make([]string, 0, len(byMethod))
-			for m := range byMethod {
-				methods = append(methods, m)
-			}
-			sort.Strings(methods)
-			return h.errorResult(errorf(server.CodeMethodRequired, "this URL was observed with several methods (%s); give method", strings.Join(methods, ", "))), nil, nil
-		}
-		for m := range byMethod {
-			method = m
-		}
-	}
-	selected, ok := byMethod[method]
-	if !ok {
-		return h.errorResult(errorf(server.CodeEndpointNotListed, "the index has no observation of this URL with method %s", method)), nil, nil
-	}
-	result := server.EndpointResult{URL: target, Method: method, IndexUpdatedAt: updated.UTC().Format(time.RFC3339),
-		Observations: []server.EndpointObservation{}}
-	for _, o := range selected {
-		eo := server.EndpointObservation{ObservedAt: o.ObservedAt.UTC().Format(time.RFC3339), Status: o.Status, Usable: o.Usable, Error: o.Error}
-		if len(o.Challenge) > 0 && json.Valid(o.Challenge) {
-			eo.Challenge = json.RawMessage(o.Challenge)
-		}
-		result.Observations = append(result.Observations, eo)
+	result, le := h.srv.LookupEndpoint(ctx, target, method)
+	if le != nil {
+		return h.errorResult(errorf(le.Code, "%s", le.Message)), nil, nil
 	}
 	return h.sell(ctx, req, h.tools[ToolCheckEndpoint], func(context.Context) (any, *toolError) {
 		result.DataAsOf = h.srv.DataAsOf()
