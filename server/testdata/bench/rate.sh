@@ -7,7 +7,8 @@
 # restarted for each rate so counters from the previous rate do not turn into 402s.
 #
 # Usage: server/testdata/bench/rate.sh [RATE ...]        (default: 1000 2500 5000; DURATION=6s)
-# The load generator runs on the same two cores as the server.
+# The load generator runs on the same two cores as the server, unless SERVER_CPUS and LOAD_CPUS pin them apart
+# (taskset lists, e.g. SERVER_CPUS=0 LOAD_CPUS=1: one dedicated core each).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -31,11 +32,11 @@ while [ $i -lt 40000 ]; do
 	i=$((i + 1))
 done >"$work/targets.jsonl"
 for rate in $rates; do
-	"$work/payguard" serve --config "$work/mem.yaml" --offline --sanctions-dir "$SANCTIONS_DIR" >"$work/serve.log" 2>&1 &
+	${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/payguard" serve --config "$work/mem.yaml" --offline --sanctions-dir "$SANCTIONS_DIR" >"$work/serve.log" 2>&1 &
 	pid=$!
 	until curl -fs -o /dev/null http://127.0.0.1:18091/health; do sleep 0.2; done
 	echo "rate $rate/s, $DURATION, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
-	"$VEGETA" attack -format=json -targets="$work/targets.jsonl" -rate="$rate/s" -duration="$DURATION" -max-workers=64 |
+	${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} "$VEGETA" attack -format=json -targets="$work/targets.jsonl" -rate="$rate/s" -duration="$DURATION" -max-workers=64 |
 		"$VEGETA" report | sed -n '1,3p;/Status/p'
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 done
