@@ -23,6 +23,7 @@ import (
 	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/engines"
 	"github.com/payguard/payguard/server/fees"
 	servermcp "github.com/payguard/payguard/server/mcp"
 	"github.com/payguard/payguard/server/trial"
@@ -136,8 +137,8 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Seller:         seller,
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
-		Preflight:      preflightPort{engine},
-		Checker:        checkerPort{checker},
+		Preflight:      engines.Preflight(engine),
+		Checker:        engines.Checker(checker),
 		Sanctions:      scr.sanctions,
 		RefreshHealth:  scr.health,
 		JWKS:           keys.PublicJWKS,
@@ -283,48 +284,4 @@ func storeNonces(st store.Store) fees.NonceGuard {
 		}
 		return err
 	})
-}
-
-// preflightPort adapts the preflight engine to the server.
-type preflightPort struct{ e *preflight.Engine }
-
-func (p preflightPort) Parse(body []byte) (any, error) {
-	in, err := preflight.ParseInput(body)
-	if err != nil {
-		var ie *preflight.InputError
-		if errors.As(err, &ie) {
-			return nil, &server.InputError{Code: ie.Code, Message: ie.Message, Status: ie.HTTPStatus()}
-		}
-		return nil, &server.InputError{Code: server.CodeInvalidJSON, Message: err.Error()}
-	}
-	return in, nil
-}
-
-func (p preflightPort) Decide(ctx context.Context, input any) (*server.Decision, error) {
-	res, err := p.e.Decide(ctx, input.(*preflight.Input))
-	if err != nil {
-		if errors.Is(err, preflight.ErrSigningUnavailable) {
-			return nil, errors.Join(server.ErrSigningUnavailable, err)
-		}
-		return nil, err
-	}
-	return &server.Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
-}
-
-// checkerPort adapts the payee checker to the server.
-type checkerPort struct{ c *screening.Checker }
-
-func (p checkerPort) Validate(q server.CheckQuery) error {
-	if err := (screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}).Validate(); err != nil {
-		code := server.CodeInvalidParameter
-		if errors.Is(err, screening.ErrNoInput) {
-			code = server.CodeMissingInput
-		}
-		return &server.InputError{Code: code, Message: err.Error()}
-	}
-	return nil
-}
-
-func (p checkerPort) Check(ctx context.Context, q server.CheckQuery) (any, error) {
-	return p.c.Check(ctx, screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain})
 }

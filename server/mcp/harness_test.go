@@ -25,6 +25,7 @@ import (
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/engines"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store/memory"
@@ -108,49 +109,6 @@ func (s *switchSigner) Sign(payload []byte) (string, error) {
 	return s.ks.Sign(payload)
 }
 
-// The adapters cmd/payguard wires between the engines and the server (there in package main).
-type preflightPort struct{ e *preflight.Engine }
-
-func (p preflightPort) Parse(body []byte) (any, error) {
-	in, err := preflight.ParseInput(body)
-	if err != nil {
-		var ie *preflight.InputError
-		if errors.As(err, &ie) {
-			return nil, &server.InputError{Code: ie.Code, Message: ie.Message, Status: ie.HTTPStatus()}
-		}
-		return nil, &server.InputError{Code: server.CodeInvalidJSON, Message: err.Error()}
-	}
-	return in, nil
-}
-
-func (p preflightPort) Decide(ctx context.Context, input any) (*server.Decision, error) {
-	res, err := p.e.Decide(ctx, input.(*preflight.Input))
-	if err != nil {
-		if errors.Is(err, preflight.ErrSigningUnavailable) {
-			return nil, errors.Join(server.ErrSigningUnavailable, err)
-		}
-		return nil, err
-	}
-	return &server.Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
-}
-
-type checkerPort struct{ c *screening.Checker }
-
-func (p checkerPort) Validate(q server.CheckQuery) error {
-	if err := (screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}).Validate(); err != nil {
-		code := server.CodeInvalidParameter
-		if errors.Is(err, screening.ErrNoInput) {
-			code = server.CodeMissingInput
-		}
-		return &server.InputError{Code: code, Message: err.Error()}
-	}
-	return nil
-}
-
-func (p checkerPort) Check(ctx context.Context, q server.CheckQuery) (any, error) {
-	return p.c.Check(ctx, screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain})
-}
-
 // sanctionsSwitch reports the screener's state unless switched off.
 type sanctionsSwitch struct {
 	*sanctions.Screener
@@ -231,7 +189,7 @@ func newEnv(t *testing.T) *env {
 	srv, err := server.New(server.Options{
 		Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial:     trial.New(e.store, sc.TrialLimit, time.Duration(sc.TrialRetention), nil),
-		Endpoints: e.store, Preflight: preflightPort{engine}, Checker: checkerPort{checker}, Sanctions: e.sanctions,
+		Endpoints: e.store, Preflight: engines.Preflight(engine), Checker: engines.Checker(checker), Sanctions: e.sanctions,
 		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.srv.URL, Logger: log,
 	})
 	if err != nil {
