@@ -7,30 +7,18 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
 
-// syncBuffer is a log sink shared by the proxy's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
+// logLines returns the JSON log lines in logs whose msg is msg.
+func logLines(t *testing.T, logs *logbuf.Buffer, msg string) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
+	sc := bufio.NewScanner(bytes.NewReader(logs.Bytes()))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -45,7 +33,7 @@ func (s *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
 
 // Every decision writes exactly one canonical JSON line with the fields an operator searches by.
 func TestOneCanonicalLogLinePerDecision(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	s := newSeller(t, x402.V2, false,
 		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
 	pricey := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar))
@@ -60,7 +48,7 @@ func TestOneCanonicalLogLinePerDecision(t *testing.T) {
 	b.get(s.url("/free"), nil)                                     // no decision
 	b.get(s.url("/weather"), http.Header{ex.header: {ex.payment}}) // payment block (replay)
 
-	lines := logs.lines(t, "decision")
+	lines := logLines(t, logs, "decision")
 	type want struct{ stage, decision, class string }
 	wants := []want{
 		{"challenge", "allow", "all_rules_passed"},

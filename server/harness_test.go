@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
@@ -254,26 +255,8 @@ type env struct {
 	preflight *fakePreflight
 	trial     *fakeTrial
 	endpoints *fakeEndpoints
-	logs      *lockedBuffer
+	logs      *logbuf.Buffer
 	registry  *prometheus.Registry
-}
-
-// lockedBuffer collects the server's log lines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func newEnv(t *testing.T) *env {
@@ -281,7 +264,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, fac: newFakeFacilitator(t), signer: newTestSigner(t), sanctions: &fakeSanctions{},
 		checker: &fakeChecker{}, trial: &fakeTrial{counts: map[string]int{}},
 		endpoints: &fakeEndpoints{updated: testNow.Add(-time.Hour), obs: map[string][]store.Observation{}},
-		logs:      &lockedBuffer{}, registry: prometheus.NewRegistry()}
+		logs:      &logbuf.Buffer{}, registry: prometheus.NewRegistry()}
 	e.sanctions.ready.Store(true)
 	e.preflight = &fakePreflight{signer: e.signer}
 	cfg, err := config.Default()

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payguard/payguard/internal/logbuf"
 )
 
 // TestEmbeddedBootstrapIsTheSharedSnapshot: the bootstrap built in is the IANA snapshot in
@@ -28,24 +30,6 @@ func TestEmbeddedBootstrapIsTheSharedSnapshot(t *testing.T) {
 	if !bytes.Equal(embeddedBootstrap, want) {
 		t.Fatal("screening/domain/iana-dns-bootstrap.json differs from shared/data/rdap/iana-dns-bootstrap.json")
 	}
-}
-
-// syncBuffer is a log sink safe to read while Run writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestRunRefreshesBootstrap: Run fetches the bootstrap from the configured URL at once, keeps the one in use
@@ -64,7 +48,7 @@ func TestRunRefreshesBootstrap(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	run := func(c *Checker, log *syncBuffer) (stop func()) {
+	run := func(c *Checker, log *logbuf.Buffer) (stop func()) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
@@ -86,7 +70,7 @@ func TestRunRefreshesBootstrap(t *testing.T) {
 	// A failing server: the embedded bootstrap stays, and the failure is logged.
 	c := New(Options{BootstrapURL: srv.URL + "/dns.json", BootstrapRefresh: time.Hour, Resolver: "127.0.0.1:1"})
 	embedded := c.BootstrapPublication()
-	var log syncBuffer
+	var log logbuf.Buffer
 	stop := run(c, &log)
 	eventually("log the failed refresh", func() bool { return strings.Contains(log.String(), "rdap bootstrap refresh failed") })
 	stop() // returns once the context ends
@@ -102,7 +86,7 @@ func TestRunRefreshesBootstrap(t *testing.T) {
 	status, body = http.StatusOK, `{"publication":"2026-10-01T00:00:00Z","services":[[["com"],["https://rdap.example/"]]]}`
 	mu.Unlock()
 	c = New(Options{BootstrapURL: srv.URL + "/dns.json", BootstrapRefresh: time.Hour, Resolver: "127.0.0.1:1"})
-	stop = run(c, &syncBuffer{})
+	stop = run(c, &logbuf.Buffer{})
 	want := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	eventually("install the fetched bootstrap", func() bool { return c.BootstrapPublication().Equal(want) })
 	stop()

@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/receipts"
@@ -126,32 +127,14 @@ type env struct {
 	store     *memory.Store
 	jwks      []byte
 	handler   *Handler
-	logs      *lockedBuffer
-}
-
-// lockedBuffer collects log lines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs      *logbuf.Buffer
 }
 
 // newEnv runs payguard serve's API with MCP mounted, on real engines (OFAC excerpt, receipt keys, memory
 // store) and a fake facilitator, on a loopback listener.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, fac: newFakeFacilitator(t), store: memory.New(), logs: &lockedBuffer{}}
+	e := &env{t: t, fac: newFakeFacilitator(t), store: memory.New(), logs: &logbuf.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, nil))
 	list, err := sanctions.LoadDir(ofacDir)
 	if err != nil {
