@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/benchcpu"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/receipts"
@@ -82,8 +82,8 @@ func BenchmarkPreflightTrial(b *testing.B) {
 	s := benchServer(b)
 	h := s.Handler()
 	b.ReportAllocs()
-	start := cpuTime()
-	defer reportCPU(b, start)
+	start := benchcpu.Now()
+	defer benchcpu.Report(b, start)
 	i := 0
 	for b.Loop() {
 		i++
@@ -103,8 +103,8 @@ func BenchmarkCheckTrial(b *testing.B) {
 	s := benchServer(b)
 	h := s.Handler()
 	b.ReportAllocs()
-	start := cpuTime()
-	defer reportCPU(b, start)
+	start := benchcpu.Now()
+	defer benchcpu.Report(b, start)
 	i := 0
 	for b.Loop() {
 		i++
@@ -121,19 +121,4 @@ func BenchmarkCheckTrial(b *testing.B) {
 
 func ipv4(i int) string {
 	return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String()
-}
-
-// cpuTime is the process's user+system CPU time. The benchmarks report it per operation next to ns/op
-// because the shared 2-core machine is often oversubscribed: wall time then counts time spent waiting for
-// a core, CPU time does not (it does count the runtime's GC and background work of this process).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }
