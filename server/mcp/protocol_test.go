@@ -2,10 +2,13 @@ package mcp
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/payguard/payguard/policy"
 )
 
 // The wire: initialize in 2025-03-26 (SPEC's sample) and the SDK's newest version, JSON answers, the
@@ -149,8 +152,13 @@ func TestToolSchemas(t *testing.T) {
 		t.Errorf("x402 members beyond the known ones must stay allowed: %v", ch)
 	}
 	rules := props(pre["rules"].(map[string]any))
-	if len(rules) != 15 {
-		t.Errorf("rules: %d properties, SPEC has 15", len(rules))
+	// The schema's rule names are the engine's: every policy.Rules member, no other.
+	var engineRules map[string]any
+	if b, err := json.Marshal(policy.DefaultRules()); err != nil || json.Unmarshal(b, &engineRules) != nil {
+		t.Fatal(err)
+	}
+	if got, want := slices.Sorted(maps.Keys(rules)), slices.Sorted(maps.Keys(engineRules)); !slices.Equal(got, want) || len(got) != 15 {
+		t.Errorf("rules schema properties %v, engine rules %v (SPEC has 15)", got, want)
 	}
 	mpm := rules["max_price_multiple"].(map[string]any)
 	if !slices.Equal(toStrings(mpm["type"]), []string{"number", "null"}) {
