@@ -85,10 +85,12 @@ func crashChild(path string) error {
 	return nil
 }
 
-func TestSurvivesKill9(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "data", "payguard.db")
+// startChild runs this test binary as the child that env selects, writing to the store at path, and returns
+// it with its standard output. The child is killed at the end of the test if it still runs.
+func startChild(t *testing.T, env, path string) (*exec.Cmd, *bufio.Reader) {
+	t.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), childEnv+"="+path)
+	child.Env = append(os.Environ(), env+"="+path)
 	child.Stderr = os.Stderr
 	out, err := child.StdoutPipe()
 	if err != nil {
@@ -98,7 +100,13 @@ func TestSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
+	return child, bufio.NewReader(out)
+}
+
+func TestSurvivesKill9(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data", "payguard.db")
+	child, out := startChild(t, childEnv, path)
+	line, err := out.ReadString('\n')
 	if err != nil || strings.TrimSpace(line) != "ready" {
 		t.Fatalf("child did not get ready: %q, %v", line, err)
 	}
@@ -230,18 +238,7 @@ func batchChild(path string) error {
 // commit with others (the batched path of write).
 func TestBatchedWritesSurviveKill9(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "payguard.db")
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), batchChildEnv+"="+path)
-	child.Stderr = os.Stderr
-	out, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-	r := bufio.NewReader(out)
+	child, r := startChild(t, batchChildEnv, path)
 	var seen []string
 	reserved := 0
 	read := func(line string) {
