@@ -29,7 +29,7 @@ func TestFreeDocuments(t *testing.T) {
 			t.Errorf("%s has a placeholder", p)
 		}
 	}
-	if e.fac.verifies.Load() != 0 {
+	if e.fac.Verifies.Load() != 0 {
 		t.Fatal("a free document asked the facilitator")
 	}
 }
@@ -144,7 +144,7 @@ func TestMetrics(t *testing.T) {
 	ch := challengeV2(t, e.do("GET", "/v1/check?name=a", nil, nil))
 	e.do("GET", "/v1/check?name=a", nil, payV2(t, ch, "0x31"))
 	e.do("GET", "/v1/check?name=a&trial=1", nil, nil)
-	e.fac.verifyMode.Store("5xx")
+	e.fac.VerifyMode.Store("5xx")
 	e.do("GET", "/v1/check?name=a", nil, payV2(t, ch, "0x32"))
 	families, err := e.registry.Gather()
 	if err != nil {
@@ -177,7 +177,7 @@ func TestMetrics(t *testing.T) {
 
 func TestFacilitatorCheckShowsInHealthAndStatus(t *testing.T) {
 	e := newEnv(t)
-	f := fees.NewFacilitator(e.fac.srv.URL, nil, time.Second, time.Second)
+	f := fees.NewFacilitator(e.fac.Srv.URL, nil, time.Second, time.Second)
 	if err := e.srv.CheckFacilitator(t.Context(), f); err != nil {
 		t.Fatalf("supported: %v", err)
 	}
@@ -187,7 +187,7 @@ func TestFacilitatorCheckShowsInHealthAndStatus(t *testing.T) {
 			t.Fatalf("%s facilitator %v", p, fac)
 		}
 	}
-	e.fac.srv.Close()
+	e.fac.Srv.Close()
 	if err := e.srv.CheckFacilitator(t.Context(), f); err == nil {
 		t.Fatal("a closed facilitator checked ok")
 	}

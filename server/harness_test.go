@@ -27,6 +27,7 @@ import (
 	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/server/internal/factest"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store"
 )
@@ -191,64 +192,11 @@ func (f *fakeEndpoints) Observations(ctx context.Context, url string) ([]store.O
 }
 func (f *fakeEndpoints) IndexUpdatedAt(ctx context.Context) (time.Time, error) { return f.updated, nil }
 
-// fakeFacilitator is an httptest x402 facilitator with switchable behaviour and counters.
-type fakeFacilitator struct {
-	srv                   *httptest.Server
-	verifies, settles     atomic.Int32
-	verifyMode, settleMod atomic.Value // string
-	lastSettle            atomic.Value // []byte
-}
-
-func newFakeFacilitator(t *testing.T) *fakeFacilitator {
-	f := &fakeFacilitator{}
-	f.verifyMode.Store("valid")
-	f.settleMod.Store("success")
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		switch r.URL.Path {
-		case "/supported":
-			w.Write([]byte(`{"kinds":[{"x402Version":2,"scheme":"exact","network":"eip155:84532"},{"x402Version":1,"scheme":"exact","network":"base-sepolia"}]}`))
-		case "/verify":
-			f.verifies.Add(1)
-			switch f.verifyMode.Load().(string) {
-			case "valid":
-				w.Write([]byte(`{"isValid":true,"payer":"` + testPayer + `"}`))
-			case "invalid":
-				w.WriteHeader(http.StatusBadRequest)
-				w.Write([]byte(`{"isValid":false,"invalidReason":"invalid_exact_evm_payload_signature","payer":"` + testPayer + `"}`))
-			case "5xx":
-				w.WriteHeader(http.StatusInternalServerError)
-			}
-		case "/settle":
-			f.settles.Add(1)
-			f.lastSettle.Store(body)
-			switch f.settleMod.Load().(string) {
-			case "success":
-				w.Write([]byte(`{"success":true,"payer":"` + testPayer + `","transaction":"0xabc","network":"eip155:84532"}`))
-			case "fail":
-				w.Write([]byte(`{"success":false,"errorReason":"insufficient_funds","transaction":"","network":"eip155:84532"}`))
-			case "5xx":
-				w.WriteHeader(http.StatusBadGateway)
-			case "garbage":
-				w.Write([]byte(`<html>`))
-			case "reset":
-				hj, _ := w.(http.Hijacker)
-				c, _, _ := hj.Hijack()
-				c.Close()
-			}
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
 type env struct {
 	t         *testing.T
 	srv       *Server
 	http      *httptest.Server
-	fac       *fakeFacilitator
+	fac       *factest.Facilitator
 	signer    *testSigner
 	sanctions *fakeSanctions
 	checker   *fakeChecker
@@ -261,7 +209,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, fac: newFakeFacilitator(t), signer: newTestSigner(t), sanctions: &fakeSanctions{},
+	e := &env{t: t, fac: factest.New(t, testPayer), signer: newTestSigner(t), sanctions: &fakeSanctions{},
 		checker: &fakeChecker{}, trial: &fakeTrial{counts: map[string]int{}},
 		endpoints: &fakeEndpoints{updated: testNow.Add(-time.Hour), obs: map[string][]store.Observation{}},
 		logs:      &logbuf.Buffer{}, registry: prometheus.NewRegistry()}
@@ -274,10 +222,10 @@ func newEnv(t *testing.T) *env {
 	sc := cfg.Server
 	sc.Fees.Network = "eip155:84532"
 	sc.Fees.PayTo = testPayTo
-	sc.Fees.FacilitatorURL = e.fac.srv.URL
+	sc.Fees.FacilitatorURL = e.fac.Srv.URL
 	sc.Fees.SettleTimeout = config.Duration(2 * time.Second)
 	now := func() time.Time { return testNow }
-	facilitator := fees.NewFacilitator(e.fac.srv.URL, nil, time.Second, time.Duration(sc.Fees.SettleTimeout))
+	facilitator := fees.NewFacilitator(e.fac.Srv.URL, nil, time.Second, time.Duration(sc.Fees.SettleTimeout))
 	seller, err := fees.NewSeller(fees.SellerOptions{
 		Terms: fees.Terms{Network: "eip155:84532", NetworkV1: "base-sepolia", Asset: testAsset, AssetName: "USDC",
 			AssetVersion: "2", PayTo: testPayTo, MaxTimeoutSeconds: 60},
@@ -292,7 +240,7 @@ func newEnv(t *testing.T) *env {
 		Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial:     trial.New(e.trial, sc.TrialLimit, time.Duration(sc.TrialRetention), now),
 		Endpoints: e.endpoints, Preflight: e.preflight, Checker: e.checker, Sanctions: e.sanctions,
-		JWKS: e.signer.JWKS, FacilitatorURL: e.fac.srv.URL, Now: now,
+		JWKS: e.signer.JWKS, FacilitatorURL: e.fac.Srv.URL, Now: now,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)), Metrics: e.registry,
 	})
 	if err != nil {

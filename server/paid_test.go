@@ -24,7 +24,7 @@ func TestCheckNoInputIs400AndFacilitatorSeesNothing(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, r.StatusCode, r.body)
 		}
 	}
-	if e.fac.verifies.Load()+e.fac.settles.Load() != 0 || e.checker.calls.Load() != 0 {
+	if e.fac.Verifies.Load()+e.fac.Settles.Load() != 0 || e.checker.calls.Load() != 0 {
 		t.Fatalf("bad request reached the facilitator or the checker")
 	}
 }
@@ -97,19 +97,19 @@ func TestPaidCheckV2AllowsAndSettlesOnce(t *testing.T) {
 	if s["success"] != true || s["transaction"] != "0xabc" || r.Header.Get("Cache-Control") != "private" {
 		t.Fatalf("settlement %v", s)
 	}
-	if r.json(t)["risk"] != "low" || e.fac.verifies.Load() != 1 || e.fac.settles.Load() != 1 {
-		t.Fatalf("verifies %d settles %d", e.fac.verifies.Load(), e.fac.settles.Load())
+	if r.json(t)["risk"] != "low" || e.fac.Verifies.Load() != 1 || e.fac.Settles.Load() != 1 {
+		t.Fatalf("verifies %d settles %d", e.fac.Verifies.Load(), e.fac.Settles.Load())
 	}
 	// The facilitator got our own requirement and the client's payload verbatim.
 	var sent map[string]any
-	json.Unmarshal(e.fac.lastSettle.Load().([]byte), &sent)
+	json.Unmarshal(e.fac.LastSettle(), &sent)
 	if sent["x402Version"].(float64) != 2 || sent["paymentRequirements"].(map[string]any)["amount"] != "10000" {
 		t.Fatalf("settle request %v", sent)
 	}
 	// Replay of the same payment: verified again by the facilitator but never settled twice.
 	r = e.do("GET", "/v1/check?address=0xabc", nil, pay)
-	if r.StatusCode != 402 || r.json(t)["error"] != "invalid_exact_evm_nonce_already_used" || e.fac.settles.Load() != 1 {
-		t.Fatalf("replay: %d %s settles %d", r.StatusCode, r.body, e.fac.settles.Load())
+	if r.StatusCode != 402 || r.json(t)["error"] != "invalid_exact_evm_nonce_already_used" || e.fac.Settles.Load() != 1 {
+		t.Fatalf("replay: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
 	}
 }
 
@@ -120,7 +120,7 @@ func TestPaidV1Payment(t *testing.T) {
 		t.Fatalf("%d %v %s", r.StatusCode, r.Header, r.body)
 	}
 	var sent map[string]any
-	json.Unmarshal(e.fac.lastSettle.Load().([]byte), &sent)
+	json.Unmarshal(e.fac.LastSettle(), &sent)
 	req := sent["paymentRequirements"].(map[string]any)
 	if sent["x402Version"].(float64) != 1 || req["maxAmountRequired"] != "10000" || req["network"] != "base-sepolia" {
 		t.Fatalf("v1 settle request %v", sent)
@@ -132,7 +132,7 @@ func TestPaymentNotMatchingIs402WithoutVerify(t *testing.T) {
 	ch := challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil))
 	ch["accepts"].([]any)[0].(map[string]any)["amount"] = "1"
 	r := e.do("GET", "/v1/check?address=0xabc", nil, payV2(t, ch, "0x03"))
-	if r.StatusCode != 402 || r.json(t)["error"] != "invalid_payment_requirements" || e.fac.verifies.Load() != 0 {
+	if r.StatusCode != 402 || r.json(t)["error"] != "invalid_payment_requirements" || e.fac.Verifies.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 	r = e.do("GET", "/v1/check?address=0xabc", nil, map[string]string{"PAYMENT-SIGNATURE": "%%%"})
@@ -141,20 +141,20 @@ func TestPaymentNotMatchingIs402WithoutVerify(t *testing.T) {
 	}
 	// A check-priced payment cannot buy a preflight.
 	r = e.do("POST", "/v1/preflight", []byte(preflightBody), payV2(t, challengeV2(t, e.do("GET", "/v1/check?name=a", nil, nil)), "0x04"))
-	if r.StatusCode != 402 || e.fac.verifies.Load() != 0 {
+	if r.StatusCode != 402 || e.fac.Verifies.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 }
 
 func TestInvalidPaymentIs402WithInvalidReason(t *testing.T) {
 	e := newEnv(t)
-	e.fac.verifyMode.Store("invalid")
+	e.fac.VerifyMode.Store("invalid")
 	ch := challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil))
 	r := e.do("GET", "/v1/check?address=0xabc", nil, payV2(t, ch, "0x05"))
 	if challengeV2(t, r)["error"] != "invalid_exact_evm_payload_signature" || r.json(t)["error"] != "invalid_exact_evm_payload_signature" {
 		t.Fatalf("%s", r.body)
 	}
-	if e.fac.settles.Load() != 0 || e.checker.calls.Load() != 0 {
+	if e.fac.Settles.Load() != 0 || e.checker.calls.Load() != 0 {
 		t.Fatal("invalid payment reached settle or the work")
 	}
 }
@@ -165,13 +165,13 @@ func TestFacilitatorOutageIs503AndNeverSettles(t *testing.T) {
 			e := newEnv(t)
 			ch := challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil))
 			if mode == "down" {
-				e.fac.srv.Close()
+				e.fac.Srv.Close()
 			} else {
-				e.fac.verifyMode.Store("5xx")
+				e.fac.VerifyMode.Store("5xx")
 			}
 			r := e.do("GET", "/v1/check?address=0xabc", nil, payV2(t, ch, "0x06"))
-			if r.StatusCode != 503 || r.errCode(t) != CodeFacilitatorUnavailable || e.fac.settles.Load() != 0 || e.checker.calls.Load() != 0 {
-				t.Fatalf("%d %s settles %d", r.StatusCode, r.body, e.fac.settles.Load())
+			if r.StatusCode != 503 || r.errCode(t) != CodeFacilitatorUnavailable || e.fac.Settles.Load() != 0 || e.checker.calls.Load() != 0 {
+				t.Fatalf("%d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
 			}
 		})
 	}
@@ -181,21 +181,21 @@ func TestSettleOutcomeUnknownIsNeverRetried(t *testing.T) {
 	for _, mode := range []string{"5xx", "garbage", "reset"} {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t)
-			e.fac.settleMod.Store(mode)
+			e.fac.SettleMode.Store(mode)
 			ch := challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil))
 			pay := payV2(t, ch, "0x07")
 			r := e.do("GET", "/v1/check?address=0xabc", nil, pay)
 			if r.StatusCode != StatusSettlementOutcomeUnknown || r.errCode(t) != CodeSettlementOutcomeUnknown {
 				t.Fatalf("%d %s", r.StatusCode, r.body)
 			}
-			if r.json(t)["error"].(map[string]any)["nonce"] != "0x07" || e.fac.settles.Load() != 1 {
-				t.Fatalf("nonce missing or settle retried: %s settles %d", r.body, e.fac.settles.Load())
+			if r.json(t)["error"].(map[string]any)["nonce"] != "0x07" || e.fac.Settles.Load() != 1 {
+				t.Fatalf("nonce missing or settle retried: %s settles %d", r.body, e.fac.Settles.Load())
 			}
 			// The same payment again is never sent to /settle a second time.
-			e.fac.settleMod.Store("success")
+			e.fac.SettleMode.Store("success")
 			r = e.do("GET", "/v1/check?address=0xabc", nil, pay)
-			if r.StatusCode != 402 || e.fac.settles.Load() != 1 {
-				t.Fatalf("second attempt: %d settles %d", r.StatusCode, e.fac.settles.Load())
+			if r.StatusCode != 402 || e.fac.Settles.Load() != 1 {
+				t.Fatalf("second attempt: %d settles %d", r.StatusCode, e.fac.Settles.Load())
 			}
 		})
 	}
@@ -203,7 +203,7 @@ func TestSettleOutcomeUnknownIsNeverRetried(t *testing.T) {
 
 func TestSettleFailureIs402WithPaymentResponse(t *testing.T) {
 	e := newEnv(t)
-	e.fac.settleMod.Store("fail")
+	e.fac.SettleMode.Store("fail")
 	ch := challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil))
 	r := e.do("GET", "/v1/check?address=0xabc", nil, payV2(t, ch, "0x08"))
 	if r.StatusCode != 402 || r.Header.Get("PAYMENT-REQUIRED") != "" {
@@ -247,7 +247,7 @@ func TestPreflightPaidOfferAndReceipt(t *testing.T) {
 	if rec["format"] != "jws" || string(rp) != wantR {
 		t.Fatalf("receipt payload %s", rp)
 	}
-	if e.fac.settles.Load() != 1 {
+	if e.fac.Settles.Load() != 1 {
 		t.Fatal("not settled")
 	}
 }
@@ -259,7 +259,7 @@ func TestSigningUnavailableIs503AndNeverSettles(t *testing.T) {
 	ch := challengeV2(t, e.do("POST", "/v1/preflight", []byte(preflightBody), nil))
 	e.signer.fail.Store(true)
 	r := e.do("POST", "/v1/preflight", []byte(preflightBody), payV2(t, ch, "0x0a"))
-	if r.StatusCode != 503 || r.errCode(t) != CodeReceiptSigning || e.fac.settles.Load() != 0 {
+	if r.StatusCode != 503 || r.errCode(t) != CodeReceiptSigning || e.fac.Settles.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 	// Without a key there is no signed offer either: 503 instead of an unsigned 402.
@@ -274,7 +274,7 @@ func TestSanctionsUnavailableIs503BeforePayment(t *testing.T) {
 	ch := challengeV2(t, e.do("GET", "/v1/check?name=a", nil, nil))
 	e.sanctions.ready.Store(false)
 	r := e.do("GET", "/v1/check?name=a", nil, payV2(t, ch, "0x0b"))
-	if r.StatusCode != 503 || r.errCode(t) != CodeSanctionsUnavailable || e.fac.verifies.Load() != 0 {
+	if r.StatusCode != 503 || r.errCode(t) != CodeSanctionsUnavailable || e.fac.Verifies.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 	if r.json(t)["data_as_of"] != "1970-01-01T00:00:00Z" {
@@ -298,7 +298,7 @@ func TestTrialFourthCallIs402(t *testing.T) {
 	if tr == nil || tr["exhausted"] != true || body["error"] != "trial_exhausted" || ch["error"] != "trial_exhausted" {
 		t.Fatalf("exhausted trial: %s", r.body)
 	}
-	if e.fac.verifies.Load() != 0 || e.preflight.calls.Load() != 0 {
+	if e.fac.Verifies.Load() != 0 || e.preflight.calls.Load() != 0 {
 		t.Fatal("exhausted trial did work or touched the facilitator")
 	}
 	// Another client (through a trusted proxy? no: a different socket address is not possible here) — the
@@ -348,7 +348,7 @@ func TestPreflightLimits(t *testing.T) {
 			t.Errorf("body %.20q: %d %s, want %d %s", c.body, r.StatusCode, r.body, c.status, c.code)
 		}
 	}
-	if e.fac.verifies.Load() != 0 || e.preflight.calls.Load() != 0 {
+	if e.fac.Verifies.Load() != 0 || e.preflight.calls.Load() != 0 {
 		t.Fatal("bad input reached the facilitator or the engine")
 	}
 	if r := e.do("POST", "/v1/preflight?trial=yes", []byte(preflightBody), nil); r.StatusCode != 400 || r.errCode(t) != CodeInvalidTrial {
@@ -452,7 +452,7 @@ func TestEndpointIndex(t *testing.T) {
 	if len(obs) != 1 || obs[0].(map[string]any)["challenge"].(map[string]any)["x402Version"].(float64) != 2 {
 		t.Fatalf("%s", r.body)
 	}
-	if e.fac.settles.Load() != 1 || e.fac.verifies.Load() != 1 {
+	if e.fac.Settles.Load() != 1 || e.fac.Verifies.Load() != 1 {
 		t.Fatal("errors were charged or success not settled")
 	}
 }
@@ -463,7 +463,7 @@ func TestEndpointIndexStaleIs503BeforePayment(t *testing.T) {
 	for _, updated := range []time.Time{{}, testNow.Add(-25 * time.Hour)} {
 		e.endpoints.updated = updated
 		r := e.do("GET", "/v1/endpoint?url=https://a.example/x", nil, payV1(t, "0x0e"))
-		if r.StatusCode != 503 || r.errCode(t) != CodeIndexUnavailable || e.fac.verifies.Load() != 0 {
+		if r.StatusCode != 503 || r.errCode(t) != CodeIndexUnavailable || e.fac.Verifies.Load() != 0 {
 			t.Fatalf("%v: %d %s", updated, r.StatusCode, r.body)
 		}
 	}

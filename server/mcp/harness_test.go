@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/payguard/payguard/server"
 	"github.com/payguard/payguard/server/engines"
 	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/server/internal/factest"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store/memory"
 )
@@ -43,59 +43,6 @@ const (
 
 // The OFAC excerpt the interop tests also use (two real rows).
 var ofacDir = "../../interop/testdata/ofac"
-
-// fakeFacilitator is an x402 facilitator with switchable behaviour and counters.
-type fakeFacilitator struct {
-	srv                     *httptest.Server
-	verifies, settles       atomic.Int32
-	verifyMode, settleMode  atomic.Value // string
-	mu                      sync.Mutex
-	lastVerify, lastSettled []byte
-}
-
-func newFakeFacilitator(t *testing.T) *fakeFacilitator {
-	f := &fakeFacilitator{}
-	f.verifyMode.Store("valid")
-	f.settleMode.Store("success")
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		switch r.URL.Path {
-		case "/verify":
-			f.verifies.Add(1)
-			f.mu.Lock()
-			f.lastVerify = body
-			f.mu.Unlock()
-			switch f.verifyMode.Load().(string) {
-			case "valid":
-				w.Write([]byte(`{"isValid":true,"payer":"` + testPayer + `"}`))
-			case "invalid":
-				w.WriteHeader(http.StatusBadRequest)
-				w.Write([]byte(`{"isValid":false,"invalidReason":"invalid_exact_evm_payload_signature","payer":"` + testPayer + `"}`))
-			case "down":
-				w.WriteHeader(http.StatusServiceUnavailable)
-			}
-		case "/settle":
-			f.settles.Add(1)
-			f.mu.Lock()
-			f.lastSettled = body
-			f.mu.Unlock()
-			switch f.settleMode.Load().(string) {
-			case "success":
-				w.Write([]byte(`{"success":true,"payer":"` + testPayer + `","transaction":"0xabc","network":"eip155:84532"}`))
-			case "fail":
-				w.Write([]byte(`{"success":false,"errorReason":"insufficient_funds","transaction":"","network":"eip155:84532"}`))
-			case "5xx":
-				w.WriteHeader(http.StatusBadGateway)
-			}
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeFacilitator) calls() int { return int(f.verifies.Load() + f.settles.Load()) }
 
 // switchSigner is the receipt key set with a switch that makes signing fail.
 type switchSigner struct {
@@ -121,7 +68,7 @@ func (s *sanctionsSwitch) Ready() bool { return !s.off.Load() && s.Screener.Read
 type env struct {
 	t         *testing.T
 	url       string // http://127.0.0.1:port
-	fac       *fakeFacilitator
+	fac       *factest.Facilitator
 	signer    *switchSigner
 	sanctions *sanctionsSwitch
 	store     *memory.Store
@@ -134,7 +81,7 @@ type env struct {
 // store) and a fake facilitator, on a loopback listener.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, fac: newFakeFacilitator(t), store: memory.New(), logs: &logbuf.Buffer{}}
+	e := &env{t: t, fac: factest.New(t, testPayer), store: memory.New(), logs: &logbuf.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, nil))
 	list, err := sanctions.LoadDir(ofacDir)
 	if err != nil {
@@ -156,11 +103,11 @@ func newEnv(t *testing.T) *env {
 	sc := cfg.Server
 	sc.Fees.Network = "eip155:84532"
 	sc.Fees.PayTo = testPayTo
-	sc.Fees.FacilitatorURL = e.fac.srv.URL
+	sc.Fees.FacilitatorURL = e.fac.Srv.URL
 	seller, err := fees.NewSeller(fees.SellerOptions{
 		Terms: fees.Terms{Network: "eip155:84532", NetworkV1: "base-sepolia", Asset: testAsset, AssetName: "USDC",
 			AssetVersion: "2", PayTo: testPayTo, MaxTimeoutSeconds: 60},
-		Facilitator: fees.NewFacilitator(e.fac.srv.URL, nil, 2*time.Second, 2*time.Second), Signer: ks,
+		Facilitator: fees.NewFacilitator(e.fac.Srv.URL, nil, 2*time.Second, 2*time.Second), Signer: ks,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +120,7 @@ func newEnv(t *testing.T) *env {
 		Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial:     trial.New(e.store, sc.TrialLimit, time.Duration(sc.TrialRetention), nil),
 		Endpoints: e.store, Preflight: engines.Preflight(engine), Checker: engines.Checker(checker), Sanctions: e.sanctions,
-		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.srv.URL, Logger: log,
+		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.Srv.URL, Logger: log,
 	})
 	if err != nil {
 		t.Fatal(err)

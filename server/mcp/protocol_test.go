@@ -85,7 +85,7 @@ func TestEdgeLimits(t *testing.T) {
 	if resp, body := e.rpc(init, map[string]string{"Host": "localhost"}); resp.StatusCode != 200 {
 		t.Fatalf("localhost Host: %d %s", resp.StatusCode, body)
 	}
-	if e.fac.calls() != 0 {
+	if e.fac.Calls() != 0 {
 		t.Fatal("the facilitator was called")
 	}
 }

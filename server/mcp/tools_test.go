@@ -52,7 +52,7 @@ func TestServiceInfoIsFree(t *testing.T) {
 			t.Fatalf("trial call %d: %v", i+1, sc)
 		}
 	}
-	if e.fac.calls() != 0 {
+	if e.fac.Calls() != 0 {
 		t.Fatal("the facilitator was called")
 	}
 }
@@ -121,7 +121,7 @@ func TestTrialSharedWithHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusPaymentRequired {
 		t.Fatalf("HTTP after the MCP trial call: %d", resp.StatusCode)
 	}
-	if e.fac.calls() != 0 {
+	if e.fac.Calls() != 0 {
 		t.Fatal("the facilitator was called")
 	}
 }
@@ -194,8 +194,8 @@ func TestBadArgumentsNeverCharged(t *testing.T) {
 	}
 	e.sanctions.off.Store(false)
 
-	if e.fac.calls() != 0 {
-		t.Fatalf("facilitator called %d times for bad arguments", e.fac.calls())
+	if e.fac.Calls() != 0 {
+		t.Fatalf("facilitator called %d times for bad arguments", e.fac.Calls())
 	}
 	for i := 0; i < 3; i++ { // the trial is untouched
 		if res, sc := e.call(s, ToolCheckPayee, map[string]any{"name": "Acme Widgets LLC"}, nil); res.IsError {
@@ -222,16 +222,14 @@ func TestPaidCheckPayeeSettlesOnce(t *testing.T) {
 	if settled["success"] != true || settled["transaction"] != "0xabc" || settled["payer"] != testPayer {
 		t.Fatalf("settlement %v", res.Meta)
 	}
-	if e.fac.verifies.Load() != 1 || e.fac.settles.Load() != 1 {
-		t.Fatalf("verify %d settle %d", e.fac.verifies.Load(), e.fac.settles.Load())
+	if e.fac.Verifies.Load() != 1 || e.fac.Settles.Load() != 1 {
+		t.Fatalf("verify %d settle %d", e.fac.Verifies.Load(), e.fac.Settles.Load())
 	}
 	var req struct {
 		PaymentRequirements map[string]any `json:"paymentRequirements"`
 		PaymentPayload      map[string]any `json:"paymentPayload"`
 	}
-	e.fac.mu.Lock()
-	json.Unmarshal(e.fac.lastSettled, &req)
-	e.fac.mu.Unlock()
+	json.Unmarshal(e.fac.LastSettle(), &req)
 	if req.PaymentRequirements["amount"] != "10000" || req.PaymentRequirements["payTo"] != testPayTo ||
 		req.PaymentPayload["payload"].(map[string]any)["authorization"].(map[string]any)["nonce"] !=
 			p["payload"].(map[string]any)["authorization"].(map[string]any)["nonce"] {
@@ -243,7 +241,7 @@ func TestPaidCheckPayeeSettlesOnce(t *testing.T) {
 	if pr := paymentRequired(t, res, sc); pr["error"] != "invalid_exact_evm_nonce_already_used" {
 		t.Fatalf("replay: %v", pr["error"])
 	}
-	if e.fac.settles.Load() != 1 {
+	if e.fac.Settles.Load() != 1 {
 		t.Fatalf("a replay reached /settle")
 	}
 	// One server line per request, no SDK session chatter, no caller data (wallet, name, payer, IP).
@@ -285,10 +283,8 @@ func TestPaidPreflightCarriesOnlyTheDecisionJWS(t *testing.T) {
 	if settled["success"] != true || settled["extensions"] != nil {
 		t.Fatalf("settlement %v (no offer-receipt on MCP)", settled)
 	}
-	e.fac.mu.Lock()
-	defer e.fac.mu.Unlock()
-	if !strings.Contains(string(e.fac.lastSettled), `"amount":"20000"`) {
-		t.Fatalf("settled %s", e.fac.lastSettled)
+	if !strings.Contains(string(e.fac.LastSettle()), `"amount":"20000"`) {
+		t.Fatalf("settled %s", e.fac.LastSettle())
 	}
 }
 
@@ -298,18 +294,18 @@ func TestPaymentFailures(t *testing.T) {
 	args := map[string]any{"wallet": cleanAddr}
 	pr := e.challengeFor(s, ToolCheckPayee, args)
 
-	e.fac.verifyMode.Store("down")
+	e.fac.VerifyMode.Store("down")
 	res, sc := e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(pr)})
 	if code := errCode(t, res, sc); code != "facilitator_unavailable" {
 		t.Fatalf("outage: %s", code)
 	}
-	e.fac.verifyMode.Store("invalid")
+	e.fac.VerifyMode.Store("invalid")
 	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(pr)})
 	if got := paymentRequired(t, res, sc)["error"]; got != "invalid_exact_evm_payload_signature" {
 		t.Fatalf("invalid payment: %v", got)
 	}
-	e.fac.verifyMode.Store("valid")
-	if e.fac.settles.Load() != 0 {
+	e.fac.VerifyMode.Store("valid")
+	if e.fac.Settles.Load() != 0 {
 		t.Fatal("settled after a failed verification")
 	}
 
@@ -320,7 +316,7 @@ func TestPaymentFailures(t *testing.T) {
 		t.Fatalf("wrong price: %v", got)
 	}
 
-	e.fac.settleMode.Store("fail")
+	e.fac.SettleMode.Store("fail")
 	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(pr)})
 	pf := paymentRequired(t, res, sc)
 	if pf["error"] != "insufficient_funds" || pf[MetaPaymentResponse].(map[string]any)["success"] != false {
@@ -330,7 +326,7 @@ func TestPaymentFailures(t *testing.T) {
 		t.Fatal("the work was delivered although settlement failed")
 	}
 
-	e.fac.settleMode.Store("5xx")
+	e.fac.SettleMode.Store("5xx")
 	p := payment(pr)
 	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p})
 	if code := errCode(t, res, sc); code != "settlement_outcome_unknown" {
@@ -341,15 +337,15 @@ func TestPaymentFailures(t *testing.T) {
 	}
 
 	// Signing unavailable: the decision cannot be made, nothing is settled.
-	e.fac.settleMode.Store("success")
-	settles := e.fac.settles.Load()
+	e.fac.SettleMode.Store("success")
+	settles := e.fac.Settles.Load()
 	e.signer.fail.Store(true)
 	prPre = e.challengeFor(s, ToolPreflight, map[string]any{})
 	res, sc = e.call(s, ToolPreflight, map[string]any{"cart": map[string]any{"total_usd": 0.1}}, sdk.Meta{MetaPayment: payment(prPre)})
 	if code := errCode(t, res, sc); code != "receipt_signing_unavailable" {
 		t.Fatalf("signing down: %s", code)
 	}
-	if e.fac.settles.Load() != settles {
+	if e.fac.Settles.Load() != settles {
 		t.Fatal("settled although the decision could not be signed")
 	}
 }
@@ -389,7 +385,7 @@ func TestCheckEndpoint(t *testing.T) {
 	if res.IsError || sc["method"] != "POST" || len(sc["observations"].([]any)) != 1 || sc["data_as_of"] == "" {
 		t.Fatalf("paid lookup: %v %v", sc, res.Content[0].(*sdk.TextContent).Text)
 	}
-	if res.Meta[MetaPaymentResponse].(map[string]any)["success"] != true || e.fac.settles.Load() != 1 {
+	if res.Meta[MetaPaymentResponse].(map[string]any)["success"] != true || e.fac.Settles.Load() != 1 {
 		t.Fatal("not settled")
 	}
 }
@@ -587,17 +583,15 @@ func TestV1PaymentInMeta(t *testing.T) {
 	if res.IsError || res.Meta[MetaPaymentResponse].(map[string]any)["success"] != true {
 		t.Fatalf("v1 payment: %v %v", sc, res.Meta)
 	}
-	e.fac.mu.Lock()
-	defer e.fac.mu.Unlock()
 	var req struct {
 		X402Version         int            `json:"x402Version"`
 		PaymentRequirements map[string]any `json:"paymentRequirements"`
 	}
-	if err := json.Unmarshal(e.fac.lastSettled, &req); err != nil {
+	if err := json.Unmarshal(e.fac.LastSettle(), &req); err != nil {
 		t.Fatal(err)
 	}
 	if req.X402Version != 1 || req.PaymentRequirements["maxAmountRequired"] != "10000" ||
 		req.PaymentRequirements["resource"] != "mcp://tool/check_payee" {
-		t.Fatalf("settled %s", e.fac.lastSettled)
+		t.Fatalf("settled %s", e.fac.LastSettle())
 	}
 }
