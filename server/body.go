@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,34 +15,45 @@ const (
 	BodyReadTimeout = 10 * time.Second // the whole body must arrive within this
 )
 
-// readBody reads at most MaxBodyBytes within BodyReadTimeout. It counts the bytes actually read (a lying
-// or absent Content-Length changes nothing) and sets a read deadline on the connection, so a slow sender
-// gets 408 instead of holding a handler.
+// readBody reads a request body within SPEC's limits (MaxBodyBytes, BodyReadTimeout).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	if r.ContentLength > MaxBodyBytes {
-		return nil, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body is over 64 KiB")
+	body, e := ReadBody(w, r, MaxBodyBytes)
+	if e != nil {
+		return nil, errorf(e.Status, e.Code, e.Message)
+	}
+	return body, nil
+}
+
+// ReadBody reads at most max bytes of r's body within BodyReadTimeout; MCP uses it with a larger max for
+// its JSON-RPC envelope. It counts the bytes actually read (a lying or absent Content-Length changes
+// nothing) and sets a read deadline on the connection, so a slow sender gets 408 instead of holding a
+// handler. Errors are 413 body_too_large, 408 body_timeout or 400 invalid_json, with Connection: close set.
+func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *InputError) {
+	tooLarge := &InputError{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+		Message: fmt.Sprintf("request body is over %d KiB", max>>10)}
+	if r.ContentLength > int64(max) {
+		return nil, tooLarge
 	}
 	rc := http.NewResponseController(w)
 	// Not every ResponseWriter supports deadlines (an httptest recorder does not); the limit on bytes still
 	// holds. A socket deadline runs on the wall clock, not the injected one.
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
 	if err == nil && deadlineSet {
 		// Clear the deadline only after a complete read: after a failure it stays expired, so the server's
 		// own drain of the unread body fails at once instead of waiting for the slow sender.
 		rc.SetReadDeadline(time.Time{})
 	}
 	if err != nil {
+		w.Header().Set("Connection", "close")
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			w.Header().Set("Connection", "close")
-			return nil, errorf(http.StatusRequestTimeout, CodeBodyTimeout, "request body was not received within 10 seconds")
+			return nil, &InputError{Status: http.StatusRequestTimeout, Code: CodeBodyTimeout, Message: "request body was not received within 10 seconds"}
 		}
-		w.Header().Set("Connection", "close")
-		return nil, errorf(http.StatusBadRequest, CodeInvalidJSON, "request body could not be read: "+err.Error())
+		return nil, &InputError{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "request body could not be read: " + err.Error()}
 	}
-	if len(body) > MaxBodyBytes {
+	if len(body) > max {
 		w.Header().Set("Connection", "close")
-		return nil, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body is over 64 KiB")
+		return nil, tooLarge
 	}
 	return body, nil
 }

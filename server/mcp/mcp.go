@@ -32,9 +32,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,12 +43,10 @@ import (
 // ProtocolVersion is the MCP version SPEC samples; the SDK also negotiates its newer versions.
 const ProtocolVersion = "2025-03-26"
 
-// Limits of one POST /mcp. A preflight's arguments are bounded by the preflight parser itself (64 KiB, as
-// the HTTP body); the envelope adds the JSON-RPC members and a payment of at most 32 KiB.
-const (
-	MaxRequestBytes = 128 << 10
-	BodyReadTimeout = server.BodyReadTimeout
-)
+// MaxRequestBytes bounds one POST /mcp (read within server.BodyReadTimeout). A preflight's arguments are
+// bounded by the preflight parser itself (64 KiB, as the HTTP body); the envelope adds the JSON-RPC members
+// and a payment of at most 32 KiB.
+const MaxRequestBytes = 128 << 10
 
 // Options wires the MCP server to a payguard server.
 type Options struct {
@@ -144,10 +140,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
-		body, status, msg := readBody(w, r)
-		if status != 0 {
+		body, e := server.ReadBody(w, r, MaxRequestBytes)
+		if e != nil {
 			w.Header().Set("Connection", "close")
-			http.Error(w, msg, status)
+			http.Error(w, e.Message, e.Status)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -178,29 +174,6 @@ func isLoopback(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// readBody reads the whole POST body within BodyReadTimeout and MaxRequestBytes (actual bytes). A status of
-// 0 means success.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
-	if r.ContentLength > MaxRequestBytes {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over %d bytes", MaxRequestBytes)
-	}
-	rc := http.NewResponseController(w)
-	deadlineSet := rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
-	if err == nil && deadlineSet {
-		rc.SetReadDeadline(time.Time{})
-	}
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return nil, http.StatusRequestTimeout, "request body was not received within 10 seconds"
-	case err != nil:
-		return nil, http.StatusBadRequest, "request body could not be read"
-	case len(body) > MaxRequestBytes:
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over %d bytes", MaxRequestBytes)
-	}
-	return body, 0, ""
 }
 
 // minLevel drops records below min.
