@@ -49,7 +49,7 @@ func TestSignMatchesGoJose(t *testing.T) {
 		if !ecdsa.Verify(&priv.PublicKey, digest[:], r, s) {
 			t.Fatal("crypto/ecdsa does not accept the signature")
 		}
-		parsed, err := jose.ParseSigned(got, []jose.SignatureAlgorithm{jose.ES256})
+		parsed, err := jose.ParseSignedCompact(got, []jose.SignatureAlgorithm{jose.ES256})
 		if err != nil {
 			t.Fatal(err)
 		}

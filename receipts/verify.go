@@ -98,7 +98,7 @@ func Verify(jws string, jwks []byte, opts VerifyOptions) ([]byte, *Claims, error
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: kid %q", ErrUnknownKey, hdr.Kid)
 	}
-	obj, err := jose.ParseSigned(jws, []jose.SignatureAlgorithm{jose.ES256})
+	obj, err := jose.ParseSignedCompact(jws, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}

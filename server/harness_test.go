@@ -77,7 +77,7 @@ func (s *testSigner) JWKS() ([]byte, error) {
 // verifyJWS checks a compact JWS with the signer's public key and returns the payload.
 func (s *testSigner) verifyJWS(t *testing.T, compact string) []byte {
 	t.Helper()
-	obj, err := jose.ParseSigned(compact, []jose.SignatureAlgorithm{jose.ES256})
+	obj, err := jose.ParseSignedCompact(compact, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatalf("parse JWS: %v", err)
 	}

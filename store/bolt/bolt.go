@@ -21,6 +21,7 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/payguard/payguard/store"
 )
@@ -87,7 +88,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store/bolt: creating the data directory: %w", err)
 	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: opts.Timeout})
-	if errors.Is(err, bbolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("store/bolt: database %s is locked by another payguard (waited %v; stop the other process or use another path)", path, opts.Timeout)
 	}
 	if err != nil {
