@@ -67,8 +67,9 @@ func (v verdict) receiptID() string {
 }
 
 // decide runs the preflight for a challenge under the budget's lock: read the ledger, decide, and on allow
-// reserve. The ledger's atomic Reserve is the final guard on the daily cap.
-func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired) verdict {
+// reserve. The ledger's atomic Reserve is the final guard on the daily cap. withTicket: an allowed challenge
+// also gets its payment ticket, written with the reservation in one store write.
+func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) verdict {
 	in := decisionChallenge(pr, url)
 	if d := p.opts.Domains; d != nil {
 		// Gather the domain facts before taking the budget lock: the engine then finds them in the checker's
@@ -104,7 +105,11 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	}
 	switch res.Decision {
 	case allow:
-		return p.reserveLocked(ctx, v, day)
+		var tk *ticketFor
+		if withTicket {
+			tk = &ticketFor{method: method, url: url}
+		}
+		return p.reserveLocked(ctx, v, day, tk)
 	case hold:
 		return v
 	case block:
@@ -150,8 +155,12 @@ func hostOf(rawURL string) string {
 	return u.Hostname()
 }
 
-// reserveLocked reserves an allowed amount; the caller holds the budget lock.
-func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string) verdict {
+// ticketFor names the request an allowed challenge answers, so that its paid retry can be matched.
+type ticketFor struct{ method, url string }
+
+// reserveLocked reserves an allowed amount, and with tk records the payment ticket in the same store write;
+// the caller holds the budget lock.
+func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ticketFor) verdict {
 	res := v.Result
 	if res.ChosenOption == nil || res.ChosenIndex < 0 {
 		return failClosed("engine_error", "preflight allowed without a chosen option")
@@ -160,7 +169,18 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string) verdic
 		return failClosed("engine_error", "preflight allowed a negative amount")
 	}
 	capMicros := int64(p.opts.Rules.DailyCapUSD)
-	id, err := p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
+	var id string
+	var err error
+	if tk == nil {
+		id, err = p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
+	} else {
+		var t store.Ticket
+		if t, err = p.newTicket(tk.method, tk.url, v.Option, res.Receipt.ID); err != nil {
+			return failClosed("store_error", "payment ticket could not be made: "+err.Error())
+		}
+		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
+		id = t.ReservationID
+	}
 	if errors.Is(err, store.ErrBudgetExceeded) {
 		st, _ := p.opts.Store.State(ctx, p.opts.Budget, day)
 		v.Decision = block
@@ -170,7 +190,7 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string) verdic
 		return v
 	}
 	if err != nil {
-		return failClosed("ledger_error", "budget reservation failed: "+err.Error())
+		return failClosed("ledger_error", "budget reservation or payment ticket failed: "+err.Error())
 	}
 	v.Decision = allow
 	v.Amount = res.AmountMicros
@@ -185,26 +205,26 @@ func dailyCapReason(capUSD, spent policy.USD) string {
 	return fmt.Sprintf("block: daily cap $%s would be exceeded (spent $%s)", capUSD, spent)
 }
 
-// putTicket records an allowed challenge so that exactly one matching paid retry may pass.
-func (p *Proxy) putTicket(ctx context.Context, method, url string, v *verdict) error {
-	opt, err := json.Marshal(v.Option)
-	if err != nil {
-		return fmt.Errorf("encode chosen option: %w", err)
+// newTicket is the ticket for an allowed option of a challenge to method url, so that exactly one matching
+// paid retry may pass; the store fills in the reservation (ReserveTicket).
+func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, receiptID string) (store.Ticket, error) {
+	if opt == nil {
+		return store.Ticket{}, errors.New("no chosen option")
 	}
-	ttl := time.Duration(v.Option.MaxTimeoutSeconds) * time.Second
+	raw, err := json.Marshal(opt)
+	if err != nil {
+		return store.Ticket{}, fmt.Errorf("encode chosen option: %w", err)
+	}
+	ttl := time.Duration(opt.MaxTimeoutSeconds) * time.Second
 	if ttl < time.Minute {
 		ttl = time.Minute
 	}
-	key, err := ticketKey(method, url, v.Option.Scheme, v.Option.Network, v.Option.PayTo, v.Option.Amount)
+	key, err := ticketKey(method, url, opt.Scheme, opt.Network, opt.PayTo, opt.Amount)
 	if err != nil {
-		return err
+		return store.Ticket{}, err
 	}
-	t := store.Ticket{
-		ID: newID("tkt"), Key: key, Option: opt, ReservationID: v.Release.ReservationID,
-		ReceiptID: v.Release.ReceiptID, Budget: v.Release.Budget, Day: v.Release.Day, AmountMicros: v.Release.AmountMicros,
-		ExpiresAt: p.opts.Now().Add(ttl),
-	}
-	return p.opts.Store.PutTicket(ctx, t)
+	return store.Ticket{ID: newID("tkt"), Key: key, Option: raw, ReceiptID: receiptID,
+		ExpiresAt: p.opts.Now().Add(ttl)}, nil
 }
 
 // ticketKey names a payment (hashed: URLs are long and stores want plain keys) by what both v1 and v2 retries carry: method, URL, scheme, network (CAIP-2),

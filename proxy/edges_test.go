@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -282,5 +285,27 @@ func TestMetricsOnPrivateRegistry(t *testing.T) {
 	}
 	if strings.Contains(text, "go_goroutines") || strings.Contains(text, "process_") {
 		t.Error("/metrics serves the global registry's collectors")
+	}
+}
+
+// failingTickets is a store whose reservation-with-ticket write fails (a full disk, a lost connection).
+type failingTickets struct{ *memory.Store }
+
+func (failingTickets) ReserveTicket(context.Context, string, string, int64, int64, store.Ticket) (store.Ticket, error) {
+	return store.Ticket{}, errors.New("disk full")
+}
+
+// An allowed challenge whose reservation and ticket cannot be written is refused, never passed on: the
+// agent gets nothing to sign.
+func TestTicketWriteFailureFailsClosed(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	h := newHarness(t, failingTickets{memory.New()}, testRules())
+	resp, body := h.buyer().get(s.url("/weather"), nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, " "), "disk full") {
+		t.Errorf("refusal %s, want a block naming the store failure", body)
+	}
+	if resp.Header.Get("Payment-Required") != "" || s.seen.Load() != 0 {
+		t.Error("a challenge whose ticket was not written reached the agent, or a payment reached the seller")
 	}
 }

@@ -25,9 +25,9 @@ func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.Pa
 	existing, err := p.opts.Store.FindHold(ctx, key)
 	switch {
 	case err == nil && existing.Status == store.HoldApproved && now.Before(existing.ExpiresAt):
-		return p.releaseApproved(ctx, existing, v)
+		return p.releaseApproved(ctx, existing, v, &ticketFor{method, url})
 	case err == nil && existing.Status == store.HoldPending && now.Before(existing.ExpiresAt):
-		return p.waitForPerson(ctx, existing, v)
+		return p.waitForPerson(ctx, existing, v, &ticketFor{method, url})
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "hold store unavailable: "+err.Error())
 	}
@@ -42,11 +42,11 @@ func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.Pa
 	}
 	p.log.Info("hold created", "hold_id", h.ID, "method", method, "url", url,
 		"amount_usd", usdString(h.AmountMicros), "reasons", v.Reasons)
-	return p.waitForPerson(ctx, h, v)
+	return p.waitForPerson(ctx, h, v, &ticketFor{method, url})
 }
 
 // waitForPerson waits for the hold to be resolved, up to hold_wait or until the agent goes away.
-func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict) verdict {
+func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict, tk *ticketFor) verdict {
 	v.Hold = &h
 	if p.opts.HoldWait > 0 {
 		wake, stop := p.waiters.subscribe(h.ID)
@@ -74,7 +74,7 @@ func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict) verd
 	v.Hold = &h
 	switch h.Status {
 	case store.HoldApproved:
-		return p.releaseApproved(ctx, h, v)
+		return p.releaseApproved(ctx, h, v, tk)
 	case store.HoldDenied:
 		v.Decision = block
 		v.Class = "hold_denied"
@@ -86,8 +86,9 @@ func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict) verd
 	}
 }
 
-// releaseApproved uses an approved hold once and reserves its amount; the daily cap still applies.
-func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict) verdict {
+// releaseApproved uses an approved hold once and reserves its amount (with the payment ticket for tk); the
+// daily cap still applies.
+func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk *ticketFor) verdict {
 	used, err := p.opts.Store.UseHold(ctx, h.ID)
 	if err != nil {
 		// Someone else released it first (or it changed): this request is held again.
@@ -103,7 +104,7 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict) ve
 	lock := p.budgetLock(p.opts.Budget)
 	lock.Lock()
 	defer lock.Unlock()
-	out := p.reserveLocked(ctx, v, p.day())
+	out := p.reserveLocked(ctx, v, p.day(), tk)
 	if out.Decision == allow {
 		out.Class = "hold_approved"
 	}

@@ -128,14 +128,14 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 	}
 	method, url := req.Method, req.URL.String()
 	ctx := req.Context()
-	out := p.decide(ctx, method, url, pr)
+	out := p.decide(ctx, method, url, pr, true)
 	if out.Decision == hold && out.Result != nil {
 		out = p.resolveHold(ctx, method, url, pr, out)
 	}
 	if out.Decision == allow {
-		if err := p.putTicket(ctx, method, url, &out); err != nil {
-			out = failClosed("store_error", "payment ticket could not be recorded: "+err.Error())
-		} else if err := narrowResponse(resp, pr, out.Chosen, body, src); err != nil {
+		// The reservation and the ticket are written; a challenge that cannot be narrowed is refused and its
+		// ticket expires unused (the reservation stays, like any abandoned payment's).
+		if err := narrowResponse(resp, pr, out.Chosen, body, src); err != nil {
 			out = failClosed("challenge_malformed", "allowed challenge could not be narrowed: "+err.Error())
 		}
 	}

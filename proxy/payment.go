@@ -103,7 +103,7 @@ func (p *Proxy) decidePayment(ctx context.Context, method, url string, t terms) 
 			Resource: url, MaxTimeoutSeconds: 60,
 		}}}
 	}
-	v := p.decide(ctx, method, url, &pr)
+	v := p.decide(ctx, method, url, &pr, false) // released at once: no ticket
 	if v.Decision == allow && t.asset == "" {
 		// Unreachable with a correct engine (an unknown asset is unpriced); kept as the last word. The
 		// reservation stays, as for any abandoned payment.

@@ -109,6 +109,13 @@ type Tickets interface {
 	TakeTicket(ctx context.Context, key string, now time.Time) (Ticket, error)
 	// MarkPaymentSeen records a payment header digest; ErrAlreadyUsed if it was seen before (replay).
 	MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error
+	// ReserveTicket reserves amountMicros as Ledger.Reserve does and records t bound to that reservation
+	// (its ReservationID, Budget, Day and AmountMicros are set from the arguments) in the same step: an
+	// allowed challenge costs one write, one commit and fsync in the bolt store. Over the cap it is
+	// ErrBudgetExceeded and nothing is written. A ticket never exists without its reservation; a store that
+	// cannot make the two one atomic write (redis: keys in different slots) reserves first, and when the
+	// ticket then fails the reservation stays, counted like any abandoned one. It returns the stored ticket.
+	ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t Ticket) (Ticket, error)
 }
 
 // Trial counts free-trial calls per client per UTC day; entries expire after retention (48 h), counted from

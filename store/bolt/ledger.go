@@ -35,23 +35,12 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 	id := store.NewID() // chosen once: every run of the function below writes the same reservation
 	var refused error   // over the cap, as the committed run found it (see write)
 	err := s.write(func(tx *bbolt.Tx) error {
-		refused = nil
 		if err := s.maybePurge(tx, s.now()); err != nil {
 			return err
 		}
-		budgets, key := tx.Bucket(bucketBudgets), budgetKey(budget, day)
-		spent, reserved := readBudget(budgets, key)
-		if !store.Fits(spent, reserved, amountMicros, capMicros) {
-			refused = fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
-				store.ErrBudgetExceeded, budget, day, spent, reserved, amountMicros, capMicros)
-			return nil
-		}
-		if err := writeBudget(budgets, key, spent, reserved+amountMicros); err != nil {
-			return err
-		}
-		rec := binary.BigEndian.AppendUint64(nil, uint64(amountMicros))
-		rec = append(rec, 0) // not committed
-		return tx.Bucket(bucketReservations).Put([]byte(day+id), append(rec, key...))
+		var err error
+		refused, err = reserveTx(tx, budget, day, id, amountMicros, capMicros)
+		return err
 	})
 	if err != nil {
 		return "", err
@@ -60,6 +49,22 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 		return "", refused
 	}
 	return id, nil
+}
+
+// reserveTx writes reservation id in tx, or reports (refused, no error) that it would exceed the cap.
+func reserveTx(tx *bbolt.Tx, budget, day, id string, amountMicros, capMicros int64) (refused, err error) {
+	budgets, key := tx.Bucket(bucketBudgets), budgetKey(budget, day)
+	spent, reserved := readBudget(budgets, key)
+	if !store.Fits(spent, reserved, amountMicros, capMicros) {
+		return fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
+			store.ErrBudgetExceeded, budget, day, spent, reserved, amountMicros, capMicros), nil
+	}
+	if err := writeBudget(budgets, key, spent, reserved+amountMicros); err != nil {
+		return nil, err
+	}
+	rec := binary.BigEndian.AppendUint64(nil, uint64(amountMicros))
+	rec = append(rec, 0) // not committed
+	return nil, tx.Bucket(bucketReservations).Put([]byte(day+id), append(rec, key...))
 }
 
 // Commit implements store.Ledger in one write transaction (possibly shared, see write).

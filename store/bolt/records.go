@@ -30,23 +30,76 @@ func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
 		if err := s.maybePurge(tx, s.now()); err != nil {
 			return err
 		}
-		ids := tx.Bucket(bucketTicketIDs)
-		if ids.Get([]byte(t.ID)) != nil {
-			return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
-		}
-		if err := ids.Put([]byte(t.ID), u64(uint64(t.ExpiresAt.UnixNano()))); err != nil {
+		if err := ticketIDFree(tx, t.ID); err != nil {
 			return err
 		}
-		perKey, err := tx.Bucket(bucketTickets).CreateBucketIfNotExists([]byte(t.Key))
-		if err != nil {
-			return err
-		}
-		seq, err := perKey.NextSequence()
-		if err != nil {
-			return err
-		}
-		return perKey.Put(u64(seq), v)
+		return putTicketTx(tx, &t, v)
 	})
+}
+
+func ticketIDFree(tx *bbolt.Tx, id string) error {
+	if tx.Bucket(bucketTicketIDs).Get([]byte(id)) != nil {
+		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, id)
+	}
+	return nil
+}
+
+// putTicketTx stores ticket t, encoded as v, in tx; its id is known to be free.
+func putTicketTx(tx *bbolt.Tx, t *store.Ticket, v []byte) error {
+	if err := tx.Bucket(bucketTicketIDs).Put([]byte(t.ID), u64(uint64(t.ExpiresAt.UnixNano()))); err != nil {
+		return err
+	}
+	perKey, err := tx.Bucket(bucketTickets).CreateBucketIfNotExists([]byte(t.Key))
+	if err != nil {
+		return err
+	}
+	seq, err := perKey.NextSequence()
+	if err != nil {
+		return err
+	}
+	return perKey.Put(u64(seq), v)
+}
+
+// ReserveTicket implements store.Tickets in one write transaction (possibly shared, see write): one commit
+// and fsync for the reservation and its ticket.
+func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
+	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
+		return store.Ticket{}, err
+	}
+	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
+	t.ReservationID = store.NewID() // chosen once: every run of the function below writes the same records
+	if err := store.CheckTicket(&t); err != nil {
+		return store.Ticket{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return store.Ticket{}, err
+	}
+	t.ExpiresAt = t.ExpiresAt.UTC()
+	v, err := json.Marshal(t)
+	if err != nil {
+		return store.Ticket{}, err
+	}
+	var refused error // over the cap, as the committed run found it (see write)
+	err = s.write(func(tx *bbolt.Tx) error {
+		if err := s.maybePurge(tx, s.now()); err != nil {
+			return err
+		}
+		if err := ticketIDFree(tx, t.ID); err != nil {
+			return err
+		}
+		var err error
+		if refused, err = reserveTx(tx, budget, day, t.ReservationID, amountMicros, capMicros); err != nil || refused != nil {
+			return err
+		}
+		return putTicketTx(tx, &t, v)
+	})
+	if err != nil {
+		return store.Ticket{}, err
+	}
+	if refused != nil {
+		return store.Ticket{}, refused
+	}
+	return t, nil
 }
 
 // TakeTicket implements store.Tickets in one write transaction: newest means put last. The taken ticket is

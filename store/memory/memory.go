@@ -103,6 +103,11 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 	}
 	defer s.mu.Unlock()
 	s.purgeLocked()
+	return s.reserveLocked(budget, day, amountMicros, capMicros)
+}
+
+// reserveLocked is Reserve with s.mu held and the arguments checked.
+func (s *Store) reserveLocked(budget, day string, amountMicros, capMicros int64) (string, error) {
 	k := budgetDay{budget, day}
 	b := s.budgets[k]
 	if b == nil {

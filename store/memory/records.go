@@ -127,6 +127,11 @@ func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
 	}
 	defer s.mu.Unlock()
 	s.purgeLocked()
+	return s.putTicketLocked(t)
+}
+
+// putTicketLocked is PutTicket with s.mu held and the ticket checked.
+func (s *Store) putTicketLocked(t store.Ticket) error {
 	if s.ticketIDs[t.ID] {
 		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
 	}
@@ -135,6 +140,35 @@ func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
 	s.ticketIDs[t.ID] = true
 	s.tickets[t.Key] = append(s.tickets[t.Key], &t)
 	return nil
+}
+
+// ReserveTicket implements store.Tickets: both under one lock, so no caller sees one without the other.
+func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
+	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
+		return store.Ticket{}, err
+	}
+	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
+	if err := store.CheckTicket(&t); err != nil {
+		return store.Ticket{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return store.Ticket{}, err
+	}
+	defer s.mu.Unlock()
+	s.purgeLocked()
+	if s.ticketIDs[t.ID] {
+		return store.Ticket{}, fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
+	}
+	id, err := s.reserveLocked(budget, day, amountMicros, capMicros)
+	if err != nil {
+		return store.Ticket{}, err
+	}
+	t.ReservationID = id
+	if err := s.putTicketLocked(t); err != nil {
+		return store.Ticket{}, err // unreachable: the id was checked above under the same lock
+	}
+	t.ExpiresAt = t.ExpiresAt.UTC()
+	return t, nil
 }
 
 // TakeTicket implements store.Tickets: newest means put last.

@@ -66,6 +66,26 @@ func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
 	return nil
 }
 
+// ReserveTicket implements store.Tickets: Reserve, then PutTicket. The ledger and ticket keys may live in
+// different cluster slots, so the two are not one script; a ticket that fails leaves its reservation, which
+// counts like any abandoned one (the budget errs on the safe side).
+func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
+	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
+	if err := store.CheckTicket(&t); err != nil {
+		return store.Ticket{}, err
+	}
+	id, err := s.Reserve(ctx, budget, day, amountMicros, capMicros)
+	if err != nil {
+		return store.Ticket{}, err
+	}
+	t.ReservationID = id
+	if err := s.PutTicket(ctx, t); err != nil {
+		return store.Ticket{}, fmt.Errorf("store/redis: reservation %s kept, its ticket failed: %w", id, err)
+	}
+	t.ExpiresAt = t.ExpiresAt.UTC()
+	return t, nil
+}
+
 // TakeTicket implements store.Tickets in one script: newest means put last.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
 	raw, err := takeTicketScript.Run(ctx, s.rdb, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Text()

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -91,4 +92,67 @@ func testPaymentSeen(t *testing.T, s store.Store) {
 	time.Sleep(60 * time.Millisecond)
 	must(t, "digest after its ttl", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour))
 	wantErr(t, "replay of the renewed digest", s.MarkPaymentSeen(ctx, "sha256:short", time.Hour), store.ErrAlreadyUsed)
+}
+
+// ReserveTicket: the reservation and its ticket together; over the cap, neither.
+func testReserveTicket(t *testing.T, s store.Store) {
+	tk := newTicket("rt1", "reserve-ticket-key", base.Add(time.Minute))
+	tk.ReservationID, tk.Budget, tk.Day, tk.AmountMicros = "ignored", "ignored", "ignored", 1
+	got, err := s.ReserveTicket(ctx, "agent", day, 60, 100, tk)
+	must(t, "ReserveTicket", err)
+	if got.ReservationID == "" || got.ReservationID == "ignored" || got.Budget != "agent" || got.Day != day ||
+		got.AmountMicros != 60 || got.ID != "rt1" || got.Used {
+		t.Fatalf("ReserveTicket returned %+v: want the store's reservation id, budget agent, day %s, 60 micros", got, day)
+	}
+	wantState(t, s, "agent", day, 0, 60)
+
+	// Over the cap: refused, and no ticket appears under the key.
+	_, err = s.ReserveTicket(ctx, "agent", day, 41, 100, newTicket("rt2", "over-cap-key", base.Add(time.Minute)))
+	wantErr(t, "ReserveTicket over the cap", err, store.ErrBudgetExceeded)
+	_, err = s.TakeTicket(ctx, "over-cap-key", base)
+	wantErr(t, "TakeTicket of a refused ReserveTicket", err, store.ErrNotFound)
+	wantState(t, s, "agent", day, 0, 60)
+
+	// A duplicate ticket id is refused and reserves nothing (redis reserves first: it may keep the amount).
+	_, err = s.ReserveTicket(ctx, "agent", day, 1, 100, newTicket("rt1", "dup-key", base.Add(time.Minute)))
+	wantErr(t, "ReserveTicket with a duplicate ticket id", err, store.ErrConflict)
+
+	// The ticket is taken like any other and names a reservation Commit knows.
+	taken, err := s.TakeTicket(ctx, "reserve-ticket-key", base)
+	must(t, "TakeTicket", err)
+	if taken.ID != "rt1" || taken.ReservationID != got.ReservationID || taken.AmountMicros != 60 {
+		t.Fatalf("taken %+v, want the ticket ReserveTicket stored (%+v)", taken, got)
+	}
+	must(t, "Commit of the ticket's reservation", s.Commit(ctx, "agent", day, taken.ReservationID))
+	st, err := s.State(ctx, "agent", day)
+	must(t, "State", err)
+	if st.Spent != 60 {
+		t.Fatalf("spent %d after committing the ticket's reservation, want 60", st.Spent)
+	}
+
+	_, err = s.ReserveTicket(ctx, "agent", day, -1, 100, newTicket("rt3", "k3", base.Add(time.Minute)))
+	wantErr(t, "ReserveTicket of a negative amount", err, store.ErrInvalid)
+	_, err = s.ReserveTicket(ctx, "agent", day, 1, 100, newTicket("rt4", "k4", time.Time{}))
+	wantErr(t, "ReserveTicket of a ticket without expiry", err, store.ErrInvalid)
+}
+
+// Concurrent ReserveTicket against one cap: exactly the reservations that fit succeed, each with its ticket.
+func testConcurrentReserveTicket(t *testing.T, s store.Store) {
+	const amount, capMicros = 7, 100
+	errs := race(workers, func(i int) error {
+		_, err := s.ReserveTicket(ctx, "shared", day, amount, capMicros,
+			newTicket(fmt.Sprintf("crt%d", i), fmt.Sprintf("crt-key-%d", i), base.Add(time.Minute)))
+		return err
+	})
+	won := countOK(t, "ReserveTicket", errs, store.ErrBudgetExceeded)
+	if won != capMicros/amount {
+		t.Fatalf("%d of %d ReserveTicket calls of %d against cap %d succeeded, want %d", won, workers, amount, capMicros, capMicros/amount)
+	}
+	wantState(t, s, "shared", day, 0, int64(won*amount))
+	for i, err := range errs {
+		_, terr := s.TakeTicket(ctx, fmt.Sprintf("crt-key-%d", i), base)
+		if (err == nil) != (terr == nil) {
+			t.Fatalf("call %d: ReserveTicket error %v but TakeTicket error %v", i, err, terr)
+		}
+	}
 }

@@ -1,0 +1,70 @@
+package proxy
+
+import (
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/proxy/mitm"
+	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/store/memory"
+)
+
+// benchChallenge is the v2 402 proxy-bench's upstream answers (the official npm seller's field order).
+const benchChallenge = `{"x402Version":2,"error":"Payment required","resource":{"url":"https://127.0.0.1:18443/402",` +
+	`"description":"Weather report (proxy-bench upstream)","mimeType":"application/json"},` +
+	`"accepts":[{"scheme":"exact","network":"eip155:84532","amount":"10000",` +
+	`"asset":"0x036CbD53842c5426634e7929541eC2318f3dCF7e","payTo":"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E",` +
+	`"maxTimeoutSeconds":60,"extra":{"name":"USDC","version":"2"}}]}`
+
+// BenchmarkGuardChallenge is the proxy's own work on an intercepted 402, in process and without the
+// network: read and decode the challenge, decide (the real engine and ES256 receipt), reserve, record the
+// ticket, narrow the challenge, log the decision line (to io.Discard) and count it. The memory store, so
+// the figure is CPU, not fsync. docs/benchmarks/proxy.md has the end-to-end figures.
+func BenchmarkGuardChallenge(b *testing.B) {
+	dir := b.TempDir()
+	ca, _, err := mitm.LoadOrCreateCA(filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem"), time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, err := receipts.GenerateKey(time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules := testRules()
+	rules.DailyCapUSD = policy.USD(1_000_000_000_000_000) // the bench never runs out of budget
+	p, err := New(Options{
+		Decider: preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now,
+			Sanctions: listedSanctions{addrs: []string{sanctionedPayTo}}}),
+		Store: memory.New(), CA: ca, Rules: rules,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	header := base64.StdEncoding.EncodeToString([]byte(benchChallenge))
+	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:18443/402", nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		resp := &http.Response{StatusCode: http.StatusPaymentRequired, Header: http.Header{
+			"Payment-Required": {header}, "Content-Type": {"application/json; charset=utf-8"}},
+			Body: io.NopCloser(strings.NewReader("{}")), Request: req, ProtoMajor: 1, ProtoMinor: 1}
+		ctx := &goproxy.ProxyCtx{Req: req, UserData: &reqState{start: time.Now()}}
+		out := p.onResponse(resp, ctx)
+		if out.Header.Get(HeaderDecision) != allow {
+			b.Fatalf("decision %q, status %d", out.Header.Get(HeaderDecision), out.StatusCode)
+		}
+		io.Copy(io.Discard, out.Body)
+	}
+}
