@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -261,10 +260,5 @@ func holdKey(method, url string, v verdict, pr *x402.PaymentRequired) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func newID(prefix string) string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("proxy: crypto/rand failed: " + err.Error())
-	}
-	return prefix + "_" + hex.EncodeToString(b[:])
-}
+// newID is a hold or ticket id: the prefix and store.NewID (time-ordered, so the bolt store appends them).
+func newID(prefix string) string { return prefix + "_" + store.NewID() }

@@ -34,6 +34,8 @@ func openBench(b *testing.B) *bolt.Store {
 
 func BenchmarkReserveCommit(b *testing.B) { storetest.BenchReserveCommit(b, openBench(b)) }
 
+func BenchmarkReserveTicket(b *testing.B) { storetest.BenchReserveTicket(b, openBench(b)) }
+
 func BenchmarkReserveCommitParallel(b *testing.B) {
 	b.SetParallelism(8)
 	storetest.BenchReserveCommitParallel(b, openBench(b))

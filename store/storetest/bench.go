@@ -3,6 +3,7 @@ package storetest
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/store"
 )
@@ -38,4 +39,17 @@ func BenchReserveCommitParallel(b *testing.B, s store.Store) {
 			}
 		}
 	})
+}
+
+// BenchReserveTicket measures the proxy's write for an allowed challenge: one ReserveTicket, each with its
+// own ticket id under one ticket key (the same URL asked again and again), from one goroutine.
+func BenchReserveTicket(b *testing.B, s store.Store) {
+	b.ReportAllocs()
+	tk := newTicket("", "GET https://seller.example/a eip155:8453 0xasset 0xpay 10000", base.Add(24*time.Hour))
+	for b.Loop() {
+		tk.ID = ""
+		if _, err := s.ReserveTicket(ctx, "bench", day, 1, math.MaxInt64, tk); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
