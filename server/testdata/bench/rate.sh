@@ -1,27 +1,38 @@
 #!/bin/sh
-# Open-loop load for docs/BENCHMARKS.md: POST /v1/preflight?trial=1 at fixed request rates with vegeta
-# (`GOBIN=/tmp/gobin go install github.com/tsenart/vegeta/v12@latest`; not a dependency of the repository).
+# Open-loop load for docs/BENCHMARKS.md: POST /v1/preflight?trial=1 at fixed request rates, with vegeta
+# (`GOBIN=/tmp/gobin go install github.com/tsenart/vegeta/v12@latest`) or wrk2 (LOADGEN=wrk2, WRK2=path: a
+# constant-throughput wrk that corrects for coordinated omission; not packaged by Debian). Neither is a
+# dependency of the repository.
 # wrk (run.sh) keeps a fixed number of connections busy, so its latency is queueing at saturation; a fixed
 # rate shows the latency a given offered load gets. Every request has its own client IP (X-Forwarded-For,
 # trusted from 127.0.0.1 in bench.yaml), so the real trial counter is taken and never runs out; the server is
 # restarted for each rate so counters from the previous rate do not turn into 402s.
 #
-# Usage: server/testdata/bench/rate.sh [RATE ...]        (default: 1000 2500 5000; DURATION=6s)
+# Usage: server/testdata/bench/rate.sh [RATE ...]        (default: 1000 2500 5000; DURATION=6s, 12s for wrk2)
 # The load generator runs on the same two cores as the server, unless SERVER_CPUS and LOAD_CPUS pin them apart
-# (taskset lists, e.g. SERVER_CPUS=0 LOAD_CPUS=1: one dedicated core each).
+# (taskset lists, e.g. SERVER_CPUS=0 LOAD_CPUS=1: one dedicated core each). Each run prints the server's CPU
+# time per request (from /proc) next to the latencies. FLOOR=1 runs the same load against floor/ (net/http
+# answering 2.4 KB with no work) instead of payguard: the latency any Go server gets here at that rate.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
+LOADGEN=${LOADGEN:-vegeta}
 VEGETA=${VEGETA:-/tmp/gobin/vegeta}
-DURATION=${DURATION:-6s}
+WRK2=${WRK2:-/tmp/wrk2/wrk}
+WRK2_CONNS=${WRK2_CONNS:-16}
+if [ "$LOADGEN" = wrk2 ]; then DURATION=${DURATION:-12s}; else DURATION=${DURATION:-6s}; fi
 SANCTIONS_DIR=${SANCTIONS_DIR:-/work/shared/data/ofac/sdn_csv_2024-05-03}
-[ -x "$VEGETA" ] || { echo "vegeta not found at $VEGETA" >&2; exit 2; }
+case $LOADGEN in
+vegeta) [ -x "$VEGETA" ] || { echo "vegeta not found at $VEGETA" >&2; exit 2; } ;;
+wrk2) [ -x "$WRK2" ] || { echo "wrk2 not found at $WRK2" >&2; exit 2; } ;;
+*) echo "LOADGEN must be vegeta or wrk2" >&2; exit 2 ;;
+esac
 rates=${*:-1000 2500 5000}
 work=$(mktemp -d /tmp/payguard-rate.XXXXXX)
 pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT INT TERM
-(cd "$root" && go build -o "$work/payguard" ./cmd/payguard)
+(cd "$root" && go build -o "$work/payguard" ./cmd/payguard && go build -o "$work/floor" ./server/testdata/bench/floor)
 sed -e "s#/tmp/payguard-bench/receipt-keys.json#$work/receipt-keys.json#" "$here/bench.yaml" >"$work/mem.yaml"
 # 40,000 targets, one client IP each, the body of preflight.lua.
 body=$(sed -n "s/^wrk.body = '\(.*\)'\$/\1/p" "$here/preflight.lua" | base64 -w0)
@@ -32,11 +43,26 @@ while [ $i -lt 40000 ]; do
 	i=$((i + 1))
 done >"$work/targets.jsonl"
 for rate in $rates; do
-	${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/payguard" serve --config "$work/mem.yaml" --offline --sanctions-dir "$SANCTIONS_DIR" >"$work/serve.log" 2>&1 &
+	if [ -n "${FLOOR:-}" ]; then
+		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/floor" >"$work/serve.log" 2>&1 &
+	else
+		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/payguard" serve --config "$work/mem.yaml" --offline --sanctions-dir "$SANCTIONS_DIR" >"$work/serve.log" 2>&1 &
+	fi
 	pid=$!
 	until curl -fs -o /dev/null http://127.0.0.1:18091/health; do sleep 0.2; done
-	echo "rate $rate/s, $DURATION, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
-	${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} "$VEGETA" attack -format=json -targets="$work/targets.jsonl" -rate="$rate/s" -duration="$DURATION" -max-workers=64 |
-		"$VEGETA" report | sed -n '1,3p;/Status/p'
+	echo "rate $rate/s, $DURATION, $LOADGEN${FLOOR:+, FLOOR server}, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+	cpu0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	if [ "$LOADGEN" = wrk2 ]; then
+		${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} "$WRK2" -t1 -c"$WRK2_CONNS" -d"$DURATION" -R"$rate" --latency \
+			-s "$here/preflight.lua" http://127.0.0.1:18091 >"$work/wrk2.out" 2>&1
+		awk '/^ +(50|90|99|99\.9)\.0+%/{printf "p%s %s  ", $1, $2} /Requests\/sec|non-2xx|Socket errors/{printf "| %s ", $0} END{print ""}' "$work/wrk2.out"
+		n=$(awk '/requests in/{print $1}' "$work/wrk2.out")
+	else
+		${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} "$VEGETA" attack -format=json -targets="$work/targets.jsonl" -rate="$rate/s" -duration="$DURATION" -max-workers=64 -max-body=0 >"$work/vegeta.bin"
+		"$VEGETA" report <"$work/vegeta.bin" | sed -n '1,3p;/Status/p'
+		n=$("$VEGETA" report -type=json <"$work/vegeta.bin" | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')
+	fi
+	cpu1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	echo "server CPU: $(( (cpu1 - cpu0) * 10000000 / ${n:-1} / 1000 )) µs per request (${n:-?} requests)"
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 done
