@@ -14,7 +14,8 @@
 //   - The engine judges the host the proxy actually requested: the challenge's resource URLs are the
 //     seller's own claims and are replaced by the request URL in the engine's input.
 //   - allow: the amount is reserved and a ticket recorded (method, URL, scheme, network, payTo, amount; the
-//     option itself for v2's `accepted`; expiry max(maxTimeoutSeconds, 60 s)); the challenge goes on with
+//     option itself for v2's `accepted`; expiry max(maxTimeoutSeconds, 60 s)) in one store write
+//     (store.Tickets.ReserveTicket: one bolt commit, durable before the agent sees the challenge); the challenge goes on with
 //     `accepts` narrowed to the chosen option. A v1 body next to a v2 header is narrowed to the entry with
 //     the same terms (or emptied).
 //   - block: 403 {"decision","reasons","receipt"}; the agent never sees a challenge it could sign.
