@@ -102,10 +102,9 @@ type Ticket struct {
 // Tickets stores tickets. TakeTicket atomically marks the newest unused, unexpired ticket with that key as
 // used and returns it; ErrNotFound when there is none.
 //
-// Newest means put last. A ticket is unexpired while now <= ExpiresAt. PutTicket gives a ticket without an
-// ID a random one; a duplicate ID is ErrConflict; a ticket needs a Key and an ExpiresAt.
+// Newest means stored last. A ticket is unexpired while now <= ExpiresAt. ReserveTicket gives a ticket
+// without an ID a random one; a duplicate ID is ErrConflict; a ticket needs a Key and an ExpiresAt.
 type Tickets interface {
-	PutTicket(ctx context.Context, t Ticket) error
 	TakeTicket(ctx context.Context, key string, now time.Time) (Ticket, error)
 	// MarkPaymentSeen records a payment header digest; ErrAlreadyUsed if it was seen before (replay).
 	MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error

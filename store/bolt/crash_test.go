@@ -58,10 +58,12 @@ func crashChild(path string) error {
 	if err := s.Commit(ctx, "agent", crashDay, committed); err != nil {
 		return err
 	}
-	if _, err := s.Reserve(ctx, "agent", crashDay, 200_000, 1_000_000); err != nil {
+	far := time.Now().Add(time.Hour)
+	// The proxy's write for an allowed 402: the reservation and its ticket together.
+	tk := store.Ticket{ID: "t1", Key: "ticket-key", ExpiresAt: far}
+	if _, err := s.ReserveTicket(ctx, "agent", crashDay, 200_000, 1_000_000, tk); err != nil {
 		return err
 	}
-	far := time.Now().Add(time.Hour)
 	for _, id := range []string{"held", "approved"} {
 		h := store.Hold{ID: id, Key: "GET https://seller.example/" + id, AmountMicros: 500_000, CreatedAt: time.Now(), ExpiresAt: far}
 		if err := s.CreateHold(ctx, h); err != nil {
@@ -69,10 +71,6 @@ func crashChild(path string) error {
 		}
 	}
 	if _, err := s.ResolveHold(ctx, "approved", store.HoldApproved, "alice", "ok", time.Now()); err != nil {
-		return err
-	}
-	t := store.Ticket{ID: "t1", Key: "ticket-key", ReservationID: committed, Budget: "agent", Day: crashDay, AmountMicros: 300_000, ExpiresAt: far}
-	if err := s.PutTicket(ctx, t); err != nil {
 		return err
 	}
 	if err := s.MarkPaymentSeen(ctx, "sha256:paid", time.Hour); err != nil {
@@ -150,7 +148,7 @@ func TestSurvivesKill9(t *testing.T) {
 		t.Fatalf("UseHold after kill -9: %v", err)
 	}
 	tk, err := s.TakeTicket(ctx, "ticket-key", time.Now())
-	if err != nil || tk.ID != "t1" || tk.AmountMicros != 300_000 {
+	if err != nil || tk.ID != "t1" || tk.AmountMicros != 200_000 || tk.ReservationID == "" || tk.Budget != "agent" {
 		t.Fatalf("ticket after kill -9 = %+v, %v", tk, err)
 	}
 	if err := s.MarkPaymentSeen(ctx, "sha256:paid", time.Hour); !errors.Is(err, store.ErrAlreadyUsed) {

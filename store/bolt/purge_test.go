@@ -58,7 +58,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	if err := s.MarkPaymentSeen(ctx, "sha256:aa", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutTicket(ctx, store.Ticket{ID: "t", Key: "k", ExpiresAt: clock.now().Add(time.Minute)}); err != nil {
+	if _, err := s.ReserveTicket(ctx, "agent", today, 1, 100, store.Ticket{ID: "t", Key: "k", ExpiresAt: clock.now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	before := map[string]int{}
@@ -74,7 +74,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	}
 	for name, want := range map[string]int{
 		"trial": 0, "seen": 0, "ticketids": 0, "tickets": 0,
-		"budgets": 2, "reservations": 2, // today and 2026-11-24; 2026-10-01 is gone
+		"budgets": 2, "reservations": 3, // today's two (one the ticket's, kept after it expired) and 2026-11-24's; 2026-10-01's is gone
 	} {
 		if got := s.countKeys(t, []byte(name)); got != want {
 			t.Errorf("bucket %s: %d keys after the sweep (had %d), want %d", name, got, before[name], want)

@@ -13,30 +13,6 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// PutTicket implements store.Tickets; a duplicate id is ErrConflict.
-func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
-	if err := store.CheckTicket(&t); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t.ExpiresAt = t.ExpiresAt.UTC()
-	v, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
-		if err := s.maybePurge(tx, s.now()); err != nil {
-			return err
-		}
-		if err := ticketIDFree(tx, t.ID); err != nil {
-			return err
-		}
-		return putTicketTx(tx, &t, v)
-	})
-}
-
 func ticketIDFree(tx *bbolt.Tx, id string) error {
 	if tx.Bucket(bucketTicketIDs).Get([]byte(id)) != nil {
 		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, id)
@@ -102,7 +78,7 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 	return t, nil
 }
 
-// TakeTicket implements store.Tickets in one write transaction: newest means put last. The taken ticket is
+// TakeTicket implements store.Tickets in one write transaction: newest means stored last. The taken ticket is
 // deleted.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
 	if err := ctx.Err(); err != nil {

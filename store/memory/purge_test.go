@@ -25,7 +25,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	if err := s.MarkPaymentSeen(ctx, "d", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutTicket(ctx, store.Ticket{ID: "t", Key: "k", ExpiresAt: now.Add(time.Minute)}); err != nil {
+	if _, err := s.ReserveTicket(ctx, "agent", "2026-11-22", 1, 100, store.Ticket{ID: "t", Key: "k", ExpiresAt: now.Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

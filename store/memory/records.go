@@ -117,20 +117,7 @@ func (s *Store) updateHold(ctx context.Context, id string, apply func(store.Hold
 	return cloneHold(h), nil
 }
 
-// PutTicket implements store.Tickets; a duplicate id is ErrConflict.
-func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
-	if err := store.CheckTicket(&t); err != nil {
-		return err
-	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	s.purgeLocked()
-	return s.putTicketLocked(t)
-}
-
-// putTicketLocked is PutTicket with s.mu held and the ticket checked.
+// putTicketLocked stores a checked ticket; s.mu is held.
 func (s *Store) putTicketLocked(t store.Ticket) error {
 	if s.ticketIDs[t.ID] {
 		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
@@ -171,7 +158,7 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 	return t, nil
 }
 
-// TakeTicket implements store.Tickets: newest means put last.
+// TakeTicket implements store.Tickets: newest means stored last.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
 	if err := s.lock(ctx); err != nil {
 		return store.Ticket{}, err

@@ -44,11 +44,8 @@ end
 return false
 `)
 
-// PutTicket implements store.Tickets; a duplicate id is ErrConflict.
-func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
-	if err := store.CheckTicket(&t); err != nil {
-		return err
-	}
+// putTicket stores a ticket ReserveTicket has checked, in one script; a duplicate id is ErrConflict.
+func (s *Store) putTicket(ctx context.Context, t store.Ticket) error {
 	t.ExpiresAt = t.ExpiresAt.UTC()
 	v, err := json.Marshal(t)
 	if err != nil {
@@ -66,7 +63,7 @@ func (s *Store) PutTicket(ctx context.Context, t store.Ticket) error {
 	return nil
 }
 
-// ReserveTicket implements store.Tickets: Reserve, then PutTicket. The ledger and ticket keys may live in
+// ReserveTicket implements store.Tickets: Reserve, then putTicket. The ledger and ticket keys may live in
 // different cluster slots, so the two are not one script; a ticket that fails leaves its reservation, which
 // counts like any abandoned one (the budget errs on the safe side).
 func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
@@ -79,14 +76,14 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 		return store.Ticket{}, err
 	}
 	t.ReservationID = id
-	if err := s.PutTicket(ctx, t); err != nil {
+	if err := s.putTicket(ctx, t); err != nil {
 		return store.Ticket{}, fmt.Errorf("store/redis: reservation %s kept, its ticket failed: %w", id, err)
 	}
 	t.ExpiresAt = t.ExpiresAt.UTC()
 	return t, nil
 }
 
-// TakeTicket implements store.Tickets in one script: newest means put last.
+// TakeTicket implements store.Tickets in one script: newest means stored last.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
 	raw, err := takeTicketScript.Run(ctx, s.rdb, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Text()
 	if errors.Is(err, goredis.Nil) {

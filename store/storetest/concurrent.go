@@ -109,7 +109,7 @@ func testConcurrentReserveMixed(t *testing.T, s store.Store) {
 func testConcurrentTakeTicket(t *testing.T, s store.Store) {
 	for round := 0; round < 10; round++ {
 		key := fmt.Sprintf("key-%d", round)
-		must(t, "PutTicket", s.PutTicket(ctx, newTicket(fmt.Sprintf("t%d", round), key, base.Add(time.Hour))))
+		mustPut(t, "store a ticket", s, newTicket(fmt.Sprintf("t%d", round), key, base.Add(time.Hour)))
 		takers := 2
 		if round%2 == 1 {
 			takers = 16
@@ -120,8 +120,8 @@ func testConcurrentTakeTicket(t *testing.T, s store.Store) {
 		}
 	}
 	// Two tickets, eight takers: exactly two win, with different tickets.
-	must(t, "put a", s.PutTicket(ctx, newTicket("a", "pair", base.Add(time.Hour))))
-	must(t, "put b", s.PutTicket(ctx, newTicket("b", "pair", base.Add(time.Hour))))
+	mustPut(t, "put a", s, newTicket("a", "pair", base.Add(time.Hour)))
+	mustPut(t, "put b", s, newTicket("b", "pair", base.Add(time.Hour)))
 	got := make([]string, 8)
 	errs := race(8, func(i int) error {
 		tk, err := s.TakeTicket(ctx, "pair", base)

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -12,21 +13,39 @@ import (
 func newTicket(id, key string, expires time.Time) store.Ticket {
 	return store.Ticket{
 		ID: id, Key: key, Option: []byte(`{"scheme":"exact","network":"eip155:8453","amount":"10000"}`),
-		ReservationID: "r-" + id, ReceiptID: "rcpt-" + id, Budget: "agent", Day: day, AmountMicros: 10_000, ExpiresAt: expires,
+		ReceiptID: "rcpt-" + id, Budget: "agent", Day: day, AmountMicros: 10_000, ExpiresAt: expires,
 	}
+}
+
+// putTicket stores tk the one way a store offers, ReserveTicket (with a reservation of its amount in its
+// budget, under a cap that never refuses), and returns the stored ticket.
+func putTicket(s store.Store, tk store.Ticket) (store.Ticket, error) {
+	return s.ReserveTicket(ctx, tk.Budget, tk.Day, tk.AmountMicros, math.MaxInt64, tk)
+}
+
+// mustPut is putTicket for the cases where storing must succeed.
+func mustPut(t *testing.T, what string, s store.Store, tk store.Ticket) store.Ticket {
+	t.Helper()
+	stored, err := putTicket(s, tk)
+	must(t, what, err)
+	return stored
 }
 
 func testTicketPutTake(t *testing.T, s store.Store) {
 	tk := newTicket("t1", "GET https://seller.example/a eip155:8453 0xasset 0xpay 10000", base.Add(time.Minute))
-	must(t, "PutTicket", s.PutTicket(ctx, tk))
-	wantErr(t, "PutTicket with a duplicate id", s.PutTicket(ctx, newTicket("t1", "other", base.Add(time.Minute))), store.ErrConflict)
-	_, err := s.TakeTicket(ctx, "other", base)
+	stored := mustPut(t, "store a ticket", s, tk)
+	if stored.ReservationID == "" {
+		t.Fatalf("stored ticket %+v names no reservation", stored)
+	}
+	_, err := putTicket(s, newTicket("t1", "other", base.Add(time.Minute)))
+	wantErr(t, "storing a ticket with a duplicate id", err, store.ErrConflict)
+	_, err = s.TakeTicket(ctx, "other", base)
 	wantErr(t, "TakeTicket of a key whose put was refused", err, store.ErrNotFound)
 
 	got, err := s.TakeTicket(ctx, tk.Key, base)
 	must(t, "TakeTicket", err)
 	if got.ID != tk.ID || got.Key != tk.Key || !bytes.Equal(got.Option, tk.Option) ||
-		got.ReservationID != tk.ReservationID || got.ReceiptID != tk.ReceiptID || got.Budget != tk.Budget || got.Day != tk.Day ||
+		got.ReservationID != stored.ReservationID || got.ReceiptID != tk.ReceiptID || got.Budget != tk.Budget || got.Day != tk.Day ||
 		got.AmountMicros != tk.AmountMicros || !got.ExpiresAt.Equal(tk.ExpiresAt) || !got.Used {
 		t.Fatalf("TakeTicket:\n got %+v\nwant %+v marked used", got, tk)
 	}
@@ -35,7 +54,7 @@ func testTicketPutTake(t *testing.T, s store.Store) {
 
 	// A ticket without an id gets one.
 	anon := newTicket("", "anon", base.Add(time.Minute))
-	must(t, "PutTicket without id", s.PutTicket(ctx, anon))
+	mustPut(t, "store a ticket without id", s, anon)
 	got, err = s.TakeTicket(ctx, "anon", base)
 	must(t, "TakeTicket anon", err)
 	if got.ID == "" {
@@ -44,10 +63,10 @@ func testTicketPutTake(t *testing.T, s store.Store) {
 }
 
 func testTicketNewestUnexpired(t *testing.T, s store.Store) {
-	must(t, "put old", s.PutTicket(ctx, newTicket("old", "k", base.Add(time.Hour))))
-	must(t, "put expired", s.PutTicket(ctx, newTicket("expired", "k", base.Add(-time.Second))))
-	must(t, "put new", s.PutTicket(ctx, newTicket("new", "k", base.Add(time.Minute))))
-	must(t, "put edge", s.PutTicket(ctx, newTicket("edge", "k2", base)))
+	mustPut(t, "put old", s, newTicket("old", "k", base.Add(time.Hour)))
+	mustPut(t, "put expired", s, newTicket("expired", "k", base.Add(-time.Second)))
+	mustPut(t, "put new", s, newTicket("new", "k", base.Add(time.Minute)))
+	mustPut(t, "put edge", s, newTicket("edge", "k2", base))
 
 	// Newest = put last; expired ones are skipped; ExpiresAt == now is still valid.
 	for _, want := range []string{"new", "old"} {
@@ -69,14 +88,17 @@ func testTicketNewestUnexpired(t *testing.T, s store.Store) {
 }
 
 func testTicketInvalid(t *testing.T, s store.Store) {
-	noExpiry := newTicket("x", "k", time.Time{})
-	wantErr(t, "PutTicket without expiry", s.PutTicket(ctx, noExpiry), store.ErrInvalid)
-	wantErr(t, "PutTicket without key", s.PutTicket(ctx, newTicket("y", "", base)), store.ErrInvalid)
+	_, err := putTicket(s, newTicket("x", "k", time.Time{}))
+	wantErr(t, "a ticket without expiry", err, store.ErrInvalid)
+	_, err = putTicket(s, newTicket("y", "", base))
+	wantErr(t, "a ticket without key", err, store.ErrInvalid)
 	used := newTicket("z", "k", base)
 	used.Used = true
-	wantErr(t, "PutTicket already used", s.PutTicket(ctx, used), store.ErrInvalid)
-	_, err := s.TakeTicket(ctx, "k", base.Add(-time.Hour))
+	_, err = putTicket(s, used)
+	wantErr(t, "a ticket stored already used", err, store.ErrInvalid)
+	_, err = s.TakeTicket(ctx, "k", base.Add(-time.Hour))
 	wantErr(t, "TakeTicket after refused puts", err, store.ErrNotFound)
+	wantState(t, s, "agent", day, 0, 0) // refused tickets reserve nothing
 }
 
 func testPaymentSeen(t *testing.T, s store.Store) {
