@@ -3,7 +3,7 @@
 // time, so each operation that reads and then writes (Reserve, TakeTicket, TakeTrial, ...) is atomic
 // without further locking.
 //
-// The hot writes (the trial counter, the paid-call nonce mark, Reserve and Commit) go through write, which
+// The hot writes (the trial counter, the paid-call nonce mark, Reserve, ReserveTicket and Commit) go through write, which
 // lets concurrent callers share one commit and its fsync (bbolt's DB.Batch) instead of queueing for one
 // fsync each; see batch.go.
 //
