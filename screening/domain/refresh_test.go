@@ -95,7 +95,15 @@ func TestRunRefreshesBootstrap(t *testing.T) {
 	before := requests.Load()
 	for _, o := range []Options{{Offline: true}, {RDAPBaseURL: "https://rdap.internal/", Resolver: "127.0.0.1:1"}} {
 		o.BootstrapURL = srv.URL + "/dns.json"
-		New(o).Run(context.Background(), nil) // would block until the context ends if it ran the loop
+		// If Run entered its loop it would fetch and then block until this context ends; the deadline turns
+		// that into a failure below instead of a hung test.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		start := time.Now()
+		New(o).Run(ctx, nil)
+		cancel()
+		if time.Since(start) > time.Second {
+			t.Errorf("Run with %+v did not return at once", o)
+		}
 	}
 	if requests.Load() != before {
 		t.Error("Run fetched a bootstrap it does not need")

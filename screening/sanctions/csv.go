@@ -27,6 +27,13 @@ type LoadStats struct {
 	CommentsIgnored                        int // rows whose uid is absent or whose remark was not cut
 	FragmentsDropped                       int // truncated address fragments dropped
 	RecordCount                            int // SDN XML: the entry count publshInformation states (0: none)
+	XMLEntries                             int // SDN XML: the entries read, before duplicate uids are dropped
+}
+
+// RecordCountMismatch reports an SDN XML file whose stated Record_Count is not the number of entries it
+// holds: a cut file. ParseXML warns about it; the Refresher refuses it.
+func (s LoadStats) RecordCountMismatch() bool {
+	return s.RecordCount > 0 && s.RecordCount != s.XMLEntries
 }
 
 // ParseCSV parses OFAC's legacy CSV set. dataAsOf is the time to report as the data's freshness (the CSV

@@ -352,8 +352,8 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 }
 
 func (r *Refresher) validate(l *List, st LoadStats) error {
-	if st.RecordCount > 0 && st.RecordCount != l.Len() {
-		return fmt.Errorf("sanctions: SDN XML states %d records but holds %d entries (a cut file?); keeping the current list", st.RecordCount, l.Len())
+	if st.RecordCountMismatch() {
+		return fmt.Errorf("sanctions: SDN XML states %d records but holds %d entries (a cut file?); keeping the current list", st.RecordCount, st.XMLEntries)
 	}
 	if l.Len() < r.cfg.MinEntries {
 		return fmt.Errorf("sanctions: new list has %d entries, fewer than the minimum %d; keeping the current list", l.Len(), r.cfg.MinEntries)

@@ -86,7 +86,8 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 	if !sawRoot {
 		return nil, st, fmt.Errorf("sanctions: not an SDN XML file (no sdnList element)")
 	}
-	if st.RecordCount > 0 && st.RecordCount != len(entries) {
+	st.XMLEntries = len(entries)
+	if st.RecordCountMismatch() {
 		// A cut file: the Refresher refuses it (validate); a folder given by hand is loaded with a warning.
 		warnings = append(warnings, fmt.Sprintf("SDN XML states %d records but holds %d entries", st.RecordCount, len(entries)))
 	}
