@@ -38,10 +38,8 @@ import (
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/docs"
 )
-
-// ProtocolVersion is the MCP version SPEC samples; the SDK also negotiates its newer versions.
-const ProtocolVersion = "2025-03-26"
 
 // MaxRequestBytes bounds one POST /mcp (read within server.BodyReadTimeout). A preflight's arguments are
 // bounded by the preflight parser itself (64 KiB, as the HTTP body); the envelope adds the JSON-RPC members
@@ -97,7 +95,10 @@ func New(o Options) (*Handler, error) {
 	// so only the SDK's warnings and errors are kept.
 	sdkLog := slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn})
 	h.mcp = sdk.NewServer(&sdk.Implementation{Name: "payguard", Title: "payguard", Version: server.ServiceVersion,
-		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions, Logger: sdkLog})
+		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions, Logger: sdkLog,
+		// Exactly the versions the discovery documents advertise; the SDK would otherwise also negotiate
+		// 2024-11-05 and drafts newer than the ones tested here.
+		SupportedProtocolVersions: docs.MCPProtocolVersions})
 	h.addTools()
 	h.addResources()
 	h.addPrompts()

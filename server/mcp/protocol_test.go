@@ -9,13 +9,17 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/server/docs"
 )
 
-// The wire: initialize in 2025-03-26 (SPEC's sample) and the SDK's newest version, JSON answers, the
-// initialized notification, and what a stateless server refuses.
+// The wire: initialize in every version the discovery documents advertise (2025-03-26 is SPEC's sample),
+// JSON answers, the initialized notification, and what a stateless server refuses.
 func TestInitializeAndJSONResponses(t *testing.T) {
 	e := newEnv(t)
-	for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+	if !slices.Contains(docs.MCPProtocolVersions, "2025-03-26") {
+		t.Fatalf("advertised versions %v leave out SPEC's 2025-03-26", docs.MCPProtocolVersions)
+	}
+	for _, v := range docs.MCPProtocolVersions {
 		resp, body := e.rpc(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v+
 			`","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`, nil)
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
@@ -45,6 +49,20 @@ func TestInitializeAndJSONResponses(t *testing.T) {
 		}
 		if resp.Header.Get("X-Data-As-Of") == "" {
 			t.Fatal("no X-Data-As-Of")
+		}
+	}
+	// A version not advertised is not agreed to: the legacy handshake answers with one it does support.
+	for _, v := range []string{"2024-11-05", "2026-07-28"} {
+		_, body := e.rpc(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v+
+			`","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`, nil)
+		var m struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+		}
+		json.Unmarshal(body, &m)
+		if !slices.Contains(docs.MCPProtocolVersions, m.Result.ProtocolVersion) {
+			t.Fatalf("initialize in unadvertised %s answered %q: %s", v, m.Result.ProtocolVersion, body)
 		}
 	}
 	resp, body := e.rpc(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Protocol-Version": "2025-03-26"})

@@ -497,7 +497,7 @@ func TestDiscoveryDocument(t *testing.T) {
 	if err := json.Unmarshal(get("/.well-known/mcp.json"), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Endpoint != e.url+"/mcp" || doc.Transport != "streamable-http" || doc.ProtocolVersion != ProtocolVersion ||
+	if doc.Endpoint != e.url+"/mcp" || doc.Transport != "streamable-http" || doc.ProtocolVersion != "2025-03-26" ||
 		doc.Payment["payTo"] != testPayTo {
 		t.Fatalf("mcp.json %+v", doc)
 	}
