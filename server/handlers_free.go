@@ -72,8 +72,8 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	} else {
 		status, code = "unavailable", http.StatusServiceUnavailable
 	}
-	if s.opt.RefreshHealth != nil {
-		sanctions["refresh"] = s.opt.RefreshHealth()
+	if r := s.SanctionsRefresh(); r != nil {
+		sanctions["refresh"] = r
 	}
 	index := map[string]any{"fresh": false}
 	if at, err := s.opt.Endpoints.IndexUpdatedAt(r.Context()); err != nil {

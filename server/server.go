@@ -181,6 +181,15 @@ func (s *Server) Checker() Checker { return s.opt.Checker }
 // DataAsOf is the sanctions data's time as every response states it.
 func (s *Server) DataAsOf() string { return s.dataAsOf() }
 
+// SanctionsRefresh is the sanctions refresher's state as /health reports it; nil when the list is not
+// refreshed (a fixed --sanctions-dir, --offline).
+func (s *Server) SanctionsRefresh() any {
+	if s.opt.RefreshHealth == nil {
+		return nil
+	}
+	return s.opt.RefreshHealth()
+}
+
 // ClientIP is the caller's address as the trial counts it (socket peer, or X-Forwarded-For through
 // trusted proxies).
 func (s *Server) ClientIP(r *http.Request) string { return clientIP(r, s.trusted) }

@@ -95,7 +95,7 @@ func New(o Options) (*Handler, error) {
 	// so only the SDK's warnings and errors are kept.
 	sdkLog := slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn})
 	h.mcp = sdk.NewServer(&sdk.Implementation{Name: "payguard", Title: "payguard", Version: server.ServiceVersion,
-		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions, Logger: sdkLog,
+		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions(h.srv.Trial().Limit()), Logger: sdkLog,
 		// Exactly the versions the discovery documents advertise; the SDK would otherwise also negotiate
 		// 2024-11-05 and drafts newer than the ones tested here.
 		SupportedProtocolVersions: docs.MCPProtocolVersions})
@@ -115,14 +115,20 @@ func New(o Options) (*Handler, error) {
 	return h, nil
 }
 
-// instructions is what an MCP client may show the model about this server.
-const instructions = "payguard screens payees and pre-flights payments for agents that pay with x402. " +
-	"Call preflight_payment with the 402 challenge (or a cart) BEFORE signing any payment: pay only on " +
-	"\"allow\", ask a human on \"hold\", never pay on \"block\". check_payee screens a name, domain or wallet. " +
-	"A tool error or an unexpected answer means screening is unavailable: treat it as hold, never as allow. " +
-	"check_payee and preflight_payment are free for 3 calls per IP per UTC day, then cost $0.01 and $0.02 " +
-	"in USDC via x402 (payment in params._meta[\"x402/payment\"]). get_service_info is always free. " +
-	"Informational screening only, not legal advice."
+// instructions is what an MCP client may show the model about this server, with the deployment's trial
+// limit.
+func instructions(trialLimit int) string {
+	free := fmt.Sprintf("check_payee and preflight_payment are free for %d calls per IP per UTC day, then cost", trialLimit)
+	if trialLimit <= 0 {
+		free = "check_payee and preflight_payment cost"
+	}
+	return "payguard screens payees and pre-flights payments for agents that pay with x402. " +
+		"Call preflight_payment with the 402 challenge (or a cart) BEFORE signing any payment: pay only on " +
+		"\"allow\", ask a human on \"hold\", never pay on \"block\". check_payee screens a name, domain or wallet. " +
+		"A tool error or an unexpected answer means screening is unavailable: treat it as hold, never as allow. " +
+		free + " $0.01 and $0.02 in USDC via x402 (payment in params._meta[\"x402/payment\"]). " +
+		"get_service_info is always free. Informational screening only, not legal advice."
+}
 
 type clientKey struct{}
 

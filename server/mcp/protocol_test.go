@@ -235,3 +235,13 @@ func toStrings(v any) []string {
 	}
 	return out
 }
+
+// The instructions a model reads state the deployment's trial limit, not a fixed one.
+func TestInstructionsStateTheTrialLimit(t *testing.T) {
+	if got := instructions(5); !strings.Contains(got, "free for 5 calls per IP per UTC day, then cost $0.01") {
+		t.Errorf("limit 5: %s", got)
+	}
+	if got := instructions(0); strings.Contains(got, "free for") || !strings.Contains(got, "preflight_payment cost $0.01") {
+		t.Errorf("no trial: %s", got)
+	}
+}

@@ -77,8 +77,12 @@ func (h *Handler) serviceInfoBody() map[string]any {
 }
 
 func (h *Handler) sanctionsState() map[string]any {
-	return map[string]any{"ready": h.opt.Sanctions.Ready(), "data_as_of": h.srv.DataAsOf(), "refresh": "daily",
+	state := map[string]any{"ready": h.opt.Sanctions.Ready(), "data_as_of": h.srv.DataAsOf(),
 		"source": "OFAC SDN list and aliases"}
+	if r := h.srv.SanctionsRefresh(); r != nil {
+		state["refresh"] = r // as /health reports it; absent when the list is not refreshed
+	}
+	return state
 }
 
 // trust is what a caller needs to rely on a result: the receipt keys, how to verify, data freshness and
@@ -89,11 +93,12 @@ func (h *Handler) trust() map[string]any {
 		"receipt_verification": "Each preflight decision carries receipt.jws, an ES256 JWS over every returned decision field. " +
 			"Verify it offline against the key set at receipt_keys_url, pinned separately: a key supplied by the sender " +
 			"of a receipt proves nothing. Default maximum age one hour, 60 seconds of clock tolerance. Keep receipts private.",
-		"sanctions":     h.sanctionsState(),
-		"data_handling": "Arguments are not stored; the free-trial IP counter is deleted after 48 hours; no receipt history is kept.",
-		"enforcement":   "A model calling a screening tool does not enforce a decision; enforcement belongs in the payment path, before signing.",
-		"disclaimer":    screening.Disclaimer,
-		"data_as_of":    h.srv.DataAsOf(),
+		"sanctions": h.sanctionsState(),
+		"data_handling": fmt.Sprintf("Arguments are not stored; the free-trial IP counter is deleted after %s; no receipt history is kept.",
+			h.srv.Trial().Retention()),
+		"enforcement": "A model calling a screening tool does not enforce a decision; enforcement belongs in the payment path, before signing.",
+		"disclaimer":  screening.Disclaimer,
+		"data_as_of":  h.srv.DataAsOf(),
 	}
 	if h.opt.JWKS != nil {
 		if jwks, err := h.opt.JWKS(); err == nil && json.Valid(jwks) {

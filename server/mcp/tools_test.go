@@ -427,6 +427,9 @@ func TestResourcesAndPrompts(t *testing.T) {
 		t.Fatalf("pricing %v", p)
 	}
 	trust := bodies[ResourceTrust]
+	if dh, _ := trust["data_handling"].(string); !strings.Contains(dh, "deleted after 48h0m0s") {
+		t.Errorf("trust data_handling %q does not state the configured trial retention (48h)", dh)
+	}
 	if keys := trust["receipt_keys"].(map[string]any)["keys"].([]any); len(keys) == 0 || trust["disclaimer"] == "" {
 		t.Fatalf("trust %v", trust)
 	}

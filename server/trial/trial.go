@@ -39,6 +39,9 @@ type Result struct {
 // Limit is the number of free calls per client per UTC day.
 func (g *Gate) Limit() int { return g.limit }
 
+// Retention is how long a client's counter is kept after its day's first call.
+func (g *Gate) Retention() time.Duration { return g.retention }
+
 // Take counts one trial call for client (an IP address). A store failure is an error: the caller answers
 // 503 and does not hand out free work it cannot count.
 func (g *Gate) Take(ctx context.Context, client string) (Result, error) {
