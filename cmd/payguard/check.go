@@ -76,7 +76,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "payguard check: --config: %v\n", err)
 		return 2
 	}
-	list, err := checkSanctions(cfg.Screening.Sanctions, *sanctionsDir, stderr)
+	list, err := checkSanctions("check", cfg.Screening.Sanctions, *sanctionsDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard check: --sanctions-dir: %v\n", err)
 		return 2
@@ -110,10 +110,11 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// checkSanctions loads --sanctions-dir (an error when it fails), or else the cached list in the
+// checkSanctions is the sanctions list of `payguard check` and `payguard preflight` (cmd names which, for
+// the notes): --sanctions-dir (an error when it fails), or else the list 'payguard sdn update' cached in the
 // configured cache dir. A missing or unreadable cache is not an error: sanctions are then reported unknown
 // and a note goes to stderr. nil means no list.
-func checkSanctions(c config.SanctionsConfig, dir string, stderr io.Writer) (screening.Sanctions, error) {
+func checkSanctions(cmd string, c config.SanctionsConfig, dir string, stderr io.Writer) (screening.Sanctions, error) {
 	if dir != "" {
 		list, err := sanctions.LoadDir(dir)
 		if err != nil {
@@ -122,16 +123,16 @@ func checkSanctions(c config.SanctionsConfig, dir string, stderr io.Writer) (scr
 		return list, nil
 	}
 	if !c.Enabled {
-		fmt.Fprintln(stderr, "payguard check: sanctions screening is disabled in the configuration: sanctions are reported unknown")
+		fmt.Fprintf(stderr, "payguard %s: sanctions screening is disabled in the configuration: sanctions are reported unknown\n", cmd)
 		return nil, nil
 	}
 	if _, err := os.Stat(c.CacheDir); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(stderr, "payguard check: no sanctions list (nothing cached in %s; use --sanctions-dir): sanctions are reported unknown\n", c.CacheDir)
+		fmt.Fprintf(stderr, "payguard %s: no sanctions list (nothing cached in %s; run 'payguard sdn update' or use --sanctions-dir): sanctions are reported unknown\n", cmd, c.CacheDir)
 		return nil, nil
 	}
 	list, err := sanctions.LoadDir(c.CacheDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "payguard check: no sanctions list (%v; use --sanctions-dir): sanctions are reported unknown\n", err)
+		fmt.Fprintf(stderr, "payguard %s: no sanctions list (%v; use --sanctions-dir): sanctions are reported unknown\n", cmd, err)
 		return nil, nil
 	}
 	return list, nil

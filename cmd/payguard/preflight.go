@@ -24,11 +24,6 @@ func init() {
 	register("preflight", command{summary: "decide one PreflightInput (stdin or --in) and print the signed PreflightResult", run: runPreflight})
 }
 
-// loadSanctions loads the sanctions list for `payguard preflight --sanctions-dir DIR`. The screening package
-// sets this hook; while it is nil, --sanctions-dir is refused, and without the flag the sanctions facts are
-// unknown, so with screen_sanctions on the engine holds ("hold: sanctions data unavailable").
-var loadSanctions func(dir string) (screening.Sanctions, error)
-
 // newDomainChecker returns the online domain checker (RDAP age, DNS) for `payguard preflight` without
 // --offline. The screening package sets this hook; while it is nil, domain facts are unknown, exactly as with
 // --offline (unknown is reported in payee.domain, never treated as evidence).
@@ -83,20 +78,18 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return 2
 	}
 	opts := preflight.Options{Rules: rules, Signer: signer}
-	if *sanctionsDir != "" {
-		if loadSanctions == nil {
-			fmt.Fprintln(stderr, "payguard preflight: --sanctions-dir: this build cannot load sanctions lists")
-			return 2
-		}
-		list, err := loadSanctions(*sanctionsDir)
-		if err != nil {
-			fmt.Fprintf(stderr, "payguard preflight: --sanctions-dir: %v\n", err)
-			return 2
-		}
-		opts.Sanctions = list
-	} else {
-		opts.Sanctions = cachedSanctions(stderr)
+	// preflight takes no --config: the embedded default's cache dir is where 'payguard sdn update' wrote.
+	cfg, err := config.Default()
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
+		return 1
 	}
+	list, err := checkSanctions("preflight", cfg.Screening.Sanctions, *sanctionsDir, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: --sanctions-dir: %v\n", err)
+		return 2
+	}
+	opts.Sanctions = list
 	if !*offline && newDomainChecker != nil {
 		opts.Domains = newDomainChecker()
 	}
@@ -115,27 +108,6 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	return 0
-}
-
-// cachedSanctions loads the list that 'payguard sdn update' cached in the default cache directory, so that
-// preflight screens like check does without a flag. No cache, or one that does not load, is not an error:
-// sanctions are then unknown, which the engine turns into a hold, and stderr says why.
-func cachedSanctions(stderr io.Writer) screening.Sanctions {
-	cfg, err := config.Default()
-	if err != nil || loadSanctions == nil || !cfg.Screening.Sanctions.Enabled {
-		return nil
-	}
-	dir := cfg.Screening.Sanctions.CacheDir
-	if _, err := os.Stat(dir); err != nil {
-		fmt.Fprintf(stderr, "payguard preflight: no sanctions list cached in %s (run 'payguard sdn update' or use --sanctions-dir): sanctions are unknown\n", dir)
-		return nil
-	}
-	list, err := loadSanctions(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "payguard preflight: cached sanctions list in %s: %v: sanctions are unknown\n", dir, err)
-		return nil
-	}
-	return list
 }
 
 // preflightSigner loads the key file, or makes an ephemeral key when there is none. The ephemeral key is

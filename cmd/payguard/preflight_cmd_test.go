@@ -52,7 +52,7 @@ func decodeResult(t *testing.T, out string) cliResult {
 func TestPreflightWithoutSanctionsDataHolds(t *testing.T) {
 	t.Chdir(t.TempDir()) // no list cached in ./payguard-data
 	code, out, errs := runPG(t, cliInput, "preflight", "--offline")
-	if code != 0 || !strings.Contains(errs, "no sanctions list cached") {
+	if code != 0 || !strings.Contains(errs, "nothing cached in") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	r := decodeResult(t, out)
