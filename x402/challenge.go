@@ -15,7 +15,8 @@ import (
 // The number of options is not limited here (the preflight enforces its own limit); the document size,
 // depth and UTF-8 limits of this package apply.
 func ParsePaymentRequired(body []byte) (*PaymentRequired, error) {
-	if err := checkDocument(body); err != nil {
+	body, err := ownDocument(body)
+	if err != nil {
 		return nil, err
 	}
 	return decodePaymentRequired(body)
@@ -206,7 +207,8 @@ func (r ResourceInfo) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a resource object, matching member names exactly and keeping the rest in Unknown.
 func (r *ResourceInfo) UnmarshalJSON(data []byte) error {
-	if err := checkDocument(data); err != nil {
+	data, err := ownDocument(data)
+	if err != nil {
 		return err
 	}
 	d, err := decodeResourceInfo(data)

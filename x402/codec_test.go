@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -328,5 +329,45 @@ func TestLoneRequirementVersion(t *testing.T) {
 	r.Unknown = map[string]json.RawMessage{"bad": json.RawMessage(`{`)}
 	if b, err := json.Marshal(r); err == nil {
 		t.Errorf("invalid Unknown encoded as %s", b)
+	}
+}
+
+// Nothing decoded aliases the caller's buffer: the exported parsers copy the document once (ownDocument)
+// and ExactEVM copies the payload it reads, so a caller that reuses its buffer (encoding/json does, for
+// UnmarshalJSON) changes nothing it was given.
+func TestDecodedValuesDoNotAliasTheInput(t *testing.T) {
+	const challenge = `{"x402Version":2,"error":"Payment required","resource":{"url":"https://api.example.com/data"},` +
+		`"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"10000",` +
+		`"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",` +
+		`"maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}],"extensions":{"bazaar":{"info":{"a":[1,2]}}}}`
+	const requirement = `{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0xa","payTo":"0xb",` +
+		`"maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}`
+	const payload = `{"signature":"0xsig","authorization":{"from":"0xa","to":"0xb","value":"10","validAfter":"0","validBefore":"9","nonce":"0x1"}}`
+	for _, c := range []struct {
+		name  string
+		doc   string
+		parse func(buf []byte) (any, error)
+	}{
+		{"ParsePaymentRequired", challenge, func(b []byte) (any, error) { return ParsePaymentRequired(b) }},
+		{"Requirement.UnmarshalJSON", requirement, func(b []byte) (any, error) {
+			var r Requirement
+			return &r, r.UnmarshalJSON(b)
+		}},
+		{"ExactEVM", payload, func(b []byte) (any, error) {
+			return (&PaymentPayload{X402Version: 2, Payload: json.RawMessage(b)}).ExactEVM()
+		}},
+	} {
+		buf := []byte(c.doc)
+		v, err := c.parse(buf)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		before := jsonOf(t, v)
+		for i := range buf {
+			buf[i] = ' '
+		}
+		if after := jsonOf(t, v); !bytes.Equal(before, after) {
+			t.Errorf("%s: the decoded value changed with the caller's buffer:\n%s\n%s", c.name, before, after)
+		}
 	}
 }

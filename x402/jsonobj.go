@@ -66,7 +66,18 @@ func checkDocument(data []byte) error {
 	return nil
 }
 
-// members reads a JSON object into its members, each kept as the exact bytes of its value.
+// ownDocument applies checkDocument's limits and returns a private copy of data. The exported parsers and
+// UnmarshalJSON methods start with it: everything decoded aliases that one copy (as encoding/json's
+// json.RawMessage values were copies), never the caller's buffer, and members below copies nothing more.
+func ownDocument(data []byte) ([]byte, error) {
+	if err := checkDocument(data); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(data), nil
+}
+
+// members reads a JSON object into its members, each kept as the exact bytes of its value. data must be
+// payguard's own (see ownDocument): the values alias it.
 //
 // Member names are matched exactly later on (encoding/json matches struct fields case-insensitively,
 // which would let `"To"` shadow `"to"` here while a JavaScript peer reads `"to"`). A repeated name keeps
@@ -76,11 +87,10 @@ func members(data []byte, what string) (objectMembers, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, malformed("%s: want a JSON object", what)
 	}
-	// jsonscan accepts exactly what encoding/json does. Its values alias one private copy of data, as
-	// encoding/json's json.RawMessage values were copies: nothing decoded shares memory with the caller's
-	// buffer. On a refusal encoding/json decodes again, for its error message.
+	// jsonscan accepts exactly what encoding/json does. On a refusal encoding/json decodes again, for its
+	// error message.
 	var m map[string]json.RawMessage
-	if ms, ok := jsonscan.Object(bytes.Clone(data)); ok {
+	if ms, ok := jsonscan.Object(data); ok {
 		m = make(map[string]json.RawMessage, len(ms))
 		for _, mb := range ms {
 			m[mb.Name] = mb.Value

@@ -27,7 +27,8 @@ func DecodePaymentPayloadHeader(value string) (*PaymentPayload, error) {
 // ParsePaymentPayload reads a payment payload carried as plain JSON (MCP's `_meta["x402/payment"]`, a
 // facilitator body) with the same limits and checks as DecodePaymentPayloadHeader.
 func ParsePaymentPayload(data []byte) (*PaymentPayload, error) {
-	if err := checkDocument(data); err != nil {
+	data, err := ownDocument(data)
+	if err != nil {
 		return nil, err
 	}
 	p, err := decodePaymentPayload(data)
@@ -138,7 +139,8 @@ func (p PaymentPayload) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a payment payload (as in a facilitator request body), matching member names
 // exactly. It requires x402Version 1 or 2 but not the header checks of DecodePaymentPayloadHeader.
 func (p *PaymentPayload) UnmarshalJSON(data []byte) error {
-	if err := checkDocument(data); err != nil {
+	data, err := ownDocument(data)
+	if err != nil {
 		return err
 	}
 	d, err := decodePaymentPayload(data)
@@ -160,7 +162,7 @@ func (p *PaymentPayload) ExactEVM() (*ExactEVMPayload, error) {
 		return nil, ErrNotExactEVM
 	}
 	const what = "payload"
-	m, err := members(p.Payload, what)
+	m, err := members(bytes.Clone(p.Payload), what) // p.Payload may be the caller's own bytes
 	if err != nil {
 		return nil, errors.Join(ErrNotExactEVM, err)
 	}

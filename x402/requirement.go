@@ -129,7 +129,8 @@ func (r Requirement) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a lone requirement, inferring its version from the amount member's name
 // (`maxAmountRequired` alone means v1). Members are matched by exact name.
 func (r *Requirement) UnmarshalJSON(data []byte) error {
-	if err := checkDocument(data); err != nil {
+	data, err := ownDocument(data)
+	if err != nil {
 		return err
 	}
 	d, err := decodeRequirement(data, inferRequirementVersion(data))

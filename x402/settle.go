@@ -75,7 +75,8 @@ func (s SettleResponse) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a settlement (header object or facilitator /settle answer), matching names exactly.
 func (s *SettleResponse) UnmarshalJSON(data []byte) error {
-	if err := checkDocument(data); err != nil {
+	data, err := ownDocument(data)
+	if err != nil {
 		return err
 	}
 	d, err := decodeSettleResponse(data)
@@ -130,7 +131,8 @@ func (v VerifyResponse) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a facilitator /verify answer; `isValid` must be present.
 func (v *VerifyResponse) UnmarshalJSON(data []byte) error {
-	if err := checkDocument(data); err != nil {
+	data, err := ownDocument(data)
+	if err != nil {
 		return err
 	}
 	d, err := decodeVerifyResponse(data)
@@ -194,7 +196,8 @@ func (f FacilitatorRequest) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a /verify or /settle body; paymentRequirements is read as the top-level
 // x402Version says (v1: maxAmountRequired).
 func (f *FacilitatorRequest) UnmarshalJSON(data []byte) error {
-	if err := checkDocument(data); err != nil {
+	data, err := ownDocument(data)
+	if err != nil {
 		return err
 	}
 	d, err := decodeFacilitatorRequest(data)
