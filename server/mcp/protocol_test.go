@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -243,5 +246,36 @@ func TestInstructionsStateTheTrialLimit(t *testing.T) {
 	}
 	if got := instructions(0); strings.Contains(got, "free for") || !strings.Contains(got, "preflight_payment cost $0.01") {
 		t.Errorf("no trial: %s", got)
+	}
+}
+
+// On a loopback listener (behind a local reverse proxy), the configured base URL's host is accepted as well
+// as loopback names; any other Host is a DNS-rebinding attempt. On any other listener the Host is not judged.
+func TestHostAllowedAcceptsTheBaseURLHost(t *testing.T) {
+	h := &Handler{host: "mcp.example"}
+	req := func(local, host string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Host = host
+		addr, err := net.ResolveTCPAddr("tcp", local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, net.Addr(addr)))
+	}
+	for _, c := range []struct {
+		local, host string
+		want        bool
+	}{
+		{"127.0.0.1:8080", "mcp.example", true},
+		{"127.0.0.1:8080", "MCP.example", true},
+		{"127.0.0.1:8080", "127.0.0.1:8080", true},
+		{"[::1]:8080", "localhost:8080", true},
+		{"127.0.0.1:8080", "other.example", false},
+		{"127.0.0.1:8080", "mcp.example.attacker.example", false},
+		{"10.0.0.5:8080", "other.example", true},
+	} {
+		if got := h.hostAllowed(req(c.local, c.host)); got != c.want {
+			t.Errorf("listener %s, Host %q: allowed %v, want %v", c.local, c.host, got, c.want)
+		}
 	}
 }
