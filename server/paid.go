@@ -57,13 +57,13 @@ func (s *Server) servePaid(w http.ResponseWriter, r *http.Request, route paidRou
 	offer := s.offer(route)
 	payment, err := fees.PaymentFromRequest(r)
 	if err != nil {
-		s.metrics.payment(route.Path, payInvalid)
+		s.CountPayment(route.Path, PayInvalid)
 		s.challenge(w, offer, paymentReason(err), nil)
 		return
 	}
 	if payment == nil {
 		if !trialAsked {
-			s.metrics.payment(route.Path, payChallenged)
+			s.CountPayment(route.Path, PayChallenged)
 			s.challenge(w, offer, "", nil)
 			return
 		}
@@ -79,7 +79,7 @@ func (s *Server) servePaid(w http.ResponseWriter, r *http.Request, route paidRou
 	}
 	body, apiErr := do(r.Context())
 	if apiErr != nil {
-		s.metrics.payment(route.Path, payNotDone)
+		s.CountPayment(route.Path, PayNotDone)
 		s.writeError(w, apiErr)
 		return
 	}
@@ -88,7 +88,7 @@ func (s *Server) servePaid(w http.ResponseWriter, r *http.Request, route paidRou
 		s.paymentFailure(w, offer, payment, err)
 		return
 	}
-	s.metrics.payment(route.Path, paySettled)
+	s.CountPayment(route.Path, PaySettled)
 	value, err := fees.EncodeSettleResponse(settled)
 	if err != nil {
 		s.writeError(w, errorf(http.StatusInternalServerError, CodeInternal, "settlement response could not be encoded"))
@@ -104,14 +104,7 @@ func (s *Server) servePaid(w http.ResponseWriter, r *http.Request, route paidRou
 func (s *Server) serveTrial(w http.ResponseWriter, r *http.Request, offer fees.Offer, do work) {
 	note(w, func(rec *recorder) { rec.payment = "trial" })
 	res, err := s.opt.Trial.Take(r.Context(), s.ClientIP(r))
-	switch {
-	case err != nil:
-		s.metrics.trials.WithLabelValues("error").Inc()
-	case res.OK:
-		s.metrics.trials.WithLabelValues("granted").Inc()
-	default:
-		s.metrics.trials.WithLabelValues("exhausted").Inc()
-	}
+	s.CountTrial(TrialResult(res.OK, err))
 	if err != nil {
 		s.log.Error("trial counter unavailable", "err", err)
 		s.writeError(w, errorf(http.StatusServiceUnavailable, CodeTrialUnavailable,
@@ -170,13 +163,11 @@ func (s *Server) paymentFailure(w http.ResponseWriter, offer fees.Offer, p *fees
 	var perr *fees.PaymentError
 	var failed *fees.SettleFailedError
 	var unknown *fees.OutcomeUnknownError
-	path := strings.TrimPrefix(offer.URL, s.opt.Config.BaseURL)
+	s.CountPayment(strings.TrimPrefix(offer.URL, s.opt.Config.BaseURL), PaymentFailureOutcome(err))
 	switch {
 	case errors.As(err, &perr):
-		s.metrics.payment(path, payInvalid)
 		s.challenge(w, offer, perr.Reason, nil)
 	case errors.As(err, &failed):
-		s.metrics.payment(path, paySettleFail)
 		// As the SDK sellers: 402, the settlement header with success:false, no new PAYMENT-REQUIRED.
 		if v, encErr := fees.EncodeSettleResponse(failed.Response); encErr == nil {
 			w.Header().Set(p.ResponseHeader(), v)
@@ -194,7 +185,6 @@ func (s *Server) paymentFailure(w http.ResponseWriter, offer fees.Offer, p *fees
 		note(w, func(rec *recorder) { rec.errCode = "settle_failed" })
 		s.writeJSON(w, http.StatusPaymentRequired, c.V1)
 	case errors.As(err, &unknown):
-		s.metrics.payment(path, payUnknown)
 		s.log.Error("settlement outcome unknown", "nonce", unknown.Nonce, "err", err)
 		e := errorf(StatusSettlementOutcomeUnknown, CodeSettlementOutcomeUnknown,
 			"the facilitator gave no usable answer to the settlement request; the transfer may have happened. "+
@@ -202,10 +192,8 @@ func (s *Server) paymentFailure(w http.ResponseWriter, offer fees.Offer, p *fees
 		e.Nonce = unknown.Nonce
 		s.writeError(w, e)
 	case errors.Is(err, fees.ErrSigningUnavailable):
-		s.metrics.payment(path, payNotDone)
 		s.signingUnavailable(w, err)
 	case errors.Is(err, fees.ErrFacilitatorUnavailable):
-		s.metrics.payment(path, payUnavailable)
 		s.log.Warn("facilitator unavailable", "err", err)
 		s.writeError(w, errorf(http.StatusServiceUnavailable, CodeFacilitatorUnavailable,
 			"the payment facilitator is unavailable; nothing was settled"))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/logbuf"
@@ -75,13 +76,15 @@ type env struct {
 	jwks      []byte
 	handler   *Handler
 	logs      *logbuf.Buffer
+	registry  *prometheus.Registry // the server's metrics
 }
 
 // newEnv runs payguard serve's API with MCP mounted, on real engines (OFAC excerpt, receipt keys, memory
 // store) and a fake facilitator, on a loopback listener.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, fac: factest.New(t, testPayer), store: memory.New(), logs: &logbuf.Buffer{}}
+	e := &env{t: t, fac: factest.New(t, testPayer), store: memory.New(), logs: &logbuf.Buffer{},
+		registry: prometheus.NewRegistry()}
 	log := slog.New(slog.NewJSONHandler(e.logs, nil))
 	list, err := sanctions.LoadDir(ofacDir)
 	if err != nil {
@@ -120,7 +123,7 @@ func newEnv(t *testing.T) *env {
 		Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial:     trial.New(e.store, sc.TrialLimit, time.Duration(sc.TrialRetention), nil),
 		Endpoints: e.store, Preflight: engines.Preflight(engine), Checker: engines.Checker(checker), Sanctions: e.sanctions,
-		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.Srv.URL, Logger: log,
+		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.Srv.URL, Logger: log, Metrics: e.registry,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -249,4 +252,26 @@ func (e *env) rpc(body string, header map[string]string) (*http.Response, []byte
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, b
+}
+
+// counters is every counter the server's registry holds, keyed "name|label values...".
+func (e *env) counters() map[string]float64 {
+	e.t.Helper()
+	families, err := e.registry.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range m.GetLabel() {
+				key += "|" + l.GetValue()
+			}
+			if m.Counter != nil {
+				got[key] = m.Counter.GetValue()
+			}
+		}
+	}
+	return got
 }

@@ -44,8 +44,11 @@ func errorf(code, format string, args ...any) *toolError {
 // work is a paid tool's body once it may run: the structured result, or a *toolError (nothing settled).
 type work func(ctx context.Context) (any, *toolError)
 
+// metricsRoute is the route the MCP tools' sales and trial calls are counted under in the server's metrics.
+const metricsRoute = "/mcp"
+
 // sell runs the trial-or-payment part of a paid tool whose arguments were validated and whose data was found
-// available, then the work, then settlement: the order of server.servePaid.
+// available, then the work, then settlement: the order of server.servePaid, counted in the same metrics.
 func (h *Handler) sell(ctx context.Context, req *sdk.CallToolRequest, t *paidTool, do work) *sdk.CallToolResult {
 	var meta sdk.Meta
 	if req != nil && req.Params != nil {
@@ -53,10 +56,12 @@ func (h *Handler) sell(ctx context.Context, req *sdk.CallToolRequest, t *paidToo
 	}
 	payment, err := paymentFromMeta(meta)
 	if err != nil {
+		h.srv.CountPayment(metricsRoute, server.PayInvalid)
 		return h.paymentRequired(t, paymentReason(err), nil)
 	}
 	if payment == nil {
 		if !t.trial {
+			h.srv.CountPayment(metricsRoute, server.PayChallenged)
 			return h.paymentRequired(t, "", nil)
 		}
 		return h.serveTrial(ctx, t, do)
@@ -67,12 +72,14 @@ func (h *Handler) sell(ctx context.Context, req *sdk.CallToolRequest, t *paidToo
 	}
 	body, terr := do(ctx)
 	if terr != nil {
+		h.srv.CountPayment(metricsRoute, server.PayNotDone)
 		return h.errorResult(terr)
 	}
 	settled, err := charge.Settle(ctx)
 	if err != nil {
 		return h.paymentFailure(t, err)
 	}
+	h.srv.CountPayment(metricsRoute, server.PaySettled)
 	res := h.result(body)
 	res.Meta = sdk.Meta{MetaPaymentResponse: settled}
 	h.log.Info("mcp tool paid", "tool", t.name)
@@ -107,11 +114,13 @@ func paymentReason(err error) string {
 func (h *Handler) serveTrial(ctx context.Context, t *paidTool, do work) *sdk.CallToolResult {
 	ip := clientIP(ctx)
 	if ip == "" {
+		h.srv.CountTrial(server.TrialError)
 		h.log.Error("mcp: no client address in the tool context; trial refused")
 		return h.paymentRequired(t, "trial_unavailable", map[string]any{"trial": map[string]any{
 			"available": false, "message": "the free trial cannot be counted for this call; pay with x402"}})
 	}
 	res, err := h.srv.Trial().Take(ctx, ip)
+	h.srv.CountTrial(server.TrialResult(res.OK, err))
 	if err != nil {
 		h.log.Error("trial counter unavailable", "err", err)
 		return h.paymentRequired(t, "trial_unavailable", map[string]any{"trial": map[string]any{
@@ -137,6 +146,7 @@ func (h *Handler) serveTrial(ctx context.Context, t *paidTool, do work) *sdk.Cal
 // paymentFailure maps Begin and Settle errors to results, as server.paymentFailure does to HTTP answers.
 // Nothing was settled, except possibly under settlement_outcome_unknown.
 func (h *Handler) paymentFailure(t *paidTool, err error) *sdk.CallToolResult {
+	h.srv.CountPayment(metricsRoute, server.PaymentFailureOutcome(err))
 	var perr *fees.PaymentError
 	var failed *fees.SettleFailedError
 	var unknown *fees.OutcomeUnknownError

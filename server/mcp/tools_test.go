@@ -598,3 +598,32 @@ func TestV1PaymentInMeta(t *testing.T) {
 		t.Fatalf("settled %s", e.fac.LastSettle())
 	}
 }
+
+// MCP sales and trial calls are counted in the server's payment and trial metrics, under the route /mcp.
+func TestSalesAndTrialsAreCounted(t *testing.T) {
+	e := newEnv(t)
+	s := e.session()
+	args := map[string]any{"wallet": cleanAddr}
+	for i := 0; i < 4; i++ { // three free calls, then the trial is exhausted
+		e.call(s, ToolCheckPayee, args, nil)
+	}
+	p := payment(e.challengeFor(s, ToolCheckPayee, args))
+	if res, sc := e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p}); res.IsError {
+		t.Fatalf("paid call: %v", sc)
+	}
+	e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p}) // the replay: refused by /verify
+	e.fac.VerifyMode.Store("5xx")
+	e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(e.challengeFor(s, ToolCheckPayee, args))})
+	got := e.counters()
+	for key, want := range map[string]float64{
+		"payguard_server_payments_total|settled|/mcp":                 1,
+		"payguard_server_payments_total|invalid|/mcp":                 3, // challengeFor's two malformed payments, the replay
+		"payguard_server_payments_total|facilitator_unavailable|/mcp": 1,
+		"payguard_server_trial_calls_total|granted":                   3,
+		"payguard_server_trial_calls_total|exhausted":                 1, // the fourth free call
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)
+		}
+	}
+}
