@@ -100,7 +100,7 @@ func ParseInput(body []byte) (*Input, error) {
 	if !jsonscan.Valid(body) { // the same verdict as json.Valid
 		return nil, inputErr("invalid_json", "body is not a JSON document")
 	}
-	if d := jsonDepth(body); d > MaxDepth {
+	if d := jsonscan.Depth(body); d > MaxDepth {
 		return nil, inputErr("too_deep", "JSON nesting is %d levels deep; the limit is %d", d, MaxDepth)
 	}
 	// The members are read from the Input's own copy of the body (they alias it, read-only), never from
@@ -292,29 +292,3 @@ func boundText(name, v string) error {
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-// jsonDepth returns the deepest nesting of arrays and objects in a valid JSON document.
-func jsonDepth(data []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
-}

@@ -40,28 +40,10 @@ func checkDocument(data []byte) error {
 	if !utf8.Valid(data) {
 		return malformed("document is not valid UTF-8")
 	}
-	depth, inString, escaped := 0, false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			if depth > MaxDepth {
-				return malformed("JSON nesting deeper than %d", MaxDepth)
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
+	// Counted on the raw bytes, before the JSON is known to be valid: an invalid document fails in members
+	// with encoding/json's message, and no parse of any depth starts on one deeper than the limit.
+	if jsonscan.Depth(data) > MaxDepth {
+		return malformed("JSON nesting deeper than %d", MaxDepth)
 	}
 	return nil
 }

@@ -28,6 +28,34 @@ func Valid(data []byte) bool {
 	return ok && skipSpace(data, end) == len(data)
 }
 
+// Depth returns the deepest nesting of arrays and objects in data: brackets outside strings, counted on the
+// raw bytes, so it needs no valid document (x402 checks it first, the preflight input after Valid). Both
+// hold documents to their own limits, far below encoding/json's, with it before decoding.
+func Depth(data []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // Object returns the members of data, which must be one JSON object with optional surrounding whitespace,
 // in document order (a repeated name appears twice; encoding/json keeps the last). Values are sub-slices of
 // data whose capacity ends with the value, so appending to one never writes into data. ok is false for

@@ -152,3 +152,19 @@ func TestValuesDoNotShareCapacity(t *testing.T) {
 		t.Fatal("array element capacity not capped")
 	}
 }
+
+func TestDepth(t *testing.T) {
+	for doc, want := range map[string]int{
+		`1`:                     0,
+		`{}`:                    1,
+		`[[],{"a":[1]}]`:        3,
+		`{"a":"[[[{{{"}`:        1, // brackets inside a string do not count
+		`{"a":"\"[[","b":[{}]}`: 3, // nor after an escaped quote
+		`["\\",[["x"]]]`:        3, // an escaped backslash ends before the quote
+		`[[[`:                   3, // no valid document needed
+	} {
+		if got := Depth([]byte(doc)); got != want {
+			t.Errorf("Depth(%s) = %d, want %d", doc, got, want)
+		}
+	}
+}
