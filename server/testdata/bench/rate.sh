@@ -1,14 +1,15 @@
 #!/bin/sh
-# Open-loop load for docs/BENCHMARKS.md: POST /v1/preflight?trial=1 at fixed request rates, with vegeta
-# (`GOBIN=/tmp/gobin go install github.com/tsenart/vegeta/v12@latest`) or wrk2 (LOADGEN=wrk2, WRK2=path: a
-# constant-throughput wrk that corrects for coordinated omission; not packaged by Debian). Neither is a
-# dependency of the repository.
+# Open-loop load for docs/BENCHMARKS.md: POST /v1/preflight?trial=1 at fixed request rates. The load tool is
+# openloop/ (LOADGEN=openloop, the default: built from this repository, wrk2's constant-rate model with
+# coordinated omission corrected, half of vegeta's CPU per request), vegeta (LOADGEN=vegeta;
+# `GOBIN=/tmp/gobin go install github.com/tsenart/vegeta/v12@latest`) or wrk2 (LOADGEN=wrk2, WRK2=path; not
+# packaged by Debian). Neither of the last two is a dependency of the repository.
 # wrk (run.sh) keeps a fixed number of connections busy, so its latency is queueing at saturation; a fixed
 # rate shows the latency a given offered load gets. Every request has its own client IP (X-Forwarded-For,
 # trusted from 127.0.0.1 in bench.yaml), so the real trial counter is taken and never runs out; the server is
 # restarted for each rate so counters from the previous rate do not turn into 402s.
 #
-# Usage: server/testdata/bench/rate.sh [RATE ...]        (default: 1000 2500 5000; DURATION=6s, 12s for wrk2)
+# Usage: server/testdata/bench/rate.sh [RATE ...]   (default: 1000 2500 5000; DURATION=6s for vegeta, 12s else)
 # The load generator runs on the same two cores as the server, unless SERVER_CPUS and LOAD_CPUS pin them apart
 # (taskset lists, e.g. SERVER_CPUS=0 LOAD_CPUS=1: one dedicated core each). Each run prints the server's CPU
 # time per request (from /proc) next to the latencies. FLOOR=1 runs the same load against floor/ (net/http
@@ -16,26 +17,29 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-LOADGEN=${LOADGEN:-vegeta}
+LOADGEN=${LOADGEN:-openloop}
 VEGETA=${VEGETA:-/tmp/gobin/vegeta}
 WRK2=${WRK2:-/tmp/wrk2/wrk}
 WRK2_CONNS=${WRK2_CONNS:-16}
-if [ "$LOADGEN" = wrk2 ]; then DURATION=${DURATION:-12s}; else DURATION=${DURATION:-6s}; fi
+if [ "$LOADGEN" = vegeta ]; then DURATION=${DURATION:-6s}; else DURATION=${DURATION:-12s}; fi
 SANCTIONS_DIR=${SANCTIONS_DIR:-/work/shared/data/ofac/sdn_csv_2024-05-03}
 case $LOADGEN in
+openloop) ;;
 vegeta) [ -x "$VEGETA" ] || { echo "vegeta not found at $VEGETA" >&2; exit 2; } ;;
 wrk2) [ -x "$WRK2" ] || { echo "wrk2 not found at $WRK2" >&2; exit 2; } ;;
-*) echo "LOADGEN must be vegeta or wrk2" >&2; exit 2 ;;
+*) echo "LOADGEN must be openloop, vegeta or wrk2" >&2; exit 2 ;;
 esac
 rates=${*:-1000 2500 5000}
 work=$(mktemp -d /tmp/payguard-rate.XXXXXX)
 pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT INT TERM
-(cd "$root" && go build -o "$work/payguard" ./cmd/payguard && go build -o "$work/floor" ./server/testdata/bench/floor)
+(cd "$root" && go build -o "$work/payguard" ./cmd/payguard && go build -o "$work/floor" ./server/testdata/bench/floor &&
+	go build -o "$work/openloop" ./server/testdata/bench/openloop)
 sed -e "s#/tmp/payguard-bench/receipt-keys.json#$work/receipt-keys.json#" "$here/bench.yaml" >"$work/mem.yaml"
 # 40,000 targets, one client IP each, the body of preflight.lua.
-body=$(sed -n "s/^wrk.body = '\(.*\)'\$/\1/p" "$here/preflight.lua" | base64 -w0)
+sed -n "s/^wrk.body = '\(.*\)'\$/\1/p" "$here/preflight.lua" >"$work/body.json"
+body=$(base64 -w0 "$work/body.json")
 i=0
 while [ $i -lt 40000 ]; do
 	printf '{"method":"POST","url":"http://127.0.0.1:18091/v1/preflight?trial=1","body":"%s","header":{"Content-Type":["application/json"],"X-Forwarded-For":["10.%d.%d.%d"]}}\n' \
@@ -52,7 +56,12 @@ for rate in $rates; do
 	until curl -fs -o /dev/null http://127.0.0.1:18091/health; do sleep 0.2; done
 	echo "rate $rate/s, $DURATION, $LOADGEN${FLOOR:+, FLOOR server}, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 	cpu0=$(awk '{print $14+$15}' "/proc/$pid/stat")
-	if [ "$LOADGEN" = wrk2 ]; then
+	if [ "$LOADGEN" = openloop ]; then
+		# GOMAXPROCS=1: the tool needs 0.3 of a core at 5,000/s; more threads only take turns from the server.
+		${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} env GOMAXPROCS=1 "$work/openloop" -body "$work/body.json" -rate "$rate" \
+			-c "${OPENLOOP_CONNS:-16}" -d "$DURATION" | tee "$work/openloop.out"
+		n=$(sed -n 's/.*; \([0-9]*\) sent in all.*/\1/p' "$work/openloop.out")
+	elif [ "$LOADGEN" = wrk2 ]; then
 		${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} "$WRK2" -t1 -c"$WRK2_CONNS" -d"$DURATION" -R"$rate" --latency \
 			-s "$here/preflight.lua" http://127.0.0.1:18091 >"$work/wrk2.out" 2>&1
 		awk '/^ +(50|90|99|99\.9)\.0+%/{printf "p%s %s  ", $1, $2} /Requests\/sec|non-2xx|Socket errors/{printf "| %s ", $0} END{print ""}' "$work/wrk2.out"
