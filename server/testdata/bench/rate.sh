@@ -60,7 +60,7 @@ for rate in $rates; do
 		# GOMAXPROCS=1: the tool needs 0.3 of a core at 5,000/s; more threads only take turns from the server.
 		${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} env GOMAXPROCS=1 "$work/openloop" -body "$work/body.json" -rate "$rate" \
 			-c "${OPENLOOP_CONNS:-16}" -d "$DURATION" | tee "$work/openloop.out"
-		n=$(sed -n 's/.*; \([0-9]*\) sent in all.*/\1/p' "$work/openloop.out")
+		n=$(sed -n 's/.*; \([0-9]*\) scheduled in all.*/\1/p' "$work/openloop.out")
 	elif [ "$LOADGEN" = wrk2 ]; then
 		${LOAD_CPUS:+taskset -c "$LOAD_CPUS"} "$WRK2" -t1 -c"$WRK2_CONNS" -d"$DURATION" -R"$rate" --latency \
 			-s "$here/preflight.lua" http://127.0.0.1:18091 >"$work/wrk2.out" 2>&1

@@ -249,7 +249,7 @@ func report(lat []time.Duration, r connResult, sent, rate, conns int, duration, 
 		}
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
-	fmt.Printf("openloop: %d/s offered on %d connections for %v: %d answers (%.0f/s), %d non-2xx, %d errors; %d sent in all, warm-up included\n",
+	fmt.Printf("openloop: %d/s offered on %d connections for %v: %d answers (%.0f/s), %d non-2xx, %d errors; %d scheduled in all, warm-up included\n",
 		rate, conns, duration, len(lat), float64(len(lat))/elapsed.Seconds(), r.non2xx, r.errors, sent)
 	if r.firstErr != nil {
 		fmt.Printf("first error: %v\n", r.firstErr)
