@@ -3,9 +3,7 @@ package proxy
 import (
 	"encoding/base64"
 	"io"
-	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +11,6 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/payguard/payguard/policy"
-	"github.com/payguard/payguard/preflight"
-	"github.com/payguard/payguard/proxy/mitm"
-	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -31,31 +26,13 @@ const benchChallenge = `{"x402Version":2,"error":"Payment required","resource":{
 // ticket, narrow the challenge, log the decision line (to io.Discard) and count it. The memory store, so
 // the figure is CPU, not fsync. docs/benchmarks/proxy.md has the end-to-end figures.
 func BenchmarkGuardChallenge(b *testing.B) {
-	dir := b.TempDir()
-	ca, _, err := mitm.LoadOrCreateCA(filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem"), time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	keys, err := receipts.GenerateKey(time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
 	rules := testRules()
 	rules.DailyCapUSD = policy.USD(1_000_000_000_000_000) // the bench never runs out of budget
-	p, err := New(Options{
-		Decider: preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now,
-			Sanctions: listedSanctions{addrs: []string{sanctionedPayTo}}}),
-		Store: memory.New(), CA: ca, Rules: rules,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, _ := newTestProxy(b, memory.New(), rules)
 	defer p.Close()
 	header := base64.StdEncoding.EncodeToString([]byte(benchChallenge))
 	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:18443/402", nil)
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
 		resp := &http.Response{StatusCode: http.StatusPaymentRequired, Header: http.Header{
 			"Payment-Required": {header}, "Content-Type": {"application/json; charset=utf-8"}},

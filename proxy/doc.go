@@ -15,9 +15,9 @@
 //     seller's own claims and are replaced by the request URL in the engine's input.
 //   - allow: the amount is reserved and a ticket recorded (method, URL, scheme, network, payTo, amount; the
 //     option itself for v2's `accepted`; expiry max(maxTimeoutSeconds, 60 s)) in one store write
-//     (store.Tickets.ReserveTicket: one bolt commit, durable before the agent sees the challenge); the challenge goes on with
-//     `accepts` narrowed to the chosen option. A v1 body next to a v2 header is narrowed to the entry with
-//     the same terms (or emptied).
+//     (store.Tickets.ReserveTicket: one bolt commit, durable before the agent sees the challenge); the
+//     challenge goes on with `accepts` narrowed to the chosen option. A v1 body next to a v2 header is
+//     narrowed to the entry with the same terms (or emptied).
 //   - block: 403 {"decision","reasons","receipt"}; the agent never sees a challenge it could sign.
 //   - hold: a hold is created (or joined, or an approved one used once) and the request waits up to
 //     hold_wait. Approved: as allow, the daily cap still applies; denied: as block; no answer: 403 with

@@ -56,14 +56,27 @@ func withSanctions(s screening.Sanctions) harnessOption {
 
 func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOption) *harness {
 	t.Helper()
-	dir := t.TempDir()
+	p, ca := newTestProxy(t, st, rules, opts...)
+	h := &harness{t: t, proxy: p, store: st, rules: rules, caPool: x509.NewCertPool()}
+	h.caPool.AddCert(ca.Leaf)
+	h.srv = httptest.NewServer(p)
+	h.admin = httptest.NewServer(p.AdminHandler(testToken, nil))
+	t.Cleanup(func() { h.srv.Close(); h.admin.Close(); p.Close() })
+	return h
+}
+
+// newTestProxy is the proxy the harness and the benchmarks use: a fresh MITM CA and receipt key, the real
+// preflight engine over the listed test sanctions, decision logs discarded.
+func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOption) (*Proxy, *tls.Certificate) {
+	tb.Helper()
+	dir := tb.TempDir()
 	ca, _, err := mitm.LoadOrCreateCA(filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem"), time.Now())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	keys, err := receipts.GenerateKey(time.Now())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	su := setup{
 		Options: Options{Store: st, CA: ca, Rules: rules, HoldWait: 0, HoldTTL: 10 * time.Minute,
@@ -76,14 +89,9 @@ func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOptio
 	su.Decider = preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now, Sanctions: su.sanctions})
 	p, err := New(su.Options)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	h := &harness{t: t, proxy: p, store: st, rules: rules, caPool: x509.NewCertPool()}
-	h.caPool.AddCert(ca.Leaf)
-	h.srv = httptest.NewServer(p)
-	h.admin = httptest.NewServer(p.AdminHandler(testToken, nil))
-	t.Cleanup(func() { h.srv.Close(); h.admin.Close(); p.Close() })
-	return h
+	return p, ca
 }
 
 // trustUpstream makes the proxy verify the httptest TLS sellers against their own certificate.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/server/internal/metrictest"
 )
 
 func TestFreeDocuments(t *testing.T) {
@@ -146,22 +147,7 @@ func TestMetrics(t *testing.T) {
 	e.do("GET", "/v1/check?name=a&trial=1", nil, nil)
 	e.fac.VerifyMode.Store("5xx")
 	e.do("GET", "/v1/check?name=a", nil, payV2(t, ch, "0x32"))
-	families, err := e.registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			key := f.GetName()
-			for _, l := range m.GetLabel() {
-				key += "|" + l.GetValue()
-			}
-			if m.Counter != nil {
-				got[key] = m.Counter.GetValue()
-			}
-		}
-	}
+	got := metrictest.Counters(t, e.registry)
 	for key, want := range map[string]float64{
 		"payguard_server_payments_total|settled|/v1/check":                 1,
 		"payguard_server_payments_total|challenged|/v1/check":              1,

@@ -253,25 +253,3 @@ func (e *env) rpc(body string, header map[string]string) (*http.Response, []byte
 	b, _ := io.ReadAll(resp.Body)
 	return resp, b
 }
-
-// counters is every counter the server's registry holds, keyed "name|label values...".
-func (e *env) counters() map[string]float64 {
-	e.t.Helper()
-	families, err := e.registry.Gather()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			key := f.GetName()
-			for _, l := range m.GetLabel() {
-				key += "|" + l.GetValue()
-			}
-			if m.Counter != nil {
-				got[key] = m.Counter.GetValue()
-			}
-		}
-	}
-	return got
-}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/server/internal/metrictest"
 	"github.com/payguard/payguard/store"
 )
 
@@ -614,7 +615,7 @@ func TestSalesAndTrialsAreCounted(t *testing.T) {
 	e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p}) // the replay: refused by /verify
 	e.fac.VerifyMode.Store("5xx")
 	e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(e.challengeFor(s, ToolCheckPayee, args))})
-	got := e.counters()
+	got := metrictest.Counters(t, e.registry)
 	for key, want := range map[string]float64{
 		"payguard_server_payments_total|settled|/mcp":                 1,
 		"payguard_server_payments_total|invalid|/mcp":                 3, // challengeFor's two malformed payments, the replay

@@ -117,18 +117,6 @@ func (s *Store) updateHold(ctx context.Context, id string, apply func(store.Hold
 	return cloneHold(h), nil
 }
 
-// putTicketLocked stores a checked ticket; s.mu is held.
-func (s *Store) putTicketLocked(t store.Ticket) error {
-	if s.ticketIDs[t.ID] {
-		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
-	}
-	t.Option = bytes.Clone(t.Option)
-	t.ExpiresAt = t.ExpiresAt.UTC()
-	s.ticketIDs[t.ID] = true
-	s.tickets[t.Key] = append(s.tickets[t.Key], &t)
-	return nil
-}
-
 // ReserveTicket implements store.Tickets: both under one lock, so no caller sees one without the other.
 func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
 	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
@@ -151,10 +139,11 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 		return store.Ticket{}, err
 	}
 	t.ReservationID = id
-	if err := s.putTicketLocked(t); err != nil {
-		return store.Ticket{}, err // unreachable: the id was checked above under the same lock
-	}
 	t.ExpiresAt = t.ExpiresAt.UTC()
+	kept := t
+	kept.Option = bytes.Clone(t.Option) // the caller's slice stays the caller's
+	s.ticketIDs[t.ID] = true
+	s.tickets[t.Key] = append(s.tickets[t.Key], &kept)
 	return t, nil
 }
 
