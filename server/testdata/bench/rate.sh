@@ -37,15 +37,18 @@ trap cleanup EXIT INT TERM
 (cd "$root" && go build -o "$work/payguard" ./cmd/payguard && go build -o "$work/floor" ./server/testdata/bench/floor &&
 	go build -o "$work/openloop" ./server/testdata/bench/openloop)
 sed -e "s#/tmp/payguard-bench/receipt-keys.json#$work/receipt-keys.json#" "$here/bench.yaml" >"$work/mem.yaml"
-# 40,000 targets, one client IP each, the body of preflight.lua.
+# The body of preflight.lua; for vegeta, 40,000 targets with it, one client IP each (openloop and wrk2 make
+# their own addresses).
 sed -n "s/^wrk.body = '\(.*\)'\$/\1/p" "$here/preflight.lua" >"$work/body.json"
-body=$(base64 -w0 "$work/body.json")
-i=0
-while [ $i -lt 40000 ]; do
-	printf '{"method":"POST","url":"http://127.0.0.1:18091/v1/preflight?trial=1","body":"%s","header":{"Content-Type":["application/json"],"X-Forwarded-For":["10.%d.%d.%d"]}}\n' \
-		"$body" $((i / 65536)) $((i / 256 % 256)) $((i % 256))
-	i=$((i + 1))
-done >"$work/targets.jsonl"
+if [ "$LOADGEN" = vegeta ]; then
+	body=$(base64 -w0 "$work/body.json")
+	i=0
+	while [ $i -lt 40000 ]; do
+		printf '{"method":"POST","url":"http://127.0.0.1:18091/v1/preflight?trial=1","body":"%s","header":{"Content-Type":["application/json"],"X-Forwarded-For":["10.%d.%d.%d"]}}\n' \
+			"$body" $((i / 65536)) $((i / 256 % 256)) $((i % 256))
+		i=$((i + 1))
+	done >"$work/targets.jsonl"
+fi
 for rate in $rates; do
 	if [ -n "${FLOOR:-}" ]; then
 		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/floor" >"$work/serve.log" 2>&1 &
