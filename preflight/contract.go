@@ -27,6 +27,8 @@ package preflight
 //   type Signer interface { Sign(payload []byte) (jws string, err error) } // receipts.KeySet implements it
 //   func New(opts Options) *Engine
 //   func (e *Engine) Decide(ctx context.Context, in *Input) (*Result, error) // error only: ErrSigningUnavailable
+//   func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error) // receipt without input_sha256 and jws
+//   func (e *Engine) SignReceipt(res *Result, in *Input) error                        // adds them; Decide = both
 //
 //   // Result is SPEC's PreflightResult.
 //   type Result struct {

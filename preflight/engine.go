@@ -49,7 +49,8 @@ func New(opts Options) *Engine {
 // DataUnknown is data_as_of when no sanctions list is loaded.
 const DataUnknown = "unknown"
 
-// Decide gathers the facts for in, lets policy decide, and returns the signed result.
+// Decide gathers the facts for in, lets policy decide, and returns the signed result: DecideUnsigned, then
+// SignReceipt.
 //
 // Fail-closed behaviour, as decided for payguard:
 //   - screen_sanctions on and no sanctions list loaded (Sanctions nil or not Ready) is a hold,
@@ -63,6 +64,23 @@ const DataUnknown = "unknown"
 //
 // The only error is ErrSigningUnavailable.
 func (e *Engine) Decide(ctx context.Context, in *Input) (*Result, error) {
+	res, err := e.DecideUnsigned(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.SignReceipt(res, in); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// DecideUnsigned is Decide without the receipt's input hash and signature: Receipt has its id, time and
+// decision, and InputSHA256 and JWS stay empty until SignReceipt. It is for a channel that shows the receipt
+// for some outcomes only: the proxy sends an allowed challenge on with the receipt id alone and signs what it
+// refuses, so an allowed 402 does not pay for a signature nobody receives. Like Decide it refuses to decide
+// at all (ErrSigningUnavailable) when the engine has no signer, so that a misconfigured deployment fails
+// closed the same way on every channel.
+func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error) {
 	if e.opts.Signer == nil {
 		return nil, ErrSigningUnavailable
 	}
@@ -84,17 +102,33 @@ func (e *Engine) Decide(ctx context.Context, in *Input) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: receipt id: %v", ErrSigningUnavailable, err)
 	}
-	res.Receipt = Receipt{ID: id, TS: now.Format(time.RFC3339), InputSHA256: inputHash(in), Decision: res.Decision}
+	res.Receipt = Receipt{ID: id, TS: now.Format(time.RFC3339), Decision: res.Decision}
+	return res, nil
+}
+
+// SignReceipt completes res, a result of DecideUnsigned for in: it sets Receipt.InputSHA256 and signs the
+// result's JSON as it then stands into Receipt.JWS. Call it once, before anything changes res; the signature
+// binds every field. Its only error is ErrSigningUnavailable, and res is then left unsigned.
+func (e *Engine) SignReceipt(res *Result, in *Input) error {
+	if e.opts.Signer == nil {
+		return ErrSigningUnavailable
+	}
+	if res.Receipt.JWS != "" {
+		return fmt.Errorf("%w: receipt %s is already signed", ErrSigningUnavailable, res.Receipt.ID)
+	}
+	res.Receipt.InputSHA256 = inputHash(in)
 	payload, err := json.Marshal(res)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode result: %v", ErrSigningUnavailable, err)
+		res.Receipt.InputSHA256 = ""
+		return fmt.Errorf("%w: encode result: %v", ErrSigningUnavailable, err)
 	}
 	jws, err := e.opts.Signer.Sign(payload)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSigningUnavailable, err)
+		res.Receipt.InputSHA256 = ""
+		return fmt.Errorf("%w: %v", ErrSigningUnavailable, err)
 	}
 	res.Receipt.JWS = jws
-	return res, nil
+	return nil
 }
 
 // evaluate gathers facts and runs policy; a panic anywhere in it becomes a hold that says so.

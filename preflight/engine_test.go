@@ -293,6 +293,61 @@ func TestSigningUnavailable(t *testing.T) {
 	}
 }
 
+// TestDecideUnsignedThenSign: the two halves of Decide give a result that verifies like Decide's, the
+// unsigned half leaves the hash and signature empty, and a receipt is signed once.
+func TestDecideUnsignedThenSign(t *testing.T) {
+	h := newHarness(t)
+	in, err := ParseInput(fourOptionInput(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.engine.DecideUnsigned(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Decision != "allow" || res.Receipt.ID == "" || res.Receipt.TS == "" || res.Receipt.Decision != "allow" {
+		t.Fatalf("unsigned result = %+v", res)
+	}
+	if res.Receipt.InputSHA256 != "" || res.Receipt.JWS != "" {
+		t.Fatalf("DecideUnsigned hashed or signed: %+v", res.Receipt)
+	}
+	if err := h.engine.SignReceipt(res, in); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(fourOptionInput(""))
+	if res.Receipt.InputSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("input_sha256 = %s, want the body's hash", res.Receipt.InputSHA256)
+	}
+	jwks, _ := h.keys.PublicJWKS()
+	out, _ := json.Marshal(res)
+	if err := receipts.VerifyResult(out, jwks, receipts.VerifyOptions{Now: func() time.Time { return testNow }}); err != nil {
+		t.Fatalf("signed result does not verify: %v", err)
+	}
+	jws := res.Receipt.JWS
+	if err := h.engine.SignReceipt(res, in); !errors.Is(err, ErrSigningUnavailable) || res.Receipt.JWS != jws {
+		t.Fatalf("second SignReceipt = %v (jws changed: %v)", err, res.Receipt.JWS != jws)
+	}
+}
+
+func TestSignReceiptFailureLeavesResultUnsigned(t *testing.T) {
+	h := newHarness(t)
+	in := &Input{Cart: &Cart{MerchantDomain: "api.shop.example", TotalUSD: 10_000, PayTo: payA}}
+	e := New(Options{Rules: policy.DefaultRules(), Signer: failingSigner{}, Domains: h.domains, Sanctions: h.sanctions})
+	res, err := e.DecideUnsigned(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SignReceipt(res, in); !errors.Is(err, ErrSigningUnavailable) {
+		t.Fatalf("SignReceipt = %v", err)
+	}
+	if res.Receipt.JWS != "" || res.Receipt.InputSHA256 != "" {
+		t.Fatalf("a failed signature left %+v", res.Receipt)
+	}
+	if _, err := New(Options{Rules: policy.DefaultRules()}).DecideUnsigned(context.Background(), in); !errors.Is(err, ErrSigningUnavailable) {
+		t.Fatalf("DecideUnsigned without a signer = %v", err)
+	}
+}
+
 type failingSigner struct{}
 
 func (failingSigner) Sign([]byte) (string, error) { return "", errors.New("HSM offline") }

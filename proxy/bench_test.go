@@ -28,7 +28,7 @@ const benchChallenge = `{"x402Version":2,"error":"Payment required","resource":{
 func BenchmarkGuardChallenge(b *testing.B) {
 	rules := testRules()
 	rules.DailyCapUSD = policy.USD(1_000_000_000_000_000) // the bench never runs out of budget
-	p, _ := newTestProxy(b, memory.New(), rules)
+	p, _, _ := newTestProxy(b, memory.New(), rules)
 	defer p.Close()
 	header := base64.StdEncoding.EncodeToString([]byte(benchChallenge))
 	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:18443/402", nil)

@@ -91,7 +91,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 		ResourceMethod: method,
 		Context:        &preflight.Context{SpentTodayUSD: policy.USD(state.Spent + state.Reserved)},
 	}
-	res, err := p.opts.Decider.Decide(ctx, input)
+	res, err := p.opts.Decider.DecideUnsigned(ctx, input)
 	if err != nil || res == nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err))
 	}
@@ -108,18 +108,33 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 		if withTicket {
 			tk = &ticketFor{method: method, url: url}
 		}
-		return p.reserveLocked(ctx, v, day, tk)
-	case hold:
-		return v
-	case block:
-		return v
+		if v = p.reserveLocked(ctx, v, day, tk); v.Decision == allow {
+			return v // released with the receipt id alone: nothing shows its signature
+		}
+		// The ledger refused (daily cap): the 403 shows the engine's receipt, so it is signed.
+		return p.signed(v, input)
+	case hold, block:
+		return p.signed(v, input)
 	default:
 		// SPEC: a future, unknown outcome is never allow.
 		v.Decision = block
 		v.Reasons = append(v.Reasons, "block: unknown preflight decision "+fmt.Sprintf("%q", res.Decision))
 		v.Class = "unknown_decision"
+		return p.signed(v, input)
+	}
+}
+
+// signed signs the receipt of a verdict that will be shown (a refusal's body, a hold's record). A receipt that
+// cannot be signed is not shown unsigned: the verdict becomes a fail-closed block, as when the engine cannot
+// decide at all.
+func (p *Proxy) signed(v verdict, in *preflight.Input) verdict {
+	if v.Result == nil {
 		return v
 	}
+	if err := p.opts.Decider.SignReceipt(v.Result, in); err != nil {
+		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err))
+	}
+	return v
 }
 
 // decisionChallenge is the challenge as the engine must see it: its resource URLs (v2 resource.url, v1

@@ -19,6 +19,8 @@
 //     challenge goes on with `accepts` narrowed to the chosen option. A v1 body next to a v2 header is
 //     narrowed to the entry with the same terms (or emptied).
 //   - block: 403 {"decision","reasons","receipt"}; the agent never sees a challenge it could sign.
+//   - Receipts: the engine decides unsigned; a refusal's receipt and a hold's stored decision are signed
+//     (preflight.Engine.SignReceipt), an allowed challenge goes on with the receipt id alone.
 //   - hold: a hold is created (or joined, or an approved one used once) and the request waits up to
 //     hold_wait. Approved: as allow, the daily cap still applies; denied: as block; no answer: 403 with
 //     X-Payguard-Hold and Retry-After. Only a hold can be approved: the engine runs again for every 402, so a

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,8 @@ type harness struct {
 	admin  *httptest.Server
 	caPool *x509.CertPool
 	rules  policy.Rules
+	keys   *receipts.KeySet // the engine's receipt keys
+	signs  *atomic.Int64    // receipts the proxy had signed
 }
 
 // testRules are SPEC's defaults with Base Sepolia allowed (the fixtures' network).
@@ -56,8 +59,9 @@ func withSanctions(s screening.Sanctions) harnessOption {
 
 func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOption) *harness {
 	t.Helper()
-	p, ca := newTestProxy(t, st, rules, opts...)
-	h := &harness{t: t, proxy: p, store: st, rules: rules, caPool: x509.NewCertPool()}
+	p, ca, keys := newTestProxy(t, st, rules, opts...)
+	h := &harness{t: t, proxy: p, store: st, rules: rules, caPool: x509.NewCertPool(), keys: keys,
+		signs: p.opts.Decider.(countingDecider).signs}
 	h.caPool.AddCert(ca.Leaf)
 	h.srv = httptest.NewServer(p)
 	h.admin = httptest.NewServer(p.AdminHandler(testToken, nil))
@@ -66,8 +70,8 @@ func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOptio
 }
 
 // newTestProxy is the proxy the harness and the benchmarks use: a fresh MITM CA and receipt key, the real
-// preflight engine over the listed test sanctions, decision logs discarded.
-func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOption) (*Proxy, *tls.Certificate) {
+// preflight engine over the listed test sanctions (its receipt signatures counted), decision logs discarded.
+func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOption) (*Proxy, *tls.Certificate, *receipts.KeySet) {
 	tb.Helper()
 	dir := tb.TempDir()
 	ca, _, err := mitm.LoadOrCreateCA(filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem"), time.Now())
@@ -86,12 +90,24 @@ func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOp
 	for _, f := range opts {
 		f(&su)
 	}
-	su.Decider = preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now, Sanctions: su.sanctions})
+	su.Decider = countingDecider{Engine: preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now,
+		Sanctions: su.sanctions}), signs: new(atomic.Int64)}
 	p, err := New(su.Options)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return p, ca
+	return p, ca, keys
+}
+
+// countingDecider is the real engine, counting the receipts the proxy asks it to sign.
+type countingDecider struct {
+	*preflight.Engine
+	signs *atomic.Int64
+}
+
+func (d countingDecider) SignReceipt(res *preflight.Result, in *preflight.Input) error {
+	d.signs.Add(1)
+	return d.Engine.SignReceipt(res, in)
 }
 
 // trustUpstream makes the proxy verify the httptest TLS sellers against their own certificate.

@@ -22,9 +22,13 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// Decider is the preflight engine as the proxy sees it; *preflight.Engine implements it.
+// Decider is the preflight engine as the proxy sees it; *preflight.Engine implements it. The proxy decides
+// unsigned and signs the receipts it shows: refusals and holds carry the signed receipt, while an allowed
+// challenge goes on with the receipt id alone (X-Payguard-Receipt on the paid response, the log line), so its
+// signature would be work nobody receives.
 type Decider interface {
-	Decide(ctx context.Context, in *preflight.Input) (*preflight.Result, error)
+	DecideUnsigned(ctx context.Context, in *preflight.Input) (*preflight.Result, error)
+	SignReceipt(res *preflight.Result, in *preflight.Input) error
 }
 
 // State is the part of the store the proxy uses: the budget ledger, holds and tickets.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -78,6 +79,10 @@ func TestAllowNarrowsReleasesOnceAndCommits(t *testing.T) {
 			if s.paid.Load() != 1 || s.settled.Load() != 10000 {
 				t.Errorf("seller settled %d payments, %d units; want 1, 10000", s.paid.Load(), s.settled.Load())
 			}
+			// An allowed challenge goes on with its receipt id alone; no one receives a signature for it.
+			if n := h.signs.Load(); n != 0 {
+				t.Errorf("the proxy signed %d receipts for an allowed payment", n)
+			}
 			b := h.budgetState()
 			if b.SpentMicros != 10000 || b.ReservedMicros != 0 {
 				t.Errorf("budget spent %d reserved %d, want 10000 and 0 (settlement committed)", b.SpentMicros, b.ReservedMicros)
@@ -113,6 +118,12 @@ func TestBlockAnswers403(t *testing.T) {
 			if resp.Header.Get(HeaderDecision) != "block" || resp.Header.Get(HeaderReceipt) != r.Receipt.ID {
 				t.Errorf("decision headers = %v", resp.Header)
 			}
+			// The refusal's receipt is signed by the proxy's key and says what the agent was told.
+			jwks, _ := h.keys.PublicJWKS()
+			_, claims, err := receipts.Verify(r.Receipt.JWS, jwks, receipts.VerifyOptions{})
+			if err != nil || claims.ID != r.Receipt.ID || claims.Decision != "block" || claims.InputSHA256 == "" {
+				t.Errorf("refusal receipt: %v, claims %+v", err, claims)
+			}
 			if resp.Header.Get(x402.HeaderPaymentRequired) != "" {
 				t.Error("a blocked challenge still reached the buyer")
 			}
@@ -143,6 +154,11 @@ func TestHoldApprovedThroughAPIThenReleasedOnce(t *testing.T) {
 			pending := h.holds("pending")
 			if len(pending) != 1 || pending[0].ID != holdID || pending[0].AmountMicros != 500000 {
 				t.Fatalf("pending holds = %+v", pending)
+			}
+			// What the approver reads is the signed decision, unaltered.
+			jwks, _ := h.keys.PublicJWKS()
+			if err := receipts.VerifyResult(pending[0].Decision, jwks, receipts.VerifyOptions{}); err != nil {
+				t.Errorf("the held decision does not verify: %v: %s", err, pending[0].Decision)
 			}
 
 			if code, out := h.api("POST", "/v1/holds/"+holdID+"/approve", testToken, map[string]string{"by": "alice", "note": "ok"}); code != 200 {

@@ -4,6 +4,7 @@
 #   PG_BIN=/path/to/payguard ./bench-side-by-side.sh [bench flags]          # pass-through table
 #   PG_SERVE=$PWD/bench-402.sh ./bench-side-by-side.sh                      # 402 interception (loadgen -status 402)
 #   PG_STORE=memory ...                                                     # store driver (default bolt)
+#   PG_STORE=redis [PG_REDIS=host:port] ...                                 # Redis (default 127.0.0.1:6379), a fresh key prefix
 set -euo pipefail
 # proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
@@ -37,7 +38,8 @@ admin:
   listen: 127.0.0.1:19403
 store:
   driver: ${PG_STORE:-bolt}
-  path: $PG_DIR/payguard-data/payguard.db
+$(if [ "${PG_STORE:-bolt}" = redis ]; then printf '  redis: {addr: "%s", prefix: "pgbench-%s:"}' "${PG_REDIS:-127.0.0.1:6379}" "$$"
+  else printf '  path: %s' "$PG_DIR/payguard-data/payguard.db"; fi)
 keys:
   receipt_key_file: $PG_DIR/payguard-data/receipt-keys.json
 rules:
