@@ -90,7 +90,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	trialAsked, e := trialParam(r, true)
+	trialAsked, e := trialParam(q, true)
 	if e != nil {
 		s.writeError(w, e)
 		return
@@ -113,11 +113,12 @@ func (s *Server) handlePreflight(w http.ResponseWriter, r *http.Request) {
 	if !s.allowMethods(w, r, http.MethodPost) {
 		return
 	}
-	if _, e := query(r); e != nil {
+	q, e := query(r)
+	if e != nil {
 		s.writeError(w, e)
 		return
 	}
-	trialAsked, e := trialParam(r, true)
+	trialAsked, e := trialParam(q, true)
 	if e != nil {
 		s.writeError(w, e)
 		return
@@ -194,7 +195,7 @@ func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	if _, e := trialParam(r, false); e != nil {
+	if _, e := trialParam(q, false); e != nil {
 		s.writeError(w, e)
 		return
 	}

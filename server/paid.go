@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/payguard/payguard/server/fees"
@@ -217,9 +218,9 @@ func paymentReason(err error) string {
 	return "invalid_payload"
 }
 
-// trialParam reads ?trial: absent or "1"; anything else is 400.
-func trialParam(r *http.Request, allowed bool) (bool, *apiError) {
-	vals, present := r.URL.Query()["trial"]
+// trialParam reads ?trial from q, the query as query() parsed it: absent or "1"; anything else is 400.
+func trialParam(q url.Values, allowed bool) (bool, *apiError) {
+	vals, present := q["trial"]
 	if !present {
 		return false, nil
 	}
