@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 402 interception latency: loadgen -status 402 against GET /402, direct / bare goproxy / payguard,
 # plain HTTP and MITM'd HTTPS, c=1 and c=32, ROUNDS interleaved slices of SLICE each. Run with the servers of
-# bench-side-by-side.sh up: PG_SERVE=$PWD/bench-402.sh ./bench-side-by-side.sh
+# bench-side-by-side.sh up: PG_SERVE=$PWD/bench-402.sh ./bench-side-by-side.sh. CS="1" runs only the c=1 cells.
 set -euo pipefail
 # proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
@@ -26,7 +26,7 @@ print("%6d %6d %7d %9.0f %7d" % (p(.5), p(.9), p(.99), tot[0]/tot[2] if tot[2] e
 ' "$@"; }
 echo "proto   c target       p50    p90     p99     req/s  errors   (µs; load $(cut -d' ' -f1-3 /proc/loadavg))"
 for proto in http https; do
-  for c in 1 32; do
+  for c in ${CS:-1 32}; do
     rm -f /tmp/pg402-*.json
     for r in $(seq $ROUNDS); do
       for t in direct goproxy payguard; do
