@@ -111,7 +111,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 		if v = p.reserveLocked(ctx, v, day, tk); v.Decision == allow {
 			return v // released with the receipt id alone: nothing shows its signature
 		}
-		// The ledger refused (daily cap): the 403 shows the engine's receipt, so it is signed.
+		// The ledger refused (daily cap) or failed: a refusal shows its receipt, so it is signed.
 		return p.signed(v, input)
 	case hold, block:
 		return p.signed(v, input)
@@ -201,6 +201,9 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 		v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(st.Spent+st.Reserved))}
 		v.Class = "daily_cap"
 		v.Option = nil
+		// The refusal shows this result's receipt, not yet signed: it states the decision payguard made, the
+		// block the engine itself gives when the spend it is told about leaves no room under the cap.
+		res.Decision, res.Reasons, res.Receipt.Decision = block, v.Reasons, block
 		return v
 	}
 	if err != nil {

@@ -1,13 +1,16 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/receipts"
+	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -437,5 +440,37 @@ func TestAdminAuth(t *testing.T) {
 	p.ServeHTTP(rec, req)
 	if rec.Code != 401 {
 		t.Errorf("empty token configured: %d, want 401", rec.Code)
+	}
+}
+
+// staleLedger reports an empty budget, as a replica sharing the store sees it when another replica reserved
+// just after it read the ledger: the engine allows, and the ledger's atomic reservation is what refuses.
+type staleLedger struct{ *memory.Store }
+
+func (staleLedger) State(context.Context, string, string) (store.BudgetState, error) {
+	return store.BudgetState{}, nil
+}
+
+func TestLedgerRefusalIsTheSignedDecision(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	rules := testRules()
+	rules.DailyCapUSD = policy.USD(1_000_000) // $1
+	st := memory.New()
+	if _, err := st.Reserve(context.Background(), "default", store.Day(time.Now()), 995_000, 1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, staleLedger{st}, rules)
+	resp, body := h.buyer().get(s.url("/weather"), nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != "block" || len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "daily cap") {
+		t.Fatalf("refusal = %s", body)
+	}
+	jwks, _ := h.keys.PublicJWKS()
+	_, claims, err := receipts.Verify(r.Receipt.JWS, jwks, receipts.VerifyOptions{})
+	if err != nil || claims.Decision != "block" || r.Receipt.Decision != "block" {
+		t.Fatalf("the refusal's receipt says %q (signed %+v, %v); want the block the agent got", r.Receipt.Decision, claims, err)
+	}
+	if b, err := st.State(context.Background(), "default", store.Day(time.Now())); err != nil || b.Reserved != 995_000 || b.Spent != 0 {
+		t.Errorf("budget after the refusal: %+v %v, want only the earlier reservation", b, err)
 	}
 }
