@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payguard/payguard/x402"
@@ -30,14 +31,16 @@ const (
 )
 
 // readChallenge finds the x402 challenge in a 402: the v2 PAYMENT-REQUIRED header first, else a JSON body
-// with x402Version. It leaves resp.Body readable from the start. A body over 64 KiB is not read whole:
-// if its first 64 KiB mention x402Version it is undecodable (the agent could still pay from it), else it is
-// passed on unchanged as not x402.
-func readChallenge(resp *http.Response) (pr *x402.PaymentRequired, body []byte, src challengeSource, why string) {
-	body, complete, err := peekBody(resp)
+// with x402Version. It leaves resp.Body readable from the start. The body is judged as clients read it,
+// without a UTF-8 byte-order mark (see readBody). Without a header, a body in a content coding, or one that
+// mentions x402Version but cannot be read whole (over 64 KiB, or unparsable), is undecodable, because the
+// agent could still pay from it; any other body is passed on unchanged as not x402.
+func readChallenge(resp *http.Response) (pr *x402.PaymentRequired, body challengeBody, src challengeSource, why string) {
+	raw, complete, err := peekBody(resp)
 	if err != nil {
-		return nil, nil, undecodable, "402 body could not be read: " + err.Error()
+		return nil, body, undecodable, "402 body could not be read: " + err.Error()
 	}
+	body = readBody(resp.Header.Get("Content-Encoding"), raw, complete)
 	if h := resp.Header.Get(x402.HeaderPaymentRequired); h != "" {
 		pr, err := x402.DecodePaymentRequiredHeader(h)
 		if err != nil {
@@ -45,20 +48,46 @@ func readChallenge(resp *http.Response) (pr *x402.PaymentRequired, body []byte, 
 		}
 		return pr, body, fromHeader, ""
 	}
-	if !complete {
-		if bytes.Contains(body, []byte("x402Version")) {
-			return nil, nil, undecodable, fmt.Sprintf("x402 challenge body exceeds %d bytes", maxChallengeBody)
+	switch {
+	case body.json == nil && body.encoded:
+		return nil, body, undecodable, "402 body is in a content coding payguard cannot read (" + resp.Header.Get("Content-Encoding") + ")"
+	case body.json == nil:
+		if bytes.Contains(raw, []byte("x402Version")) {
+			return nil, body, undecodable, fmt.Sprintf("x402 challenge body exceeds %d bytes", maxChallengeBody)
 		}
-		return nil, nil, notX402, ""
-	}
-	if !hasX402Version(body) {
+		return nil, body, notX402, ""
+	case !hasX402Version(body.json):
+		if bytes.Contains(body.json, []byte("x402Version")) {
+			return nil, body, undecodable, "402 body mentions x402Version but is not a readable JSON object"
+		}
 		return nil, body, notX402, ""
 	}
-	pr, err = x402.ParsePaymentRequired(body)
+	pr, err = x402.ParsePaymentRequired(body.json)
 	if err != nil {
 		return nil, body, undecodable, "402 body is not a readable x402 challenge: " + err.Error()
 	}
 	return pr, body, fromBody, ""
+}
+
+// challengeBody is a 402 body as payguard judged it.
+type challengeBody struct {
+	json    []byte // the body as a client's JSON parser reads it; nil when it could not be read whole
+	encoded bool   // the body arrived in a content coding, which payguard does not read
+}
+
+// readBody prepares a 402 body for judging. goproxy drops the agent's Accept-Encoding and Go's transport
+// asks for gzip and undoes it, so a body still in a content coding is one the seller sent unasked (br,
+// deflate, ...): it is not read, and neither is an incomplete body. A leading UTF-8 byte-order mark is
+// dropped, since fetch's response.json() drops it too.
+func readBody(coding string, raw []byte, complete bool) challengeBody {
+	coding = strings.ToLower(strings.TrimSpace(coding))
+	b := challengeBody{encoded: coding != "" && coding != "identity"}
+	if complete && !b.encoded {
+		if b.json = bytes.TrimPrefix(raw, []byte("\xEF\xBB\xBF")); b.json == nil {
+			b.json = []byte{} // an empty body is read too: there is nothing in it
+		}
+	}
+	return b
 }
 
 // peekBody reads up to maxChallengeBody bytes and puts them back in front of the rest of the body.
@@ -102,7 +131,7 @@ func hasX402Version(body []byte) bool {
 // re-encoded; a body challenge is re-encoded with its length fixed. When a v2 header comes with a v1 body
 // challenge too (sellers serving both generations), the body is narrowed to the entry that names the same
 // terms, or emptied if none does, so no client can pay an unapproved option.
-func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, body []byte, src challengeSource) error {
+func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, body challengeBody, src challengeSource) error {
 	narrowed := pr.Narrowed(chosen)
 	switch src {
 	case fromHeader:
@@ -111,22 +140,22 @@ func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, b
 			return fmt.Errorf("re-encode PAYMENT-REQUIRED: %w", err)
 		}
 		resp.Header.Set(x402.HeaderPaymentRequired, v)
-		if hasX402Version(body) {
-			bodyPR, err := x402.ParsePaymentRequired(body)
-			if err != nil {
-				return setBody(resp, []byte("{}"))
-			}
-			idx := matchingOption(bodyPR, narrowed.Accepts[0])
-			if idx < 0 {
-				return setBody(resp, []byte("{}"))
-			}
-			b, err := json.Marshal(bodyPR.Narrowed(idx))
-			if err != nil {
-				return fmt.Errorf("re-encode 402 body: %w", err)
-			}
-			return setBody(resp, b)
+		bodyPR, ok := bodyChallenge(body)
+		if !ok {
+			return setBody(resp, []byte("{}"))
 		}
-		return nil
+		if bodyPR == nil {
+			return nil
+		}
+		idx := matchingOption(bodyPR, narrowed.Accepts[0])
+		if idx < 0 {
+			return setBody(resp, []byte("{}"))
+		}
+		b, err := json.Marshal(bodyPR.Narrowed(idx))
+		if err != nil {
+			return fmt.Errorf("re-encode 402 body: %w", err)
+		}
+		return setBody(resp, b)
 	case fromBody:
 		b, err := json.Marshal(narrowed)
 		if err != nil {
@@ -135,6 +164,23 @@ func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, b
 		return setBody(resp, b)
 	}
 	return fmt.Errorf("no challenge to narrow")
+}
+
+// bodyChallenge reads the body that came with a v2 header: (nil, true) when it is no challenge and may go on
+// as it is, (challenge, true) when it is one to rewrite, and (nil, false) when it may be one but cannot be
+// read (incomplete, in an unknown coding, or unparsable while mentioning x402Version): such a body is
+// replaced, so that no client pays from options payguard never judged.
+func bodyChallenge(body challengeBody) (*x402.PaymentRequired, bool) {
+	switch {
+	case body.json == nil:
+		return nil, false
+	case hasX402Version(body.json):
+		pr, err := x402.ParsePaymentRequired(body.json)
+		return pr, err == nil
+	case bytes.Contains(body.json, []byte("x402Version")):
+		return nil, false
+	}
+	return nil, true
 }
 
 // matchingOption finds the entry of pr naming the same payment as want (scheme, network, asset, payTo,
@@ -175,7 +221,7 @@ func setBody(resp *http.Response, b []byte) error {
 }
 
 // emptyChallenge rewrites a challenge so that it offers nothing to pay, keeping its error text.
-func emptyChallenge(resp *http.Response, pr *x402.PaymentRequired, body []byte, src challengeSource) error {
+func emptyChallenge(resp *http.Response, pr *x402.PaymentRequired, body challengeBody, src challengeSource) error {
 	empty := *pr
 	empty.Accepts = []x402.Requirement{}
 	switch src {
@@ -185,18 +231,19 @@ func emptyChallenge(resp *http.Response, pr *x402.PaymentRequired, body []byte, 
 			return err
 		}
 		resp.Header.Set(x402.HeaderPaymentRequired, v)
-		if hasX402Version(body) {
-			if bodyPR, err := x402.ParsePaymentRequired(body); err == nil {
-				bodyPR.Accepts = []x402.Requirement{}
-				b, err := json.Marshal(bodyPR)
-				if err != nil {
-					return err
-				}
-				return setBody(resp, b)
-			}
+		bodyPR, ok := bodyChallenge(body)
+		if !ok {
 			return setBody(resp, []byte("{}"))
 		}
-		return nil
+		if bodyPR == nil {
+			return nil
+		}
+		bodyPR.Accepts = []x402.Requirement{}
+		b, err := json.Marshal(bodyPR)
+		if err != nil {
+			return err
+		}
+		return setBody(resp, b)
 	case fromBody:
 		b, err := json.Marshal(&empty)
 		if err != nil {

@@ -201,9 +201,12 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 		v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(st.Spent+st.Reserved))}
 		v.Class = "daily_cap"
 		v.Option = nil
-		// The refusal shows this result's receipt, not yet signed: it states the decision payguard made, the
-		// block the engine itself gives when the spend it is told about leaves no room under the cap.
-		res.Decision, res.Reasons, res.Receipt.Decision = block, v.Reasons, block
+		// The refusal shows this result's receipt. Not yet signed (an allow), it is restated as the decision
+		// payguard made: the block the engine itself gives when the spend it is told about leaves no room
+		// under the cap. A signed one (an approved hold's) is shown as it was signed.
+		if res.Receipt.JWS == "" {
+			res.Decision, res.Reasons, res.Receipt.Decision = block, v.Reasons, block
+		}
 		return v
 	}
 	if err != nil {

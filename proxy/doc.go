@@ -6,11 +6,15 @@
 //
 // # Challenges (402 from a seller)
 //
-// The v2 PAYMENT-REQUIRED header is read first, else a JSON body with x402Version (at most 64 KiB read).
+// The v2 PAYMENT-REQUIRED header is read first, else a JSON body with x402Version (at most 64 KiB read,
+// a leading UTF-8 byte-order mark dropped as fetch drops it).
 //   - Not x402 (no header, no x402Version member): passed unchanged and counted. A body over 64 KiB is
 //     passed unchanged too, unless its first 64 KiB mention x402Version: then it looks like a challenge
 //     that cannot be read, and like every undecodable challenge it is refused (403), because the agent
-//     would otherwise pay it unguarded.
+//     would otherwise pay it unguarded. So is a body that mentions x402Version but does not parse, and one
+//     still in a content coding (Go's transport asks for gzip and undoes it; another coding came unasked).
+//   - With a v2 header, a body that may be a v1 challenge but cannot be read is replaced by {} when the
+//     challenge is narrowed or emptied, so no v1 client pays from options the engine never judged.
 //   - The engine judges the host the proxy actually requested: the challenge's resource URLs are the
 //     seller's own claims and are replaced by the request URL in the engine's input.
 //   - allow: the amount is reserved and a ticket recorded (method, URL, scheme, network, payTo, amount; the
@@ -22,20 +26,25 @@
 //   - Receipts: the engine decides unsigned; a refusal's receipt and a hold's stored decision are signed
 //     (preflight.Engine.SignReceipt), an allowed challenge goes on with the receipt id alone.
 //   - hold: a hold is created (or joined, or an approved one used once) and the request waits up to
-//     hold_wait. Approved: as allow, the daily cap still applies; denied: as block; no answer: 403 with
-//     X-Payguard-Hold and Retry-After. Only a hold can be approved: the engine runs again for every 402, so a
-//     block (blocklist, sanctions, caps) outranks an earlier approval.
+//     hold_wait. Approved: as allow, the daily cap still applies (an approval the cap would refuse is kept,
+//     not used); denied: as block; no answer: 403 with X-Payguard-Hold and Retry-After. Only a hold can be
+//     approved: the engine runs again for every 402, so a block (blocklist, sanctions, caps) outranks an
+//     earlier approval.
 //   - A challenge answering a payment payguard released (verify or settle failed) is passed on with
 //     nothing to pay, so no second amount is reserved; paying again takes a new request.
 //
 // # Payments (X-PAYMENT, PAYMENT-SIGNATURE)
 //
-// A payment-bearing request is forwarded only if its header was never seen before (replay), it decodes, its
-// EIP-3009 (or Permit2) authorization pays the payTo and amount it names, and it matches an unused,
-// unexpired ticket (v2: `accepted` equals the allowed option). Without a ticket the engine decides on what
-// the payload names and the payment goes on only on allow (reserving). A v1 payload names no asset, so it
-// cannot be priced without a ticket and is never allowed that way: inferring USDC would be unsafe, since
-// the signature may be for another token. Non-EVM payloads are refused: their recipient cannot be read.
+// A payment-bearing request is forwarded only if neither its header nor its authorization (network, payer,
+// nonce: the same signature re-encoded is the same payment) was seen before (replay), it decodes, its one
+// EIP-3009 or Permit2 authorization (never both) pays the payTo and amount it names (Permit2: in the named
+// asset), and it matches an unused, unexpired ticket (v2: `accepted` equals the allowed option). Without a
+// ticket the engine decides on what the payload names and the payment goes on only on allow (reserving). A
+// v1 payload names no asset, so it cannot be priced without a ticket and is never allowed that way: inferring
+// USDC would be unsafe, since the signature may be for another token. With a ticket, a v1 EIP-3009 payment is
+// taken to be in the ticket's asset: payguard does not verify signatures, and the token is only in the
+// signature's EIP-712 domain. A v1 client learns options only from the narrowed (or replaced) body, so it
+// has none other to sign. Non-EVM payloads are refused: their recipient cannot be read.
 //
 // # Settlement
 //

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -87,8 +88,26 @@ func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict, tk *
 }
 
 // releaseApproved uses an approved hold once and reserves its amount (with the payment ticket for tk); the
-// daily cap still applies.
+// daily cap still applies. An approval is used only when the amount still fits under the cap: one that would
+// be refused is kept (until it expires) rather than spent on a payment that never goes.
 func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk *ticketFor) verdict {
+	lock := p.budgetLock(p.opts.Budget)
+	lock.Lock()
+	defer lock.Unlock()
+	day := p.day()
+	st, err := p.opts.Store.State(ctx, p.opts.Budget, day)
+	if err != nil {
+		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
+	}
+	capMicros, spent := int64(p.opts.Rules.DailyCapUSD), st.Spent+st.Reserved
+	if v.Result != nil && v.Result.AmountMicros > capMicros-spent {
+		v.Hold = &h
+		v.Decision = block
+		v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(spent))}
+		v.Class = "daily_cap"
+		v.Option = nil
+		return v
+	}
 	used, err := p.opts.Store.UseHold(ctx, h.ID)
 	if err != nil {
 		// Someone else released it first (or it changed): this request is held again.
@@ -101,10 +120,7 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 		return v
 	}
 	v.Hold = &used
-	lock := p.budgetLock(p.opts.Budget)
-	lock.Lock()
-	defer lock.Unlock()
-	out := p.reserveLocked(ctx, v, p.day(), tk)
+	out := p.reserveLocked(ctx, v, day, tk)
 	if out.Decision == allow {
 		out.Class = "hold_approved"
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/payguard/payguard/store"
@@ -26,8 +27,10 @@ type terms struct {
 	version              int
 	scheme, network      string
 	asset, payTo, amount string // asset is empty for v1: the payload does not name it
+	token                string // the token a Permit2 authorization moves ("" for EIP-3009, whose token is its signing domain)
 	accepted             *x402.Requirement
 	resource             *x402.ResourceInfo
+	authorization        string // what identifies the signed authorization: its network, payer and nonce
 }
 
 // checkPayment decides whether a payment-bearing request may go to the seller: it must not be a replay,
@@ -52,6 +55,15 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	t, err := paymentTerms(pl)
 	if err != nil {
 		return failClosed("payment_mismatch", err.Error())
+	}
+	// The same signed authorization in other bytes (other JSON spacing, base64 with or without padding) is
+	// the same payment, so it is also remembered by what its signature covers.
+	sum = sha256.Sum256([]byte(t.authorization))
+	switch err := p.opts.Store.MarkPaymentSeen(ctx, hex.EncodeToString(sum[:]), paymentSeenTTL); {
+	case errors.Is(err, store.ErrAlreadyUsed):
+		return failClosed("payment_replay", "this payment's authorization was already seen (replay)")
+	case err != nil:
+		return failClosed("store_error", "replay check unavailable: "+err.Error())
 	}
 	method, url := req.Method, req.URL.String()
 	key, err := ticketKey(method, url, t.scheme, t.network, t.payTo, t.amount)
@@ -80,6 +92,9 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 	}
 	if t.version != x402.V2 && !sameNetwork(opt.Network, t.network) {
 		return failClosed("payment_mismatch", "payment's network differs from the option payguard allowed")
+	}
+	if t.token != "" && !x402.SameAddress(t.token, opt.Asset) {
+		return failClosed("payment_mismatch", "payment's Permit2 token differs from the asset payguard allowed")
 	}
 	return verdict{Decision: allow, Reasons: []string{"allow: payment matches an allowed decision"},
 		Chosen: 0, Option: &opt, Amount: tk.AmountMicros, Class: "ticket",
@@ -143,42 +158,62 @@ func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
 	if err != nil {
 		return t, fmt.Errorf("payment payload unreadable: %v", err)
 	}
-	to, value, err := authorizedTransfer(ev)
+	tr, err := authorizedTransfer(ev)
 	if err != nil {
 		return t, err
 	}
+	network, _ := x402.CAIP2(t.network)
+	t.authorization = strings.Join([]string{"x402-authorization", network, strings.ToLower(tr.from),
+		strings.ToLower(tr.nonce)}, "\x00")
+	t.token = tr.token
 	if t.version == x402.V1 {
-		t.payTo, t.amount = to, value
+		t.payTo, t.amount = tr.to, tr.value
 		return t, nil
 	}
-	if !x402.SameAddress(to, t.payTo) {
-		return t, fmt.Errorf("payment authorizes a transfer to %s, not to the named payTo %s", to, t.payTo)
+	if !x402.SameAddress(tr.to, t.payTo) {
+		return t, fmt.Errorf("payment authorizes a transfer to %s, not to the named payTo %s", tr.to, t.payTo)
 	}
-	if !sameAmount(value, t.amount) {
-		return t, fmt.Errorf("payment authorizes %s atomic units, not the named amount %s", value, t.amount)
+	if !sameAmount(tr.value, t.amount) {
+		return t, fmt.Errorf("payment authorizes %s atomic units, not the named amount %s", tr.value, t.amount)
+	}
+	if tr.token != "" && !x402.SameAddress(tr.token, t.asset) {
+		return t, fmt.Errorf("payment's Permit2 authorization moves token %s, not the named asset %s", tr.token, t.asset)
 	}
 	return t, nil
 }
 
-// authorizedTransfer reads the recipient and value a payload's signature authorizes.
-func authorizedTransfer(ev *x402.ExactEVMPayload) (to, value string, err error) {
-	if a := ev.Authorization; a != nil {
-		if a.To == "" || a.Value == "" {
-			return "", "", errors.New("EIP-3009 authorization lacks to or value")
+// transfer is what a payload's signature authorizes: recipient, value, and for Permit2 the token; from and
+// nonce identify the authorization itself (a nonce is used once per payer).
+type transfer struct{ to, value, token, from, nonce string }
+
+// authorizedTransfer reads the one authorization a payload carries. A payload with both an EIP-3009 and a
+// Permit2 authorization is refused: the facilitator settles whichever the option's transfer method names, so
+// the proxy could check one and release the other.
+func authorizedTransfer(ev *x402.ExactEVMPayload) (transfer, error) {
+	a, p2 := ev.Authorization, ev.Permit2
+	switch {
+	case a != nil && p2 != nil:
+		return transfer{}, errors.New("payment carries both an EIP-3009 and a Permit2 authorization")
+	case a != nil:
+		if a.To == "" || a.Value == "" || a.From == "" || a.Nonce == "" {
+			return transfer{}, errors.New("EIP-3009 authorization lacks from, to, value or nonce")
 		}
-		return a.To, a.Value, nil
-	}
-	if p2 := ev.Permit2; p2 != nil {
+		return transfer{to: a.To, value: a.Value, from: a.From, nonce: a.Nonce}, nil
+	case p2 != nil:
 		witness, _ := p2["witness"].(map[string]any)
 		permitted, _ := p2["permitted"].(map[string]any)
-		to, _ = witness["to"].(string)
-		value, _ = permitted["amount"].(string)
-		if to != "" && value != "" {
-			return to, value, nil
+		var tr transfer
+		tr.to, _ = witness["to"].(string)
+		tr.value, _ = permitted["amount"].(string)
+		tr.token, _ = permitted["token"].(string)
+		tr.from, _ = p2["from"].(string)
+		tr.nonce, _ = p2["nonce"].(string)
+		if tr.to == "" || tr.value == "" || tr.token == "" || tr.from == "" || tr.nonce == "" {
+			return transfer{}, errors.New("Permit2 authorization lacks witness.to, permitted.amount, permitted.token, from or nonce")
 		}
-		return "", "", errors.New("Permit2 authorization lacks witness.to or permitted.amount")
+		return tr, nil
 	}
-	return "", "", errors.New("payment carries no EIP-3009 or Permit2 authorization")
+	return transfer{}, errors.New("payment carries no EIP-3009 or Permit2 authorization")
 }
 
 func sameNetwork(a, b string) bool {

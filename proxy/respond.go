@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/store"
 )
 
 // refusalBody is the JSON the agent gets instead of a challenge or instead of forwarding its payment.
@@ -49,8 +50,11 @@ func refusal(req *http.Request, v verdict, retryAfter time.Duration) *http.Respo
 		b.Message = "payguard is holding this payment for a person; retry after it is approved"
 		h.Set(HeaderHold, v.Hold.ID)
 		h.Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
-	case v.Hold != nil:
+	case v.Hold != nil && v.Hold.Status == store.HoldDenied:
 		b.Message = "payguard: a person denied this payment"
+		h.Set(HeaderHold, v.Hold.ID)
+	case v.Hold != nil:
+		b.Message = "payguard refused this payment, although a person approved it"
 		h.Set(HeaderHold, v.Hold.ID)
 	case v.Decision == hold:
 		b.Message = "payguard refused this payment: it needs a person's approval before the challenge is signed"

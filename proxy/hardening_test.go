@@ -1,0 +1,262 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+)
+
+// The same signed authorization re-encoded (one leading space in the JSON) is the same payment: it must not
+// reach the seller or reserve a second time.
+func TestReplayOfReencodedAuthorizationRefused(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	h := newHarness(t, memory.New(), testRules())
+	ex := h.buyer().pay(s.url("/weather"), nil)
+	if ex.paid.StatusCode != 200 {
+		t.Fatalf("paid: %d %s", ex.paid.StatusCode, ex.paidBody)
+	}
+	doc, _ := base64.StdEncoding.DecodeString(ex.payment)
+	again := base64.StdEncoding.EncodeToString(append([]byte(" "), doc...)) // same payment, same nonce
+	resp, body := h.buyer().get(s.url("/weather"), http.Header{ex.header: {again}})
+	b := h.budgetState()
+	t.Logf("replay: status %d decision %q; seller saw %d payments; spent %d reserved %d; body %s",
+		resp.StatusCode, resp.Header.Get(HeaderDecision), s.seen.Load(), b.SpentMicros, b.ReservedMicros, body)
+	if s.seen.Load() != 1 {
+		t.Errorf("replayed authorization reached the seller (%d payment requests)", s.seen.Load())
+	}
+	if b.ReservedMicros != 0 {
+		t.Errorf("replay reserved budget a second time: reserved %d", b.ReservedMicros)
+	}
+}
+
+// A v2 PAYMENT-REQUIRED header with a v1 body over 64 KiB: the body cannot be narrowed, so it must not reach
+// a v1 client, which would pay an option the engine never saw (another asset) on the header's ticket.
+func TestUnreadableV1BodyNextToHeaderIsNotPassedOn(t *testing.T) {
+	const otherAsset = "0x3333333333333333333333333333333333333333"
+	v2 := []x402.Requirement{offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)}
+	var got atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/weather", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(x402.HeaderXPayment) != "" {
+			got.Add(1)
+			w.Write([]byte(`{"ok":true}`))
+			return
+		}
+		hv, _ := x402.EncodeHeaderJSON(&x402.PaymentRequired{X402Version: 2, Resource: &x402.ResourceInfo{URL: "http://" + r.Host + "/weather"}, Accepts: v2})
+		body, _ := json.Marshal(map[string]any{
+			"x402Version": 1, "error": "X-PAYMENT header is required",
+			"accepts": []map[string]any{{"scheme": "exact", "network": "base-sepolia", "maxAmountRequired": cent,
+				"asset": otherAsset, "payTo": sellerPayTo, "maxTimeoutSeconds": 60, "resource": "http://" + r.Host + "/weather"}},
+			"padding": strings.Repeat("x", 70<<10),
+		})
+		w.Header().Set(x402.HeaderPaymentRequired, hv)
+		w.WriteHeader(402)
+		w.Write(body)
+	})
+	url := newRawServer(t, mux)
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+	resp, body := b.get(url+"/weather", nil)
+	var v1 struct {
+		Accepts []struct{ Asset string } `json:"accepts"`
+	}
+	if err := json.Unmarshal(body, &v1); err != nil || resp.StatusCode != 402 {
+		t.Fatalf("%d %v", resp.StatusCode, err)
+	}
+	if resp.Header.Get(HeaderDecision) != "allow" || len(v1.Accepts) != 0 {
+		t.Errorf("decision %q; the v1 body a v1 client reads offers %+v, want nothing to pay", resp.Header.Get(HeaderDecision), v1.Accepts)
+	}
+	if got.Load() != 0 {
+		t.Errorf("the seller was paid")
+	}
+}
+
+// A payload with both an EIP-3009 authorization (a matching decoy) and a Permit2 authorization: for a Permit2
+// option the facilitator settles the latter, which here pays another address 1e12 units of another token.
+func TestDecoyEIP3009BesidePermit2Refused(t *testing.T) {
+	o := offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)
+	o.Extra = json.RawMessage(`{"name":"USDC","version":"2","assetTransferMethod":"permit2"}`)
+	s := newSeller(t, x402.V2, false, o)
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+	resp, body := b.get(s.url("/weather"), nil)
+	pr := b.readChallenge(resp, body)
+	opt := pr.Accepts[0]
+	vb := strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)
+	payload, _ := json.Marshal(map[string]any{
+		"signature": "0x" + hex.EncodeToString(make([]byte, 65)),
+		"authorization": map[string]string{"from": buyerAddress, "to": opt.PayTo, "value": opt.Amount,
+			"validAfter": "0", "validBefore": vb, "nonce": "0x" + strings.Repeat("ab", 32)},
+		"permit2Authorization": map[string]any{
+			"permitted": map[string]string{"token": "0x4444444444444444444444444444444444444444", "amount": "1000000000000"},
+			"from":      buyerAddress, "spender": "0x4020615294c913F045dc10f0a5cdEbd86c280001",
+			"nonce": "1", "deadline": vb, "witness": map[string]string{"to": otherPayTo, "validAfter": "0"}},
+	})
+	pl := &x402.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: &opt, Payload: payload}
+	value, _ := x402.EncodeHeaderJSON(pl)
+	paid, pbody := b.get(s.url("/weather"), http.Header{x402.HeaderPaymentSignature: {value}})
+	t.Logf("decoy payment: %d decision %q, seller saw %d; %s", paid.StatusCode, paid.Header.Get(HeaderDecision), s.seen.Load(), pbody)
+	if s.seen.Load() != 0 {
+		t.Errorf("a Permit2 authorization paying %s 1e12 units of another token reached the seller", otherPayTo)
+	}
+}
+
+// An approved hold whose amount no longer fits under the daily cap (spent meanwhile) is refused, but not as
+// "a person denied this payment", and the receipt shown still matches its signature.
+func TestApprovedHoldOverTheCapIsNotCalledDenied(t *testing.T) {
+	rules := testRules()
+	rules.DailyCapUSD = 750_000
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	h := newHarness(t, memory.New(), rules, func(o *setup) { o.HoldWait = 10 * time.Minute })
+	done := make(chan *http.Response, 1)
+	go func() {
+		resp, err := h.buyer().client.Get(s.url("/weather"))
+		if err != nil {
+			panic(err)
+		}
+		done <- resp
+	}()
+	for h.proxy.waiters.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Another payment takes the budget while the person looks at the hold.
+	if _, err := h.store.Reserve(context.Background(), "default", h.proxy.day(), 500_000, 750_000); err != nil {
+		t.Fatal(err)
+	}
+	id := h.holds("pending")[0].ID
+	if code, out := h.api("POST", "/v1/holds/"+id+"/approve", testToken, map[string]string{"by": "alice"}); code != 200 {
+		t.Fatalf("approve: %d %s", code, out)
+	}
+	resp := <-done
+	body, _ := io.ReadAll(resp.Body)
+	r := decodeRefusal(t, resp, body)
+	t.Logf("refusal: %s", body)
+	if r.Message == "payguard: a person denied this payment" {
+		t.Errorf("alice approved, but the agent is told a person denied it (reasons %q, hold status %q)", r.Reasons, r.Hold.Status)
+	}
+	if r.Decision != "block" || len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "daily cap") {
+		t.Errorf("refusal %s, want a daily-cap block", body)
+	}
+	// No payment went, so the approval is not spent.
+	if code, out := h.api("GET", "/v1/holds/"+id, testToken, nil); code != 200 || !strings.Contains(string(out), `"status":"approved"`) {
+		t.Errorf("hold after the refusal: %d %s, want still approved", code, out)
+	}
+	parts := strings.Split(r.Receipt.JWS, ".")
+	if len(parts) == 3 {
+		p, _ := base64.RawURLEncoding.DecodeString(parts[1])
+		var signed struct{ Decision string }
+		json.Unmarshal(p, &signed)
+		if signed.Decision != r.Receipt.Decision {
+			t.Errorf("receipt says %q but its JWS signs decision %q", r.Receipt.Decision, signed.Decision)
+		}
+	}
+}
+
+// A v1-only challenge body starting with a UTF-8 BOM (which fetch's response.json() strips) is a challenge
+// like any other: here it is blocked (a sanctioned payTo), not passed on as "not x402".
+func TestBOMPrefixedV1ChallengeIsGuarded(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/weather", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(402)
+		w.Write([]byte("\xEF\xBB\xBF" + `{"x402Version":1,"error":"pay","accepts":[{"scheme":"exact","network":"base-sepolia","maxAmountRequired":"5000000","asset":"0x036CbD53842c5426634e7929541eC2318f3dCF7e","payTo":"` + sanctionedPayTo + `","maxTimeoutSeconds":60,"resource":"x"}]}`))
+	})
+	url := newRawServer(t, mux)
+	h := newHarness(t, memory.New(), testRules())
+	resp, body := h.buyer().get(url+"/weather", nil)
+	t.Logf("%d decision %q body %s", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	if resp.StatusCode == 402 && strings.Contains(string(body), sanctionedPayTo) {
+		t.Errorf("a $5 challenge to a sanctioned payTo reached the agent unguarded")
+	}
+}
+
+// A v1 challenge sent gzip-compressed (a seller with compression middleware) is judged like any other (Go's
+// transport asked for gzip and undid it): here it is blocked (a sanctioned payTo).
+func TestCompressedV1ChallengeIsGuarded(t *testing.T) {
+	var asked atomic.Value
+	mux := http.NewServeMux()
+	mux.HandleFunc("/weather", func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.Header.Get("Accept-Encoding"))
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write([]byte(`{"x402Version":1,"error":"pay","accepts":[{"scheme":"exact","network":"base-sepolia","maxAmountRequired":"5000","asset":"` + baseSepoliaUSDC + `","payTo":"` + sanctionedPayTo + `","maxTimeoutSeconds":60,"resource":"x"}]}`))
+		zw.Close()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.WriteHeader(402)
+		w.Write(buf.Bytes())
+	})
+	url := newRawServer(t, mux)
+	h := newHarness(t, memory.New(), testRules())
+	req, _ := http.NewRequest(http.MethodGet, url+"/weather", nil)
+	req.Header.Set("Accept-Encoding", "gzip, deflate, br, zstd")
+	resp, err := h.buyer().client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, " "), "SDN") {
+		t.Errorf("refusal = %s, want a sanctions block", body)
+	}
+	if got := asked.Load(); got != "gzip" {
+		t.Errorf("the seller was asked for Accept-Encoding %q, want gzip (the agent's br and zstd dropped)", got)
+	}
+}
+
+// A 402 body in a coding payguard does not read (the seller ignored Accept-Encoding) is refused unread: it
+// may be a challenge.
+func TestUnreadableCodingIsRefused(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/weather", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "br")
+		w.WriteHeader(402)
+		w.Write([]byte{0x1b, 0x2f, 0x00, 0x00})
+	})
+	url := newRawServer(t, mux)
+	h := newHarness(t, memory.New(), testRules())
+	resp, body := h.buyer().get(url+"/weather", nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, " "), "content coding") {
+		t.Errorf("refusal = %s", body)
+	}
+}
+
+// A Permit2 authorization must move the asset the payment names (v2) or the ticket allowed.
+func TestPermit2ForAnotherTokenRefused(t *testing.T) {
+	o := offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)
+	o.Extra = json.RawMessage(`{"name":"USDC","version":"2","assetTransferMethod":"permit2"}`)
+	s := newSeller(t, x402.V2, false, o)
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+	resp, body := b.get(s.url("/weather"), nil)
+	pr := b.readChallenge(resp, body)
+	opt := pr.Accepts[0]
+	vb := strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)
+	payload, _ := json.Marshal(map[string]any{
+		"signature": "0x" + hex.EncodeToString(make([]byte, 65)),
+		"permit2Authorization": map[string]any{
+			"permitted": map[string]string{"token": "0x4444444444444444444444444444444444444444", "amount": opt.Amount},
+			"from":      buyerAddress, "spender": "0x4020615294c913F045dc10f0a5cdEbd86c280001",
+			"nonce": "7", "deadline": vb, "witness": map[string]string{"to": opt.PayTo, "validAfter": "0"}},
+	})
+	pl := &x402.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: &opt, Payload: payload}
+	value, _ := x402.EncodeHeaderJSON(pl)
+	paid, pbody := b.get(s.url("/weather"), http.Header{x402.HeaderPaymentSignature: {value}})
+	r := decodeRefusal(t, paid, pbody)
+	if !strings.Contains(strings.Join(r.Reasons, " "), "Permit2") || s.seen.Load() != 0 {
+		t.Errorf("refusal %s; seller saw %d payments", pbody, s.seen.Load())
+	}
+}
