@@ -476,3 +476,21 @@ func TestSettlementHeaderIsStandardBase64(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A replay of a settled payment with a decoy "Nonce" member next to the real "nonce" (encoding/json would
+// match either name) is the same authorization: it never reaches /settle again.
+func TestReplayWithDecoyNonceMemberRefused(t *testing.T) {
+	e := newEnv(t)
+	ch := challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil))
+	pay := payV2(t, ch, "0x01")
+	if r := e.do("GET", "/v1/check?address=0xabc", nil, pay); r.StatusCode != 200 {
+		t.Fatalf("first: %d %s", r.StatusCode, r.body)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(pay["PAYMENT-SIGNATURE"])
+	replay := strings.Replace(string(raw), `"nonce":"0x01"`, `"nonce":"0x01","Nonce":"0xdecoy"`, 1)
+	r := e.do("GET", "/v1/check?address=0xabc", nil,
+		map[string]string{"PAYMENT-SIGNATURE": base64.StdEncoding.EncodeToString([]byte(replay))})
+	if e.fac.Settles.Load() != 1 || r.StatusCode == 200 {
+		t.Fatalf("authorization nonce 0x01 reached /settle %d times; the replay was answered %d", e.fac.Settles.Load(), r.StatusCode)
+	}
+}

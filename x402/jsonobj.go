@@ -122,6 +122,18 @@ func (m objectMembers) str(key, what string, dst *string) error {
 	return nil
 }
 
+// dropNulls removes the listed members when they are null, so that they read as absent. Only facilitator
+// and settlement answers use it: their optional members are written as null by some implementations (a
+// success with "errorReason": null), and refusing such an answer would turn a settled payment into an unknown
+// outcome.
+func (m objectMembers) dropNulls(keys ...string) {
+	for _, k := range keys {
+		if raw, ok := m[k]; ok && isNull(raw) {
+			delete(m, k)
+		}
+	}
+}
+
 // integer takes an integer member (no fraction, no exponent).
 func (m objectMembers) integer(key, what string, dst *int64) error {
 	raw, ok := m[key]

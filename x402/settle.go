@@ -19,6 +19,7 @@ func decodeSettleResponse(data []byte) (*SettleResponse, error) {
 		return nil, err
 	}
 	s := &SettleResponse{}
+	m.dropNulls("errorReason", "errorMessage", "payer", "transaction", "network", "amount", "extensions")
 	if _, ok := m["success"]; !ok {
 		return nil, malformed("%s: no success", what)
 	}
@@ -94,6 +95,7 @@ func decodeVerifyResponse(data []byte) (*VerifyResponse, error) {
 		return nil, err
 	}
 	v := &VerifyResponse{}
+	m.dropNulls("invalidReason", "invalidMessage", "payer")
 	if _, ok := m["isValid"]; !ok {
 		return nil, malformed("%s: no isValid", what)
 	}

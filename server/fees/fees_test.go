@@ -55,7 +55,7 @@ func TestPaymentFromJSON(t *testing.T) {
 			t.Errorf("%s: %v, want %s", in, err, reason)
 		}
 	}
-	p, err := PaymentFromJSON([]byte(`{"x402Version":1,"scheme":"exact","network":"base","payload":{"authorization":{"from":"0xAB","nonce":"0xN"}}}`))
+	p, err := PaymentFromJSON([]byte(`{"x402Version":1,"scheme":"exact","network":"base","payload":{"signature":"0x01","authorization":{"from":"0xAB","nonce":"0xN"}}}`))
 	if err != nil || p.Nonce() != "0xN" || p.NonceKey("eip155:8453") != "x402-nonce:eip155:8453|0xab|0xn" {
 		t.Fatalf("%v %+v", err, p)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/x402/jsonscan"
 )
 
 // Header names on the wire.
@@ -109,32 +110,72 @@ func PaymentFromJSON(raw []byte) (*Payment, error) {
 	return &Payment{Version: parsed.X402Version, Raw: json.RawMessage(bytes.Clone(raw)), parsed: parsed}, nil
 }
 
-// authorization is the EIP-3009 part of an exact EVM payload, for the nonce guard.
-type authorization struct {
-	Authorization *struct {
-		From  string `json:"from"`
-		Nonce string `json:"nonce"`
-	} `json:"authorization"`
-}
-
-// NonceKey identifies the payment for the never-settle-twice guard: network, payer and EIP-3009 nonce
-// (lower case), or a digest of the payload when it has no EIP-3009 authorization.
+// NonceKey identifies the payment for the never-settle-twice guard: network, payer and nonce (lower case)
+// of its EIP-3009 or Permit2 authorization, read with exact member names as the facilitator reads them (so a
+// decoy "Nonce" member does not make a new key), or a digest of the payload when it has neither.
 func (p *Payment) NonceKey(network string) string {
-	var a authorization
-	if json.Unmarshal(p.parsed.Payload, &a) == nil && a.Authorization != nil && a.Authorization.Nonce != "" {
-		return "x402-nonce:" + strings.ToLower(network+"|"+a.Authorization.From+"|"+a.Authorization.Nonce)
+	if from, nonce, kind := p.authorizationID(); nonce != "" {
+		return "x402-" + kind + ":" + strings.ToLower(network+"|"+from+"|"+nonce)
 	}
 	sum := sha256.Sum256(p.parsed.Payload)
 	return "x402-payload:" + hex.EncodeToString(sum[:])
 }
 
-// Nonce is the EIP-3009 authorization nonce, or "" when the payload has none.
+// Nonce is the authorization nonce (EIP-3009 or Permit2), or "" when the payload has none.
 func (p *Payment) Nonce() string {
-	var a authorization
-	if json.Unmarshal(p.parsed.Payload, &a) == nil && a.Authorization != nil {
-		return a.Authorization.Nonce
+	_, nonce, _ := p.authorizationID()
+	return nonce
+}
+
+// authorizationID reads the payer and nonce of the payload's authorization by exact member names, the last
+// of repeated names winning, as the facilitator's JSON parser reads them; nothing else in the payload has to
+// be valid, so no change elsewhere in it makes a new key. kind is "nonce" for EIP-3009 (the key's historical
+// name) and "permit2" for Permit2.
+func (p *Payment) authorizationID() (from, nonce, kind string) {
+	for _, k := range []struct{ member, kind string }{{"authorization", "nonce"}, {"permit2Authorization", "permit2"}} {
+		auth, ok := exactMember(p.parsed.Payload, k.member)
+		if !ok {
+			continue
+		}
+		from, _ = exactString(auth, "from")
+		if nonce, _ = exactString(auth, "nonce"); nonce != "" {
+			return from, nonce, k.kind
+		}
 	}
-	return ""
+	return "", "", ""
+}
+
+// exactMember is the value of the last member of a JSON object named exactly name.
+func exactMember(obj []byte, name string) (value []byte, ok bool) {
+	ms, valid := jsonscan.Object(obj)
+	if !valid {
+		return nil, false
+	}
+	for _, m := range ms {
+		if m.Name == name {
+			value, ok = m.Value, true
+		}
+	}
+	return value, ok
+}
+
+// exactString is a member's string value; a number (a Permit2 nonce may be one) is its JSON text.
+func exactString(obj []byte, name string) (string, bool) {
+	raw, ok := exactMember(obj, name)
+	if !ok {
+		return "", false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case float64:
+		return strings.TrimSpace(string(raw)), true
+	}
+	return "", false
 }
 
 // ResponseHeader is the settlement header name for this payment's version.
