@@ -164,7 +164,7 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 
 // sortedObservations returns a copy ordered oldest first; put order breaks ties.
 func sortedObservations(in []store.Observation) []store.Observation {
-	out := append([]store.Observation(nil), in...)
+	out := append([]store.Observation{}, in...) // never nil: an unknown URL has no observations, not null ones
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ObservedAt.Before(out[j].ObservedAt) })
 	return out
 }

@@ -28,6 +28,8 @@ local r = redis.pcall('HINCRBY', KEYS[1], 'total', ARGV[1])
 if type(r) == 'table' and r.err then return refused() end
 if gt(redis.call('HGET', KEYS[1], 'total'), ARGV[3]) then
   redis.call('HINCRBY', KEYS[1], 'total', ARGV[2])
+  -- a day's first reservation refused created the hash: it expires like any ledger day
+  if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
   return refused()
 end
 redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[1])
@@ -76,6 +78,11 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 
 // Commit implements store.Ledger in one script.
 func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) error {
+	// A malformed day could name another budget's key ("ledger:<day>:<budget>"): it is unknown, as in the
+	// other stores.
+	if err := store.CheckDay(day); err != nil {
+		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+	}
 	n, err := commitScript.Run(ctx, s.rdb, []string{s.ledgerKey(budget, day)}, reservationID).Int()
 	if err != nil {
 		return fmt.Errorf("store/redis: commit %s in budget %s on %s: %w", reservationID, budget, day, err)

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -79,4 +80,21 @@ func BenchmarkReserveCommit(b *testing.B) { storetest.BenchReserveCommit(b, open
 func BenchmarkReserveCommitParallel(b *testing.B) {
 	b.SetParallelism(8)
 	storetest.BenchReserveCommitParallel(b, openBench(b))
+}
+
+// A day whose first reservation is refused still leaves a ledger hash behind (the script counts, then
+// undoes): it must expire like any ledger day, or every refused-only budget leaves a key forever.
+func TestRefusedFirstReservationExpires(t *testing.T) {
+	s := openTest(t)
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Reserve(ctx, "zero-cap", "2026-11-22", 1, 0); !errors.Is(err, store.ErrBudgetExceeded) {
+		t.Fatal(err)
+	}
+	k := s.Prefix() + "ledger:2026-11-22:zero-cap"
+	n, _ := s.Client().Exists(ctx, k).Result()
+	ttl, err := s.Client().PTTL(ctx, k).Result()
+	if err != nil || (n == 1 && ttl < 0) {
+		t.Errorf("ledger key %s: exists %d, PTTL %v (%v); want an expiry", k, n, ttl, err)
+	}
 }

@@ -40,8 +40,8 @@ func testObservations(t *testing.T, s store.Store) {
 	}
 	none, err := s.Observations(ctx, "https://never.example/")
 	must(t, "Observations of an unknown URL", err)
-	if len(none) != 0 {
-		t.Fatalf("Observations of an unknown URL = %v", none)
+	if none == nil || len(none) != 0 {
+		t.Fatalf("Observations of an unknown URL = %#v, want an empty slice (it is JSON [], not null)", none)
 	}
 	at, err = s.IndexUpdatedAt(ctx)
 	must(t, "IndexUpdatedAt", err)

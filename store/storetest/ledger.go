@@ -61,6 +61,11 @@ func testCommitUnknown(t *testing.T, s store.Store) {
 	wantErr(t, "Commit under another day", s.Commit(ctx, "agent", "2026-11-23", id), store.ErrNotFound)
 	wantState(t, s, "agent", day, 0, 10)
 	wantState(t, s, "other", day, 0, 0)
+	// A malformed day must not reach another budget's ledger, whatever the store's key layout.
+	id, err = s.Reserve(ctx, "x:agent", day, 10, 100)
+	must(t, "Reserve", err)
+	wantErr(t, "Commit with a malformed day", s.Commit(ctx, "agent", day+":x", id), store.ErrNotFound)
+	wantState(t, s, "x:agent", day, 0, 10)
 }
 
 func testDaysAndBudgets(t *testing.T, s store.Store) {
