@@ -35,10 +35,10 @@
 //
 // # Payments (X-PAYMENT, PAYMENT-SIGNATURE)
 //
-// A payment-bearing request is forwarded only if neither its header nor its authorization (network, payer,
-// nonce: the same signature re-encoded is the same payment) was seen before (replay), it decodes, its one
-// EIP-3009 or Permit2 authorization (never both) pays the payTo and amount it names (Permit2: in the named
-// asset), and it matches an unused, unexpired ticket (v2: `accepted` equals the allowed option). Without a
+// A payment-bearing request is forwarded only if it decodes, its one EIP-3009 or Permit2 authorization (never
+// both) pays the payTo and amount it names (Permit2: in the named asset), that authorization (network,
+// payer, nonce: the same signature in other bytes is the same payment) was not seen before (replay), and it
+// matches an unused, unexpired ticket (v2: `accepted` equals the allowed option). Without a
 // ticket the engine decides on what the payload names and the payment goes on only on allow (reserving). A
 // v1 payload names no asset, so it cannot be priced without a ticket and is never allowed that way: inferring
 // USDC would be unsafe, since the signature may be for another token. With a ticket, a v1 EIP-3009 payment is

@@ -18,7 +18,7 @@ import (
 // maxPaymentHeader bounds a payment header (about 3.6 KB with echoed extensions in the fixtures).
 const maxPaymentHeader = 32 << 10
 
-// paymentSeenTTL is how long a payment header's digest is remembered against replay; far longer than any
+// paymentSeenTTL is how long a payment's authorization is remembered against replay; far longer than any
 // authorization's validity window.
 const paymentSeenTTL = 48 * time.Hour
 
@@ -41,13 +41,6 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	if len(value) > maxPaymentHeader {
 		return failClosed("payment_malformed", fmt.Sprintf("%s header exceeds %d bytes", header, maxPaymentHeader))
 	}
-	sum := sha256.Sum256([]byte(value))
-	switch err := p.opts.Store.MarkPaymentSeen(ctx, hex.EncodeToString(sum[:]), paymentSeenTTL); {
-	case errors.Is(err, store.ErrAlreadyUsed):
-		return failClosed("payment_replay", "this payment header was already seen (replay)")
-	case err != nil:
-		return failClosed("store_error", "replay check unavailable: "+err.Error())
-	}
 	pl, err := x402.DecodePaymentPayloadHeader(value)
 	if err != nil {
 		return failClosed("payment_malformed", fmt.Sprintf("%s is not a readable x402 payment: %v", header, err))
@@ -56,9 +49,9 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	if err != nil {
 		return failClosed("payment_mismatch", err.Error())
 	}
-	// The same signed authorization in other bytes (other JSON spacing, base64 with or without padding) is
-	// the same payment, so it is also remembered by what its signature covers.
-	sum = sha256.Sum256([]byte(t.authorization))
+	// A payment is remembered by what its signature covers, not by its header's bytes: the same signed
+	// authorization in other bytes (JSON spacing, base64 with or without padding) is the same payment.
+	sum := sha256.Sum256([]byte(t.authorization))
 	switch err := p.opts.Store.MarkPaymentSeen(ctx, hex.EncodeToString(sum[:]), paymentSeenTTL); {
 	case errors.Is(err, store.ErrAlreadyUsed):
 		return failClosed("payment_replay", "this payment's authorization was already seen (replay)")
