@@ -87,6 +87,26 @@ func TestUnreadableV1BodyNextToHeaderIsNotPassedOn(t *testing.T) {
 // A payload with both an EIP-3009 authorization (a matching decoy) and a Permit2 authorization: for a Permit2
 // option the facilitator settles the latter, which here pays another address 1e12 units of another token.
 func TestDecoyEIP3009BesidePermit2Refused(t *testing.T) {
+	s, paid, pbody := payPermit2(t, func(opt x402.Requirement, validBefore string) map[string]any {
+		return map[string]any{
+			"authorization": map[string]string{"from": buyerAddress, "to": opt.PayTo, "value": opt.Amount,
+				"validAfter": "0", "validBefore": validBefore, "nonce": "0x" + strings.Repeat("ab", 32)},
+			"permit2Authorization": map[string]any{
+				"permitted": map[string]string{"token": "0x4444444444444444444444444444444444444444", "amount": "1000000000000"},
+				"from":      buyerAddress, "spender": "0x4020615294c913F045dc10f0a5cdEbd86c280001",
+				"nonce": "1", "deadline": validBefore, "witness": map[string]string{"to": otherPayTo, "validAfter": "0"}},
+		}
+	})
+	decodeRefusal(t, paid, pbody)
+	if s.seen.Load() != 0 {
+		t.Errorf("a Permit2 authorization paying %s 1e12 units of another token reached the seller", otherPayTo)
+	}
+}
+
+// payPermit2 gets a challenge for a Permit2 option through the proxy and pays it with the payload build
+// makes (a zero signature is added), returning the seller and the proxy's answer.
+func payPermit2(t *testing.T, build func(opt x402.Requirement, validBefore string) map[string]any) (*seller, *http.Response, []byte) {
+	t.Helper()
 	o := offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)
 	o.Extra = json.RawMessage(`{"name":"USDC","version":"2","assetTransferMethod":"permit2"}`)
 	s := newSeller(t, x402.V2, false, o)
@@ -95,23 +115,13 @@ func TestDecoyEIP3009BesidePermit2Refused(t *testing.T) {
 	resp, body := b.get(s.url("/weather"), nil)
 	pr := b.readChallenge(resp, body)
 	opt := pr.Accepts[0]
-	vb := strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)
-	payload, _ := json.Marshal(map[string]any{
-		"signature": "0x" + hex.EncodeToString(make([]byte, 65)),
-		"authorization": map[string]string{"from": buyerAddress, "to": opt.PayTo, "value": opt.Amount,
-			"validAfter": "0", "validBefore": vb, "nonce": "0x" + strings.Repeat("ab", 32)},
-		"permit2Authorization": map[string]any{
-			"permitted": map[string]string{"token": "0x4444444444444444444444444444444444444444", "amount": "1000000000000"},
-			"from":      buyerAddress, "spender": "0x4020615294c913F045dc10f0a5cdEbd86c280001",
-			"nonce": "1", "deadline": vb, "witness": map[string]string{"to": otherPayTo, "validAfter": "0"}},
-	})
+	fields := build(opt, strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
+	fields["signature"] = "0x" + hex.EncodeToString(make([]byte, 65))
+	payload, _ := json.Marshal(fields)
 	pl := &x402.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: &opt, Payload: payload}
 	value, _ := x402.EncodeHeaderJSON(pl)
 	paid, pbody := b.get(s.url("/weather"), http.Header{x402.HeaderPaymentSignature: {value}})
-	t.Logf("decoy payment: %d decision %q, seller saw %d; %s", paid.StatusCode, paid.Header.Get(HeaderDecision), s.seen.Load(), pbody)
-	if s.seen.Load() != 0 {
-		t.Errorf("a Permit2 authorization paying %s 1e12 units of another token reached the seller", otherPayTo)
-	}
+	return s, paid, pbody
 }
 
 // An approved hold whose amount no longer fits under the daily cap (spent meanwhile) is refused, but not as
@@ -236,25 +246,12 @@ func TestUnreadableCodingIsRefused(t *testing.T) {
 
 // A Permit2 authorization must move the asset the payment names (v2) or the ticket allowed.
 func TestPermit2ForAnotherTokenRefused(t *testing.T) {
-	o := offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)
-	o.Extra = json.RawMessage(`{"name":"USDC","version":"2","assetTransferMethod":"permit2"}`)
-	s := newSeller(t, x402.V2, false, o)
-	h := newHarness(t, memory.New(), testRules())
-	b := h.buyer()
-	resp, body := b.get(s.url("/weather"), nil)
-	pr := b.readChallenge(resp, body)
-	opt := pr.Accepts[0]
-	vb := strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)
-	payload, _ := json.Marshal(map[string]any{
-		"signature": "0x" + hex.EncodeToString(make([]byte, 65)),
-		"permit2Authorization": map[string]any{
+	s, paid, pbody := payPermit2(t, func(opt x402.Requirement, validBefore string) map[string]any {
+		return map[string]any{"permit2Authorization": map[string]any{
 			"permitted": map[string]string{"token": "0x4444444444444444444444444444444444444444", "amount": opt.Amount},
 			"from":      buyerAddress, "spender": "0x4020615294c913F045dc10f0a5cdEbd86c280001",
-			"nonce": "7", "deadline": vb, "witness": map[string]string{"to": opt.PayTo, "validAfter": "0"}},
+			"nonce": "7", "deadline": validBefore, "witness": map[string]string{"to": opt.PayTo, "validAfter": "0"}}}
 	})
-	pl := &x402.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: &opt, Payload: payload}
-	value, _ := x402.EncodeHeaderJSON(pl)
-	paid, pbody := b.get(s.url("/weather"), http.Header{x402.HeaderPaymentSignature: {value}})
 	r := decodeRefusal(t, paid, pbody)
 	if !strings.Contains(strings.Join(r.Reasons, " "), "Permit2") || s.seen.Load() != 0 {
 		t.Errorf("refusal %s; seller saw %d payments", pbody, s.seen.Load())
