@@ -7,6 +7,8 @@ package config
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	_ "embed"
 	"fmt"
 	"os"
@@ -58,8 +60,16 @@ func Parse(data []byte) (*Config, error) {
 	c := defaults()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && err.Error() != "EOF" {
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
+	}
+	// A second document (after ---) would be ignored, unknown keys and settings alike: refuse it.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("config: more than one YAML document (a second one starts at line %d); put everything in one", extra.Line)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

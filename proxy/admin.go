@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/payguard/payguard/store"
@@ -145,13 +146,17 @@ func (p *Proxy) resolveHoldAPI(status string) http.HandlerFunc {
 		var body resolveRequest
 		dec := json.NewDecoder(io.LimitReader(r.Body, maxAdminBody))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil {
-			writeJSON(w, http.StatusBadRequest, apiError{"invalid_json", "body must be {\"by\": \"...\", \"note\": \"...\"}: " + err.Error()})
+		err := dec.Decode(&body)
+		if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+			err = errors.New("more than one JSON value")
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, apiError{"invalid_json", "body must be one {\"by\": \"...\", \"note\": \"...\"}: " + err.Error()})
 			return
 		}
 		body.By = strings.TrimSpace(body.By)
-		if body.By == "" || len(body.By) > 256 || len(body.Note) > 2048 || !utf8.ValidString(body.By) || !utf8.ValidString(body.Note) {
-			writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "`by` is required (at most 256 bytes), `note` at most 2048 bytes, both valid UTF-8"})
+		if !visibleName(body.By) || len(body.By) > 256 || len(body.Note) > 2048 || !utf8.ValidString(body.Note) {
+			writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "`by` is required (at most 256 bytes of valid UTF-8, visible characters, no control or format characters), `note` at most 2048 bytes of valid UTF-8"})
 			return
 		}
 		id := r.PathValue("id")
@@ -215,4 +220,23 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// visibleName reports whether s can name the person who resolved a hold in the audit record: valid UTF-8
+// with at least one visible character, and no control or format characters (NUL, U+200B, U+FEFF...) that
+// would make the name empty or misleading on screen.
+func visibleName(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	visible := false
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return false
+		}
+		if unicode.IsGraphic(r) && !unicode.IsSpace(r) {
+			visible = true
+		}
+	}
+	return visible
 }

@@ -44,7 +44,9 @@
 // USDC would be unsafe, since the signature may be for another token. With a ticket, a v1 EIP-3009 payment is
 // taken to be in the ticket's asset: payguard does not verify signatures, and the token is only in the
 // signature's EIP-712 domain. A v1 client learns options only from the narrowed (or replaced) body, so it
-// has none other to sign. Non-EVM payloads are refused: their recipient cannot be read.
+// has none other to sign. Non-EVM payloads are refused: their recipient cannot be read. A payment header
+// declared as a request trailer is refused, and no request trailer is passed upstream: a trailer arrives
+// after the body, when the request is already on its way, so it would reach the seller unchecked.
 //
 // # Settlement
 //

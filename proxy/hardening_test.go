@@ -1,16 +1,22 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -255,5 +261,119 @@ func TestPermit2ForAnotherTokenRefused(t *testing.T) {
 	r := decodeRefusal(t, paid, pbody)
 	if !strings.Contains(strings.Join(r.Reasons, " "), "Permit2") || s.seen.Load() != 0 {
 		t.Errorf("refusal %s; seller saw %d payments", pbody, s.seen.Load())
+	}
+}
+
+// A payment sent as a request trailer arrives after the body, when the request is already on its way to the
+// seller: the proxy never checked it. A declared payment trailer is refused; an undeclared one (any trailer)
+// is not passed upstream.
+func TestPaymentInTrailerNeverReachesSeller(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		var mu sync.Mutex
+		var got http.Header
+		seller := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			mu.Lock()
+			got = r.Trailer.Clone()
+			mu.Unlock()
+		})
+		srv := httptest.NewServer(seller)
+		if useTLS {
+			srv.Close()
+			srv = httptest.NewTLSServer(seller)
+		}
+		t.Cleanup(srv.Close)
+		h := newHarness(t, memory.New(), testRules(), func(o *setup) {
+			if useTLS {
+				pool := x509.NewCertPool()
+				pool.AddCert(srv.Certificate())
+				o.UpstreamRoots = pool
+			}
+		})
+		b := h.buyer()
+		pr := &x402.PaymentRequired{X402Version: x402.V2, Resource: &x402.ResourceInfo{URL: srv.URL + "/pay"},
+			Accepts: []x402.Requirement{offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar)}}
+		name, value := b.sign(pr, 0, nil)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/pay", io.MultiReader(strings.NewReader("x")))
+		req.ContentLength = -1
+		req.Trailer = http.Header{name: {value}}
+		resp, err := b.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		decodeRefusal(t, resp, body)
+		mu.Lock()
+		if got.Get(name) != "" {
+			t.Errorf("tls=%v: a payment trailer reached the seller", useTLS)
+		}
+		mu.Unlock()
+	}
+
+	// Undeclared: the agent declares another trailer and sends the payment in the trailer section anyway.
+	var mu sync.Mutex
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		got = r.Trailer.Clone()
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	h := newHarness(t, memory.New(), testRules())
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	fmt.Fprintf(conn, "POST %s/pay HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\nTrailer: X-Other\r\n\r\n1\r\nx\r\n0\r\nX-Other: 1\r\nPAYMENT-SIGNATURE: eyJ4NDAyVmVyc2lvbiI6Mn0=\r\n\r\n", srv.URL, host)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if got.Get("Payment-Signature") != "" || got.Get("X-Other") != "" {
+		t.Errorf("trailers reached the seller: %v (status %d)", got, resp.StatusCode)
+	}
+}
+
+// An approval must be one JSON object and name someone visible: trailing values and names made only of
+// control or format characters (NUL, U+200B, U+FEFF) resolve nothing.
+func TestApprovalBodyMustBeOneObjectNamingSomeone(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	h := newHarness(t, memory.New(), testRules())
+	resp, _ := h.buyer().get(s.url("/weather"), nil)
+	id := resp.Header.Get(HeaderHold)
+	if id == "" {
+		t.Fatal("no hold")
+	}
+	post := func(body string) int {
+		req, _ := http.NewRequest(http.MethodPost, h.admin.URL+"/v1/holds/"+id+"/approve", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		return r.StatusCode
+	}
+	for _, body := range []string{
+		`{"by":"alice"} {"by":"mallory","note":"x"} not json at all`,
+		`{"by":"alice"}{}`,
+		`{"by":"\u0000"}`, `{"by":"\u200b"}`, `{"by":"\u0007\u0008"}`, `{"by":"\u2060\ufeff"}`, `{"by":" "}`,
+	} {
+		if code := post(body); code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", body, code)
+		}
+	}
+	if p := h.holds("pending"); len(p) != 1 {
+		t.Fatalf("the hold was resolved by a refused body: pending %+v", p)
+	}
+	if code := post(`{"by":"alice","note":"ok"}` + "\n"); code != http.StatusOK {
+		t.Errorf("a good approval: %d", code)
 	}
 }

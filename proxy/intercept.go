@@ -40,6 +40,19 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	st := &reqState{start: p.opts.Now()}
 	ctx.UserData = st
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTrip)
+	// Request trailers are not passed upstream: one arrives after the body, when the request is already on
+	// its way, so a payment sent as a trailer would reach the seller unchecked. One that declares a payment
+	// trailer is refused; any other request goes on without its trailers (rare in HTTP/1.1 requests).
+	for name := range req.Trailer {
+		if isPaymentHeader(name) {
+			out := failClosed("payment_malformed", "a payment header sent as a request trailer is not checked, so it is refused")
+			p.observe("payment", req, out, st.start)
+			p.metrics.paymentsRefused.WithLabelValues(out.Class).Inc()
+			st.local = true
+			return req, refusal(req, out, p.opts.RetryAfter)
+		}
+	}
+	req.Trailer = nil
 	v1 := req.Header.Values(x402.HeaderXPayment)
 	v2 := req.Header.Values(x402.HeaderPaymentSignature)
 	if len(v1) == 0 && len(v2) == 0 {
@@ -152,6 +165,10 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Header.Set(HeaderHold, out.Hold.ID)
 	}
 	return resp
+}
+
+func isPaymentHeader(name string) bool {
+	return strings.EqualFold(name, x402.HeaderXPayment) || strings.EqualFold(name, x402.HeaderPaymentSignature)
 }
 
 func stripPayguardHeaders(h http.Header) {
