@@ -7,10 +7,10 @@ package config
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	_ "embed"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"gopkg.in/yaml.v3"
