@@ -46,14 +46,57 @@ func isEVMAddress(s string) bool {
 	return true
 }
 
-// addressKey is the lookup key of an address: EVM addresses are case-insensitive (EIP-55 mixed case is only
-// a checksum), every other format is case-sensitive and kept as is.
+// addressKey is the lookup key of an address. EVM addresses are case-insensitive (EIP-55 mixed case is only
+// a checksum). So are bech32 addresses (bc1..., ltc1..., zs1...) and Bitcoin Cash CashAddr (q.../p...,
+// with or without "bitcoincash:"): BIP-173 and CashAddr define the all-upper-case form, used in QR codes, as
+// the same address, so they are keyed in lower case without the prefix. Every other format (Base58 and the
+// like) is case-sensitive and kept as is.
 func addressKey(s string) string {
 	s = strings.TrimSpace(s)
 	if isEVMAddress(s) {
 		return "0x" + strings.ToLower(s[2:])
 	}
+	if folded, ok := foldBech32(s); ok {
+		return folded
+	}
 	return s
+}
+
+// bech32Charset is the data alphabet of bech32 and CashAddr.
+const bech32Charset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+// foldBech32 returns the lower-case form of a bech32 or CashAddr address written in one letter case (a mixed
+// case string is not one: BIP-173 makes it invalid, and a Base58 address is mixed case).
+func foldBech32(s string) (string, bool) {
+	l := strings.ToLower(s)
+	if s != l && s != strings.ToUpper(s) {
+		return "", false
+	}
+	if rest, ok := strings.CutPrefix(l, "bitcoincash:"); ok {
+		l = rest
+		if len(l) == 42 && (l[0] == 'q' || l[0] == 'p') && inAlphabet(l, bech32Charset) {
+			return l, true
+		}
+		return "", false
+	}
+	if len(l) == 42 && (l[0] == 'q' || l[0] == 'p') && inAlphabet(l, bech32Charset) {
+		return l, true // CashAddr without its prefix, as OFAC lists it
+	}
+	sep := strings.LastIndexByte(l, '1')
+	if sep < 1 || len(l) > 90 || len(l)-sep-1 < 6 || !inAlphabet(l[:sep], "abcdefghijklmnopqrstuvwxyz") ||
+		!inAlphabet(l[sep+1:], bech32Charset) {
+		return "", false
+	}
+	return l, true
+}
+
+func inAlphabet(s, alphabet string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(alphabet, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // base58Currencies use Base58Check addresses (version bytes, payload, 4-byte double-SHA-256 checksum) in
