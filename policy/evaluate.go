@@ -66,23 +66,36 @@ func judgeOption(o Option, r *Rules) optionVerdict {
 	return v
 }
 
-// Choose returns the index of the option Evaluate will choose, or -1 when no option is acceptable. The engine
-// calls it first so that it screens only the chosen payee.
+// Choose returns the index of the option Evaluate will choose, or -1 when no option is acceptable.
 func Choose(f Facts) int {
 	chosen, _, _ := choose(f)
+	return chosen
+}
+
+// Payee returns the index of the option whose payee Evaluate judges: the chosen option, or, when none is
+// acceptable but the best rejected one is only held, that one, since a person may approve it. -1 when
+// there is none. The engine calls it first so that it screens only that payee.
+func Payee(f Facts) int {
+	chosen, rejected, best := choose(f)
+	return payeeOption(chosen, rejected, best)
+}
+
+func payeeOption(chosen, rejected int, best optionVerdict) int {
+	if chosen < 0 && rejected >= 0 && best.worst == Hold {
+		return rejected
+	}
 	return chosen
 }
 
 // choose picks the cheapest acceptable option (tie: the first). When none is acceptable it returns -1 and
 // the best rejected option's index and reasons: the one whose strongest reason is mildest (a hold-only
 // option before a blocked one), then the cheapest priced one, then the first.
-func choose(f Facts) (chosen, rejected int, rejectedReasons []Reason) {
+func choose(f Facts) (chosen, rejected int, best optionVerdict) {
 	opts := f.Options
 	if len(opts) > MaxOptions {
 		opts = opts[:MaxOptions]
 	}
 	chosen, rejected = -1, -1
-	var best optionVerdict
 	for i, o := range opts {
 		v := judgeOption(o, &f.Rules)
 		if len(v.reasons) == 0 {
@@ -95,7 +108,7 @@ func choose(f Facts) (chosen, rejected int, rejectedReasons []Reason) {
 			rejected, best = i, v
 		}
 	}
-	return chosen, rejected, best.reasons
+	return chosen, rejected, best
 }
 
 func betterRejected(o Option, v optionVerdict, bo Option, bv optionVerdict) bool {
@@ -136,14 +149,17 @@ func Evaluate(f Facts) Outcome {
 		reasons = append(reasons, reasonDomainNotAllowlisted(domain))
 	}
 
-	chosen, _, rejectedReasons := choose(f)
+	chosen, rejected, best := choose(f)
+	// The payee judged: the chosen option's, or a held option's, which a person may still approve, so it is
+	// screened and held to the daily cap like a chosen one (a block outranks the hold).
+	payee := payeeOption(chosen, rejected, best)
 
 	if r.ScreenSanctions {
 		s := f.Sanctions
 		switch s.State {
 		case SanctionsScreened:
-			if s.AddressMatch && chosen >= 0 {
-				reasons = append(reasons, reasonPayToSanctioned(f.Options[chosen].PayTo))
+			if s.AddressMatch && payee >= 0 {
+				reasons = append(reasons, reasonPayToSanctioned(f.Options[payee].PayTo))
 			}
 			if s.NameExact {
 				reasons = append(reasons, reasonNameExact())
@@ -154,7 +170,7 @@ func Evaluate(f Facts) Outcome {
 			reasons = append(reasons, reasonSanctionsFailed())
 		case SanctionsNothingToScreen:
 		default: // NoData, NotGathered
-			if chosen >= 0 || f.MerchantName != "" {
+			if payee >= 0 || f.MerchantName != "" {
 				reasons = append(reasons, reasonSanctionsUnavailable())
 			}
 		}
@@ -174,7 +190,12 @@ func Evaluate(f Facts) Outcome {
 	}
 
 	if chosen < 0 {
-		reasons = append(reasons, rejectedReasons...)
+		reasons = append(reasons, best.reasons...)
+		if payee >= 0 {
+			if o := f.Options[payee]; o.Priced() && o.USD > r.DailyCapUSD-f.SpentToday {
+				reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
+			}
+		}
 	} else {
 		amount := f.Options[chosen].USD
 		out.Chosen, out.AmountUSD = chosen, amount

@@ -4,10 +4,13 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // MerchantDomain extracts the merchant host from a URL ("https://api.example.com:8443/x") or a bare host
-// ("Example.COM."): lower case, without scheme, user info, port, path or trailing dot. It returns "" when no
+// ("Example.COM."): mapped for lookup (IDNs as punycode, as clients reach them), lower case, without scheme,
+// user info, port, path or trailing dot. It returns "" when no
 // host can be read. IP literals are returned as they are (without brackets): they are hosts, but no registry
 // knows their age, so their domain facts stay unknown.
 func MerchantDomain(s string) string {
@@ -29,26 +32,48 @@ func MerchantDomain(s string) string {
 		if i := strings.LastIndex(host, "@"); i >= 0 {
 			host = host[i+1:]
 		}
-		if h, _, err := net.SplitHostPort(host); err == nil {
+		if h, port, err := net.SplitHostPort(host); err == nil {
+			if port == "" {
+				return "" // "https:/evil.com/x" reads as host "https" with an empty port: no host
+			}
 			host = h
 		}
 		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if strings.Contains(host, ":") && net.ParseIP(host) == nil {
+			return "" // a colon that is neither a port nor part of an IP literal: no host can be read
+		}
 	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host = canonicalHost(host)
 	if host == "" || strings.ContainsAny(host, " \t\r\n/\\@") {
 		return ""
 	}
 	return host
 }
 
-// domainListed reports whether domain is an entry of list or a subdomain of one. Entries are compared
-// without case and trailing dot; there is no wildcard syntax (SPEC), so "*.example.com" matches nothing.
+// lookupProfile maps a name as browsers and Go's HTTP client do before they look it up (UTS #46,
+// non-transitional): fullwidth letters, ideographic full stops and Unicode labels become the ASCII (punycode)
+// name actually reached. It does not validate: policy compares names, the domain checker judges them.
+var lookupProfile = idna.New(idna.MapForLookup(), idna.Transitional(false))
+
+// canonicalHost is the form hosts and list entries are compared in: mapped for lookup, lower case, without
+// a trailing dot. A name the mapping refuses is compared as it is, in lower case.
+func canonicalHost(h string) string {
+	h = strings.TrimSpace(h)
+	if a, err := lookupProfile.ToASCII(h); err == nil && a != "" {
+		h = a
+	}
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// domainListed reports whether domain is an entry of list or a subdomain of one. Entries are compared in
+// canonicalHost's form (bücher.example and xn--bcher-kva.example are one entry); there is no wildcard syntax
+// (SPEC), so "*.example.com" matches nothing.
 func domainListed(domain string, list []string) bool {
 	if domain == "" {
 		return false
 	}
 	for _, e := range list {
-		e = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(e)), ".")
+		e = canonicalHost(e)
 		if e == "" {
 			continue
 		}

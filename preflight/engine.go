@@ -181,11 +181,12 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 	payee = &Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}
 	f.Domain, payee.Domain = e.domainFacts(ctx, f.MerchantDomain, now)
 
-	chosen := policy.Choose(f)
+	// The payee screened is the chosen option's, or a held option's (a person may approve it).
+	judged := policy.Payee(f)
 	payTo := ""
-	if chosen >= 0 {
-		payTo = f.Options[chosen].PayTo
-		payee.PayTo, payee.Network = payTo, f.Options[chosen].Network
+	if judged >= 0 {
+		payTo = f.Options[judged].PayTo
+		payee.PayTo, payee.Network = payTo, f.Options[judged].Network
 	}
 	f.Sanctions, payee.Sanctions = e.sanctionsFacts(rules.ScreenSanctions, payTo, f.MerchantName)
 	return policy.Evaluate(f), payee
