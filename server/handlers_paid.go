@@ -11,14 +11,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/store"
 )
 
-// Bounds of query inputs (SPEC: text fields are bounded and valid UTF-8).
+// Bounds of query inputs (SPEC: text fields are bounded and valid UTF-8): the screening's own, which the
+// OpenAPI document states too.
 const (
-	maxNameLen    = 256
-	maxAddressLen = 256
-	maxDomainLen  = 2048 // a domain or a URL
+	maxNameLen    = screening.MaxNameLen
+	maxAddressLen = screening.MaxAddressLen
+	maxDomainLen  = screening.MaxDomainLen // a domain or a URL
 	maxURLLen     = 2048
 )
 

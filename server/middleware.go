@@ -61,6 +61,12 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.requests.Add(1)
+		if r.ContentLength != 0 {
+			// Every body must arrive within BodyReadTimeout, read or not: Go's server drains a body the
+			// handler did not read before it answers, and a sender that stalls would hold the connection and
+			// the answer forever. ReadBody clears the deadline once it has the whole body.
+			http.NewResponseController(w).SetReadDeadline(start.Add(BodyReadTimeout))
+		}
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {

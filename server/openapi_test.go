@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -123,4 +124,50 @@ func TestOpenAPIDocument(t *testing.T) {
 	if bad == nil {
 		t.Fatal("CheckResult schema accepted risk \"fine\"")
 	}
+}
+
+// The query bounds the OpenAPI document states are the ones the server enforces: an address at the stated
+// maximum reaches the challenge, one byte more is refused before payment.
+func TestOpenAPIQueryBoundsAreTheServers(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []struct {
+		name string
+		max  int
+	}{{"name", maxNameLen}, {"address", maxAddressLen}, {"domain", maxDomainLen}} {
+		stated := e.openAPIMaxLength(t, "/v1/check", p.name)
+		if stated != p.max {
+			t.Errorf("OpenAPI states %s maxLength %d, the server enforces %d", p.name, stated, p.max)
+		}
+	}
+	if r := e.do("GET", "/v1/check?address="+strings.Repeat("a", maxAddressLen+1), nil, nil); r.StatusCode != http.StatusBadRequest {
+		t.Errorf("an address over the bound: %d, want 400 before payment", r.StatusCode)
+	}
+}
+
+// openAPIMaxLength reads a query parameter's maxLength from the served OpenAPI document.
+func (e *env) openAPIMaxLength(t *testing.T, path, param string) int {
+	t.Helper()
+	r := e.do("GET", "/openapi.json", nil, nil)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string `json:"name"`
+				Schema struct {
+					MaxLength int `json:"maxLength"`
+				} `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	for _, op := range doc.Paths[path] {
+		for _, p := range op.Parameters {
+			if p.Name == param {
+				return p.Schema.MaxLength
+			}
+		}
+	}
+	t.Fatalf("no %s parameter on %s in openapi.json", param, path)
+	return 0
 }

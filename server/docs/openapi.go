@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/payguard/payguard/screening"
 )
 
 type obj = map[string]any
@@ -101,9 +103,9 @@ func OpenAPI(i Info) ([]byte, error) {
 			"description": "Screens a wallet address and a name against the OFAC SDN list, and a merchant domain's registration age and DNS. At least one of name, address or domain is required (400 missing_input otherwise, not charged).",
 			"operationId": "checkPayee", "tags": []string{"paid"}, "security": paidSecurity(),
 			"parameters": []obj{
-				queryParam("name", "Merchant or payee legal name.", 256),
-				queryParam("address", "Payee wallet address.", 128),
-				queryParam("domain", "Merchant domain or URL.", 2048),
+				queryParam("name", "Merchant or payee legal name.", screening.MaxNameLen),
+				queryParam("address", "Payee wallet address.", screening.MaxAddressLen),
+				queryParam("domain", "Merchant domain or URL.", screening.MaxDomainLen),
 				trialParam(),
 			},
 			"responses": paidResponses(i, paidOK("The check result.", "CheckResult")),
