@@ -30,11 +30,12 @@ type Receipt struct {
 	JWS         string `json:"jws,omitempty"`
 }
 
-// Payee is what was learned about the chosen payee and the merchant. It is null only when the input had no
+// Payee is what was learned about the judged payee (the chosen option's, or when none is acceptable the held
+// option's a person may approve; see policy.Payee) and the merchant. It is null only when the input had no
 // payment option at all. Unknown facts are stated as unknown (null, or "unknown"), never guessed.
 type Payee struct {
-	PayTo          string          `json:"pay_to"`  // the chosen option's payTo ("" when none was chosen)
-	Network        string          `json:"network"` // the chosen option's network as on the wire ("" for a cart)
+	PayTo          string          `json:"pay_to"`  // the judged option's payTo: the chosen one, else a held one ("" when none)
+	Network        string          `json:"network"` // that option's network as on the wire ("" for a cart)
 	MerchantDomain string          `json:"merchant_domain"`
 	MerchantName   string          `json:"merchant_name"`
 	Sanctions      PayeeSanctions  `json:"sanctions"`
