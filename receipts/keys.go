@@ -104,6 +104,11 @@ func ParseKeySet(data []byte) (*KeySet, error) {
 		if jwk.KeyID != kid {
 			return nil, fmt.Errorf("key %d: kid %q is not the key's RFC 7638 thumbprint %q", i, jwk.KeyID, kid)
 		}
+		if !keyPairMatches(priv) {
+			// The thumbprint covers x and y only: a d from another key would load, sign, and publish a key set
+			// under which none of its receipts verify.
+			return nil, fmt.Errorf("key %d (kid %q): the private key d does not belong to its public key x, y", i, jwk.KeyID)
+		}
 		jwk.Algorithm, jwk.Use = string(jose.ES256), "sig"
 		k.keys = append(k.keys, jwk)
 	}
@@ -217,4 +222,14 @@ func (k *KeySet) rebuildSignerLocked() error {
 	}
 	k.signer = s
 	return nil
+}
+
+// keyPairMatches reports whether priv's public point is d·G.
+func keyPairMatches(priv *ecdsa.PrivateKey) bool {
+	derived, err := priv.ECDH()
+	if err != nil {
+		return false
+	}
+	stated, err := priv.PublicKey.ECDH()
+	return err == nil && derived.PublicKey().Equal(stated)
 }

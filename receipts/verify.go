@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -185,6 +186,14 @@ func VerifyResult(resultJSON []byte, jwks []byte, opts VerifyOptions) error {
 	if err := dec.Decode(&result); err != nil || result == nil {
 		return fmt.Errorf("receipts: not a JSON result object: %v", err)
 	}
+	// Only one JSON value, with each member once: a trailing value or a repeated name is bytes a reader may
+	// take differently from this comparison (one that keeps the first of two "decision"s reads another result).
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("receipts: the result is followed by more JSON")
+	}
+	if err := noRepeatedNames(resultJSON); err != nil {
+		return err
+	}
 	receipt, _ := result["receipt"].(map[string]any)
 	jws, _ := receipt["jws"].(string)
 	if jws == "" {
@@ -205,4 +214,51 @@ func VerifyResult(resultJSON []byte, jwks []byte, opts VerifyOptions) error {
 		return &FieldError{Field: field}
 	}
 	return nil
+}
+
+// noRepeatedNames reports an object anywhere in data that names a member twice.
+func noRepeatedNames(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		names   map[string]bool
+		isObj   bool
+		wantKey bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("receipts: not a JSON result: %v", err)
+		}
+		top := len(stack) - 1
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				if top >= 0 && stack[top].isObj {
+					stack[top].wantKey = true // this value was the member's
+				}
+				stack = append(stack, frame{names: map[string]bool{}, isObj: d == '{', wantKey: d == '{'})
+			default:
+				stack = stack[:top]
+			}
+			continue
+		}
+		if top < 0 || !stack[top].isObj {
+			continue
+		}
+		if stack[top].wantKey {
+			name := tok.(string)
+			if stack[top].names[name] {
+				return fmt.Errorf("receipts: member %q appears twice in one object", name)
+			}
+			stack[top].names[name] = true
+			stack[top].wantKey = false
+			continue
+		}
+		stack[top].wantKey = true // a scalar value; the next token is a name
+	}
 }

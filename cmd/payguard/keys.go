@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/payguard/payguard/receipts"
@@ -132,6 +133,10 @@ func runKeysJWKS(args []string, stdout, stderr io.Writer) int {
 }
 
 func saveKeys(k *receipts.KeySet, path, jwksPath string) error {
+	if jwksPath != "" && filepath.Clean(jwksPath) == filepath.Clean(path) {
+		// The public set would overwrite the private keys it was made from.
+		return fmt.Errorf("--jwks %s is the key file itself; give the public key set its own file", jwksPath)
+	}
 	if err := k.Save(path); err != nil {
 		return err
 	}
