@@ -45,7 +45,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML configuration file (default: the embedded default)")
-	offline := fs.Bool("offline", false, "make no network lookups for domain facts (age and DNS stay unknown)")
+	offline := fs.Bool("offline", false, "no network lookups: no sanctions download (the cached list or --sanctions-dir is used; with neither, every payment is held), domain age and DNS unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML")
 	if err := fs.Parse(args); err != nil {
 		return 2
