@@ -377,3 +377,22 @@ func TestApprovalBodyMustBeOneObjectNamingSomeone(t *testing.T) {
 		t.Errorf("a good approval: %d", code)
 	}
 }
+
+// The echoed `accepted` must honour the allowed option as the SDK seller judges it: it may add to extra,
+// not drop from it.
+func TestTicketAcceptedComparedAsTheSellerDoes(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	h := newHarness(t, memory.New(), testRules())
+	ex := h.buyer().pay(s.url("/weather"), func(pl *x402.PaymentPayload, _ *x402.EIP3009Authorization) {
+		pl.Accepted.Extra = nil
+	})
+	if r := decodeRefusal(t, ex.paid, ex.paidBody); !strings.Contains(strings.Join(r.Reasons, " "), "accepted option differs") {
+		t.Errorf("accepted without extra: %s", ex.paidBody)
+	}
+	ex = h.buyer().pay(s.url("/weather"), func(pl *x402.PaymentPayload, _ *x402.EIP3009Authorization) {
+		pl.Accepted.Extra = json.RawMessage(`{"name":"USDC","version":"2","memo":"added by the client"}`)
+	})
+	if ex.paid.StatusCode == http.StatusForbidden || ex.paid.Header.Get(HeaderDecision) != "allow" {
+		t.Errorf("accepted with extra added: %d %s", ex.paid.StatusCode, ex.paidBody)
+	}
+}

@@ -80,7 +80,8 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 	if err := json.Unmarshal(tk.Option, &opt); err != nil {
 		return failClosed("store_error", "ticket option unreadable: "+err.Error())
 	}
-	if t.version == x402.V2 && !t.accepted.Equal(opt) {
+	// Equal's receiver is the offered requirement, its argument the echoed one (which may add to extra).
+	if t.version == x402.V2 && !opt.Equal(*t.accepted) {
 		return failClosed("payment_mismatch", "payment's accepted option differs from the option payguard allowed")
 	}
 	if t.version != x402.V2 && !sameNetwork(opt.Network, t.network) {

@@ -279,7 +279,7 @@ func TestVerifyResponse(t *testing.T) {
 }
 
 func TestFacilitatorRequestV1Amount(t *testing.T) {
-	doc := `{"x402Version":1,"paymentPayload":{"x402Version":1,"scheme":"exact","network":"base","payload":{}},"paymentRequirements":{"scheme":"exact","network":"base","maxAmountRequired":"7","payTo":"0xb","maxTimeoutSeconds":60,"asset":"0xc"}}`
+	doc := `{"x402Version":1,"paymentPayload":{"x402Version":1,"scheme":"exact","network":"base","payload":{}},"paymentRequirements":{"scheme":"exact","network":"base","maxAmountRequired":"7","description":"","mimeType":"","payTo":"0xb","maxTimeoutSeconds":60,"asset":"0xc"}}`
 	var f FacilitatorRequest
 	if err := json.Unmarshal([]byte(doc), &f); err != nil {
 		t.Fatal(err)
@@ -369,5 +369,22 @@ func TestDecodedValuesDoNotAliasTheInput(t *testing.T) {
 		if after := jsonOf(t, v); !bytes.Equal(before, after) {
 			t.Errorf("%s: the decoded value changed with the caller's buffer:\n%s\n%s", c.name, before, after)
 		}
+	}
+}
+
+// A v1 requirement always carries description and mimeType, "" included: x402-express writes them so and
+// x402-fetch's schema requires both, so a narrowed v1 challenge without them could not be paid.
+func TestV1RequirementKeepsEmptyDescriptionAndMimeType(t *testing.T) {
+	body := `{"x402Version":1,"error":"X-PAYMENT header is required","accepts":[{"scheme":"exact","network":"base-sepolia","maxAmountRequired":"10000","resource":"http://s/weather","description":"","mimeType":"","payTo":"0xb","maxTimeoutSeconds":60,"asset":"0xc","extra":{"name":"USDC","version":"2"}}]}`
+	pr, err := ParsePaymentRequired([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(pr.Narrowed(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"description":"","mimeType":""`) {
+		t.Fatalf("narrowed v1 challenge lost its empty description or mimeType: %s", out)
 	}
 }

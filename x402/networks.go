@@ -11,8 +11,16 @@ const (
 	SolanaDevnet  = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
 )
 
-// v1EVMChainIDs is the v1 SDK's EVM_NETWORK_CHAIN_ID_MAP (x402@1.2.0), the names a v1 challenge may use.
+// v1EVMChainIDs is the v1 SDK's EVM_NETWORK_CHAIN_ID_MAP (x402@1.2.0) and the further v1 names @x402/evm
+// (2.27) registers for its v1 client: the names a v1 challenge may use.
 var v1EVMChainIDs = map[string]uint64{
+	"abstract-testnet":   11124,
+	"celo":               42220,
+	"monad":              143,
+	"megaeth":            4326,
+	"stable":             988,
+	"stable-testnet":     2201,
+	"flare":              14,
 	"base":               8453,
 	"base-sepolia":       84532,
 	"avalanche":          43114,

@@ -45,7 +45,7 @@ func TestCAIP2AndV1Name(t *testing.T) {
 	}
 
 	// Well-formed CAIP-2 ids v1 has no name for.
-	for _, id := range []string{"eip155:42161", "eip155:143", "cosmos:cosmoshub-3", "bip122:000000000019d6689c085ae165831e93"} {
+	for _, id := range []string{"eip155:42161", "eip155:10", "cosmos:cosmoshub-3", "bip122:000000000019d6689c085ae165831e93"} {
 		if got, ok := CAIP2(id); !ok || got != id {
 			t.Errorf("CAIP2(%q) = %q, %v", id, got, ok)
 		}
@@ -244,5 +244,20 @@ func TestParseAtomic(t *testing.T) {
 	_, err := ParseAtomic(strings.Repeat("x", 10000))
 	if err == nil || len(err.Error()) > 200 {
 		t.Errorf("long input error: %v", err)
+	}
+}
+
+// The v1 names @x402/evm's v1 client knows beyond x402@1.2.0's table, and abstract-testnet.
+func TestNewerV1NetworkNames(t *testing.T) {
+	for name, id := range map[string]string{
+		"abstract-testnet": "eip155:11124", "celo": "eip155:42220", "monad": "eip155:143", "megaeth": "eip155:4326",
+		"stable": "eip155:988", "stable-testnet": "eip155:2201", "flare": "eip155:14",
+	} {
+		if got, ok := CAIP2(name); !ok || got != id {
+			t.Errorf("CAIP2(%q) = %q, %v; want %s", name, got, ok, id)
+		}
+		if back, ok := V1Name(id); !ok || back != name {
+			t.Errorf("V1Name(%q) = %q, %v; want %s", id, back, ok, name)
+		}
 	}
 }

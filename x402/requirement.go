@@ -85,12 +85,10 @@ func encodeRequirement(r *Requirement, version int) ([]byte, error) {
 		if r.Resource != "" {
 			w.str("resource", r.Resource)
 		}
-		if r.Description != "" {
-			w.str("description", r.Description)
-		}
-		if r.MimeType != "" {
-			w.str("mimeType", r.MimeType)
-		}
+		// Always written, "" included: the v1 seller writes them so (description ?? ""), and the v1 client's
+		// schema requires both, refusing a narrowed challenge without them.
+		w.str("description", r.Description)
+		w.str("mimeType", r.MimeType)
 		w.str("payTo", r.PayTo)
 		w.value("maxTimeoutSeconds", r.MaxTimeoutSeconds)
 		w.str("asset", r.Asset)
