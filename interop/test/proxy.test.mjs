@@ -303,7 +303,9 @@ describe('hold: a person decides through the admin API', () => {
     assert.equal((await admin.hold(holdId)).json.status, 'denied');
     const retry = await viaGuard(`${seller.url}/mid`, { version: 2 });
     t.diagnostic(`retry after a denied hold (hold_wait 0s): ${retry.status} ${retry.json?.decision} hold ${retry.headers['x-payguard-hold']}`);
-    await assertRefusedBeforeSeller(retry, seller, retry.json?.decision === 'block' ? 'block' : 'hold');
+    // A denial answers the request that waited for it; a later request is a new hold for a person to judge.
+    await assertRefusedBeforeSeller(retry, seller, 'hold');
+    assert.ok(retry.headers['x-payguard-hold'] && retry.headers['x-payguard-hold'] !== holdId);
   });
 
   describe('with hold_wait: the agent\'s request waits for the person', () => {

@@ -80,7 +80,7 @@ describe('payguard serve with the official x402 buyers', () => {
       assert.ok(r.json.data_as_of);
       const s = await stats();
       assert.equal(s.settle.success, 1);
-      assert.equal(s.settled[0].amount ?? '10000', '10000');
+      assert.equal(s.settled[0].amount, '10000');
     });
 
     it(`v${version} buyer pays /v1/preflight and gets a signed decision`, async () => {
@@ -88,7 +88,7 @@ describe('payguard serve with the official x402 buyers', () => {
         headers: { 'content-type': 'application/json' }, body: PREFLIGHT_INPUT });
       assert.equal(r.status, 200, `${r.error ?? ''} ${r.body}`);
       assert.equal(r.paymentResponse?.success, true);
-      assert.ok(['allow', 'hold', 'block'].includes(r.json.decision));
+      assert.equal(r.json.decision, 'allow', JSON.stringify(r.json.reasons));
       assert.match(r.json.receipt.jws, /^[\w-]+\.[\w-]+\.[\w-]+$/);
       if (version === 2) {
         const receipt = r.paymentResponse.extensions?.['offer-receipt']?.info?.receipt;

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -39,8 +40,14 @@ func FuzzPaymentHeader(f *testing.F) {
 			}
 			return
 		}
-		if p.Version != 1 && p.Version != 2 || !json.Valid(p.Raw) || p.NonceKey("eip155:8453") != p.NonceKey("eip155:8453") {
+		if p.Version != 1 && p.Version != 2 || !json.Valid(p.Raw) {
 			t.Fatalf("accepted a bad payment: %+v", p)
+		}
+		// Every accepted payment has a never-settle-twice key of one of the three shapes, in lower case.
+		key := p.NonceKey("eip155:8453")
+		if key != strings.ToLower(key) || !(strings.HasPrefix(key, "x402-nonce:eip155:8453|") ||
+			strings.HasPrefix(key, "x402-permit2:eip155:8453|") || strings.HasPrefix(key, "x402-payload:")) {
+			t.Fatalf("payment %+v has nonce key %q", p, key)
 		}
 	})
 }
