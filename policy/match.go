@@ -59,10 +59,23 @@ var lookupProfile = idna.New(idna.MapForLookup(), idna.Transitional(false))
 // a trailing dot. A name the mapping refuses is compared as it is, in lower case.
 func canonicalHost(h string) string {
 	h = strings.TrimSpace(h)
-	if a, err := lookupProfile.ToASCII(h); err == nil && a != "" {
-		h = a
+	// For ASCII the mapping only lowers the case, so the common name skips it (every list entry of every
+	// decision comes through here).
+	if !isASCII(h) {
+		if a, err := lookupProfile.ToASCII(h); err == nil && a != "" {
+			h = a
+		}
 	}
 	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // domainListed reports whether domain is an entry of list or a subdomain of one. Entries are compared in

@@ -48,31 +48,39 @@ func readChallenge(resp *http.Response) (pr *x402.PaymentRequired, body challeng
 		}
 		return pr, body, fromHeader, ""
 	}
+	if body.json == nil && body.coding == "" && !bytes.Contains(raw, []byte("x402Version")) {
+		return nil, body, notX402, "" // a long body whose first 64 KiB never mention x402
+	}
+	pr, src, why = judgeBody(body)
+	return pr, body, src, why
+}
+
+// judgeBody classifies a 402 body: no challenge (notX402), a challenge (fromBody), or one that may be a
+// challenge but cannot be read (undecodable, with why): not read whole, or mentioning x402Version without
+// parsing.
+func judgeBody(body challengeBody) (*x402.PaymentRequired, challengeSource, string) {
 	switch {
-	case body.json == nil && body.encoded:
-		return nil, body, undecodable, "402 body is in a content coding payguard cannot read (" + resp.Header.Get("Content-Encoding") + ")"
+	case body.json == nil && body.coding != "":
+		return nil, undecodable, "402 body is in a content coding payguard cannot read (" + body.coding + ")"
 	case body.json == nil:
-		if bytes.Contains(raw, []byte("x402Version")) {
-			return nil, body, undecodable, fmt.Sprintf("x402 challenge body exceeds %d bytes", maxChallengeBody)
-		}
-		return nil, body, notX402, ""
+		return nil, undecodable, fmt.Sprintf("x402 challenge body exceeds %d bytes", maxChallengeBody)
 	case !hasX402Version(body.json):
 		if bytes.Contains(body.json, []byte("x402Version")) {
-			return nil, body, undecodable, "402 body mentions x402Version but is not a readable JSON object"
+			return nil, undecodable, "402 body mentions x402Version but is not a readable JSON object"
 		}
-		return nil, body, notX402, ""
+		return nil, notX402, ""
 	}
-	pr, err = x402.ParsePaymentRequired(body.json)
+	pr, err := x402.ParsePaymentRequired(body.json)
 	if err != nil {
-		return nil, body, undecodable, "402 body is not a readable x402 challenge: " + err.Error()
+		return nil, undecodable, "402 body is not a readable x402 challenge: " + err.Error()
 	}
-	return pr, body, fromBody, ""
+	return pr, fromBody, ""
 }
 
 // challengeBody is a 402 body as payguard judged it.
 type challengeBody struct {
-	json    []byte // the body as a client's JSON parser reads it; nil when it could not be read whole
-	encoded bool   // the body arrived in a content coding, which payguard does not read
+	json   []byte // the body as a client's JSON parser reads it; nil when it could not be read whole
+	coding string // the content coding it arrived in, which payguard does not read ("" for none)
 }
 
 // readBody prepares a 402 body for judging. goproxy drops the agent's Accept-Encoding and Go's transport
@@ -80,9 +88,11 @@ type challengeBody struct {
 // deflate, ...): it is not read, and neither is an incomplete body. A leading UTF-8 byte-order mark is
 // dropped, since fetch's response.json() drops it too.
 func readBody(coding string, raw []byte, complete bool) challengeBody {
-	coding = strings.ToLower(strings.TrimSpace(coding))
-	b := challengeBody{encoded: coding != "" && coding != "identity"}
-	if complete && !b.encoded {
+	b := challengeBody{coding: strings.ToLower(strings.TrimSpace(coding))}
+	if b.coding == "identity" {
+		b.coding = ""
+	}
+	if complete && b.coding == "" {
 		if b.json = bytes.TrimPrefix(raw, []byte("\xEF\xBB\xBF")); b.json == nil {
 			b.json = []byte{} // an empty body is read too: there is nothing in it
 		}
@@ -140,22 +150,12 @@ func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, b
 			return fmt.Errorf("re-encode PAYMENT-REQUIRED: %w", err)
 		}
 		resp.Header.Set(x402.HeaderPaymentRequired, v)
-		bodyPR, ok := bodyChallenge(body)
-		if !ok {
-			return setBody(resp, []byte("{}"))
-		}
-		if bodyPR == nil {
+		return rewriteBody(resp, body, func(b *x402.PaymentRequired) *x402.PaymentRequired {
+			if idx := matchingOption(b, narrowed.Accepts[0]); idx >= 0 {
+				return b.Narrowed(idx)
+			}
 			return nil
-		}
-		idx := matchingOption(bodyPR, narrowed.Accepts[0])
-		if idx < 0 {
-			return setBody(resp, []byte("{}"))
-		}
-		b, err := json.Marshal(bodyPR.Narrowed(idx))
-		if err != nil {
-			return fmt.Errorf("re-encode 402 body: %w", err)
-		}
-		return setBody(resp, b)
+		})
 	case fromBody:
 		b, err := json.Marshal(narrowed)
 		if err != nil {
@@ -166,21 +166,24 @@ func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, b
 	return fmt.Errorf("no challenge to narrow")
 }
 
-// bodyChallenge reads the body that came with a v2 header: (nil, true) when it is no challenge and may go on
-// as it is, (challenge, true) when it is one to rewrite, and (nil, false) when it may be one but cannot be
-// read (incomplete, in an unknown coding, or unparsable while mentioning x402Version): such a body is
-// replaced, so that no client pays from options payguard never judged.
-func bodyChallenge(body challengeBody) (*x402.PaymentRequired, bool) {
-	switch {
-	case body.json == nil:
-		return nil, false
-	case hasX402Version(body.json):
-		pr, err := x402.ParsePaymentRequired(body.json)
-		return pr, err == nil
-	case bytes.Contains(body.json, []byte("x402Version")):
-		return nil, false
+// rewriteBody rewrites the body that came with a v2 header: a body that is no challenge goes on as it is; a
+// challenge becomes rewrite's result, or {} when rewrite returns nil; a body that may be a challenge but
+// cannot be read becomes {}, so that no client pays from options payguard never judged.
+func rewriteBody(resp *http.Response, body challengeBody, rewrite func(*x402.PaymentRequired) *x402.PaymentRequired) error {
+	pr, src, _ := judgeBody(body)
+	switch src {
+	case notX402:
+		return nil
+	case fromBody:
+		if out := rewrite(pr); out != nil {
+			b, err := json.Marshal(out)
+			if err != nil {
+				return fmt.Errorf("re-encode 402 body: %w", err)
+			}
+			return setBody(resp, b)
+		}
 	}
-	return nil, true
+	return setBody(resp, []byte("{}"))
 }
 
 // matchingOption finds the entry of pr naming the same payment as want (scheme, network, asset, payTo,
@@ -231,19 +234,10 @@ func emptyChallenge(resp *http.Response, pr *x402.PaymentRequired, body challeng
 			return err
 		}
 		resp.Header.Set(x402.HeaderPaymentRequired, v)
-		bodyPR, ok := bodyChallenge(body)
-		if !ok {
-			return setBody(resp, []byte("{}"))
-		}
-		if bodyPR == nil {
-			return nil
-		}
-		bodyPR.Accepts = []x402.Requirement{}
-		b, err := json.Marshal(bodyPR)
-		if err != nil {
-			return err
-		}
-		return setBody(resp, b)
+		return rewriteBody(resp, body, func(b *x402.PaymentRequired) *x402.PaymentRequired {
+			b.Accepts = []x402.Requirement{}
+			return b
+		})
 	case fromBody:
 		b, err := json.Marshal(&empty)
 		if err != nil {

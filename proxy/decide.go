@@ -197,17 +197,7 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	}
 	if errors.Is(err, store.ErrBudgetExceeded) {
 		st, _ := p.opts.Store.State(ctx, p.opts.Budget, day)
-		v.Decision = block
-		v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(st.Spent+st.Reserved))}
-		v.Class = "daily_cap"
-		v.Option = nil
-		// The refusal shows this result's receipt. Not yet signed (an allow), it is restated as the decision
-		// payguard made: the block the engine itself gives when the spend it is told about leaves no room
-		// under the cap. A signed one (an approved hold's) is shown as it was signed.
-		if res.Receipt.JWS == "" {
-			res.Decision, res.Reasons, res.Receipt.Decision = block, v.Reasons, block
-		}
-		return v
+		return p.capBlock(v, st.Spent+st.Reserved)
 	}
 	if err != nil {
 		return failClosed("ledger_error", "budget reservation or payment ticket failed: "+err.Error())
@@ -216,6 +206,21 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	v.Amount = res.AmountMicros
 	v.Release = &release{Budget: p.opts.Budget, Day: day, ReservationID: id, AmountMicros: res.AmountMicros,
 		ReceiptID: res.Receipt.ID}
+	return v
+}
+
+// capBlock turns v into the daily-cap block, spent being what the ledger holds (spent and reserved). The
+// refusal shows v's receipt. Not yet signed (an allow), it is restated as the decision payguard made: the
+// block the engine itself gives when the spend it is told about leaves no room under the cap. A signed one
+// (an approved hold's) is shown as it was signed.
+func (p *Proxy) capBlock(v verdict, spent int64) verdict {
+	v.Decision = block
+	v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(spent))}
+	v.Class = "daily_cap"
+	v.Option = nil
+	if res := v.Result; res != nil && res.Receipt.JWS == "" {
+		res.Decision, res.Reasons, res.Receipt.Decision = block, v.Reasons, block
+	}
 	return v
 }
 

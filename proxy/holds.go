@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -99,14 +98,9 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
 	}
-	capMicros, spent := int64(p.opts.Rules.DailyCapUSD), st.Spent+st.Reserved
-	if v.Result != nil && v.Result.AmountMicros > capMicros-spent {
+	if spent := st.Spent + st.Reserved; v.Result != nil && v.Result.AmountMicros > int64(p.opts.Rules.DailyCapUSD)-spent {
 		v.Hold = &h
-		v.Decision = block
-		v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(spent))}
-		v.Class = "daily_cap"
-		v.Option = nil
-		return v
+		return p.capBlock(v, spent)
 	}
 	used, err := p.opts.Store.UseHold(ctx, h.ID)
 	if err != nil {

@@ -43,23 +43,20 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	// Request trailers are not passed upstream: one arrives after the body, when the request is already on
 	// its way, so a payment sent as a trailer would reach the seller unchecked. One that declares a payment
 	// trailer is refused; any other request goes on without its trailers (rare in HTTP/1.1 requests).
+	paymentTrailer := false
 	for name := range req.Trailer {
-		if isPaymentHeader(name) {
-			out := failClosed("payment_malformed", "a payment header sent as a request trailer is not checked, so it is refused")
-			p.observe("payment", req, out, st.start)
-			p.metrics.paymentsRefused.WithLabelValues(out.Class).Inc()
-			st.local = true
-			return req, refusal(req, out, p.opts.RetryAfter)
-		}
+		paymentTrailer = paymentTrailer || isPaymentHeader(name)
 	}
 	req.Trailer = nil
 	v1 := req.Header.Values(x402.HeaderXPayment)
 	v2 := req.Header.Values(x402.HeaderPaymentSignature)
-	if len(v1) == 0 && len(v2) == 0 {
+	if len(v1) == 0 && len(v2) == 0 && !paymentTrailer {
 		return req, nil
 	}
 	var out verdict
 	switch {
+	case paymentTrailer:
+		out = failClosed("payment_malformed", "a payment header sent as a request trailer is not checked, so it is refused")
 	case len(v1)+len(v2) > 1:
 		out = failClosed("payment_malformed", "request carries more than one payment header")
 	case len(v1) == 1:

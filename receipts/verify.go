@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/payguard/payguard/x402/jsonscan"
 )
 
 // Verification errors. Verify wraps exactly one of them, so callers can use errors.Is.
@@ -216,49 +218,27 @@ func VerifyResult(resultJSON []byte, jwks []byte, opts VerifyOptions) error {
 	return nil
 }
 
-// noRepeatedNames reports an object anywhere in data that names a member twice.
-func noRepeatedNames(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	type frame struct {
-		names   map[string]bool
-		isObj   bool
-		wantKey bool
-	}
-	var stack []frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("receipts: not a JSON result: %v", err)
-		}
-		top := len(stack) - 1
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				if top >= 0 && stack[top].isObj {
-					stack[top].wantKey = true // this value was the member's
-				}
-				stack = append(stack, frame{names: map[string]bool{}, isObj: d == '{', wantKey: d == '{'})
-			default:
-				stack = stack[:top]
+// noRepeatedNames reports an object anywhere in the JSON value v that names a member twice. jsonscan
+// splits objects and arrays as encoding/json reads them, keeping repeated names.
+func noRepeatedNames(v []byte) error {
+	if members, ok := jsonscan.Object(v); ok {
+		seen := make(map[string]bool, len(members))
+		for _, m := range members {
+			if seen[m.Name] {
+				return fmt.Errorf("receipts: member %q appears twice in one object", m.Name)
 			}
-			continue
-		}
-		if top < 0 || !stack[top].isObj {
-			continue
-		}
-		if stack[top].wantKey {
-			name := tok.(string)
-			if stack[top].names[name] {
-				return fmt.Errorf("receipts: member %q appears twice in one object", name)
+			seen[m.Name] = true
+			if err := noRepeatedNames(m.Value); err != nil {
+				return err
 			}
-			stack[top].names[name] = true
-			stack[top].wantKey = false
-			continue
 		}
-		stack[top].wantKey = true // a scalar value; the next token is a name
+		return nil
 	}
+	elems, _ := jsonscan.Array(v)
+	for _, e := range elems {
+		if err := noRepeatedNames(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
