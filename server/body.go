@@ -31,13 +31,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *InputError) {
 	tooLarge := &InputError{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
 		Message: fmt.Sprintf("request body is over %d KiB", max>>10)}
-	rc := http.NewResponseController(w)
 	if r.ContentLength > int64(max) {
-		// Answer at once: the body is not read, and Go's server must not wait for it before answering.
+		// Answer at once: with Connection: close Go's server does not wait for the unread body before
+		// answering, and it still lingers before closing, so a client writing the body reads the 413.
 		w.Header().Set("Connection", "close")
-		rc.SetReadDeadline(time.Now())
 		return nil, tooLarge
 	}
+	rc := http.NewResponseController(w)
 	// Not every ResponseWriter supports deadlines (an httptest recorder does not); the limit on bytes still
 	// holds. A socket deadline runs on the wall clock, not the injected one.
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
