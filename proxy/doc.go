@@ -19,7 +19,8 @@
 //     seller's own claims and are replaced by the request URL in the engine's input.
 //   - allow: the amount is reserved and a ticket recorded (method, URL, scheme, network, payTo, amount; the
 //     option itself for v2's `accepted`; expiry max(maxTimeoutSeconds, 60 s)) in one store write
-//     (store.Tickets.ReserveTicket: one bolt commit, durable before the agent sees the challenge); the
+//     (store.Tickets.ReserveTicket: counted at once and journaled; in the bolt store committed and fsynced
+//     in the background, before the paid retry can take the ticket: the payment never leaves first); the
 //     challenge goes on with `accepts` narrowed to the chosen option. A v1 body next to a v2 header is
 //     narrowed to the entry with the same terms (or emptied).
 //   - block: 403 {"decision","reasons","receipt"}; the agent never sees a challenge it could sign.

@@ -1,11 +1,17 @@
-// Package bolt is payguard's embedded default store: one bbolt file that survives restarts and kill -9
-// (every change is committed and fsynced before the call returns). bbolt runs one write transaction at a
-// time, so each operation that reads and then writes (Reserve, TakeTicket, TakeTrial, ...) is atomic
-// without further locking.
+// Package bolt is payguard's embedded default store: one bbolt file that survives restarts and kill -9.
+// bbolt runs one write transaction at a time, so each operation that reads and then writes (TakeTicket,
+// TakeTrial, ...) is atomic without further locking.
 //
-// The hot writes (the trial counter, the paid-call nonce mark, Reserve, ReserveTicket and Commit) go through write, which
-// lets concurrent callers share one commit and its fsync (bbolt's DB.Batch) instead of queueing for one
-// fsync each; see batch.go.
+// Every change is committed and fsynced before the call returns, with two exceptions on the proxy's hot
+// path. ReserveTicket returns once its reservation counts and is journaled (safe from kill -9), and
+// TakeTicket waits for it to be committed, so the payment it allows is never released before it is
+// durable. Commit, likewise journaled, moves an amount from reserved to spent and leaves the budget as it
+// was. The ledger (Reserve, ReserveTicket, Commit) has its own write path with group commit; see
+// ledgerlog.go.
+//
+// The other hot writes (the trial counter, the paid-call nonce mark) go through write, which lets concurrent
+// callers share one commit and its fsync (bbolt's DB.Batch) instead of queueing for one fsync each; see
+// batch.go.
 //
 // The file is locked while open: a second payguard on the same file gets a clear "locked" error after
 // Options.Timeout instead of hanging.
@@ -41,12 +47,13 @@ var (
 	bucketHoldKeys     = []byte("holdkeys")     // hold key → id of the newest hold with that key
 	bucketTickets      = []byte("tickets")      // ticket key → nested bucket: sequence (uint64 BE) → Ticket JSON
 	bucketTicketIDs    = []byte("ticketids")    // ticket id → ExpiresAt (unix ns), for duplicate checks
+	bucketTicketExpiry = []byte("ticketexpiry") // ExpiresAt (unix ns, uint64 BE) + ticket id → sequence + ticket key
 	bucketSeen         = []byte("seen")         // payment digest → expiry (unix ns)
 	bucketTrial        = []byte("trial")        // day+client → count, expiry (unix ns)
 	bucketObservations = []byte("observations") // URL → nested bucket: sequence → Observation JSON
 	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketSeen, bucketTrial, bucketObservations, bucketMeta}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 
@@ -60,7 +67,15 @@ type Options struct {
 	// BatchDelay is how long a batched write waits for others to join its commit while another write is
 	// in flight (see batch.go); 0 means DefaultBatchDelay, a negative value turns batching off.
 	BatchDelay time.Duration
+	// CommitDelay is how long the ledger's applier lets journaled operations gather before it commits them,
+	// when nobody waits for the commit (ledgerlog.go); 0 means DefaultCommitDelay, a negative value commits
+	// at once.
+	CommitDelay time.Duration
 }
+
+// DefaultCommitDelay is Options.CommitDelay's default. Only reservations no payment was released against
+// wait that long for the file (a power cut, not a kill -9, loses them), and a release cuts it short.
+const DefaultCommitDelay = 5 * time.Millisecond
 
 // Store implements store.Store on a bbolt file.
 type Store struct {
@@ -69,6 +84,7 @@ type Store struct {
 	lastPurge time.Time // read and written only inside write transactions, which bbolt serializes
 	writers   atomic.Int64
 	batching  bool
+	log       ledgerLog // the ledger's write path (ledgerlog.go)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -102,8 +118,14 @@ func Open(path string, opts Options) (*Store, error) {
 		db.MaxBatchDelay = opts.BatchDelay
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
+		indexed := tx.Bucket(bucketTicketExpiry) != nil
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		if !indexed { // a file from before the expiry index
+			if err := indexTicketExpiry(tx); err != nil {
 				return err
 			}
 		}
@@ -113,11 +135,24 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store/bolt: preparing %s: %w", path, err)
 	}
+	switch {
+	case opts.CommitDelay == 0:
+		s.log.delay = DefaultCommitDelay
+	case opts.CommitDelay > 0:
+		s.log.delay = opts.CommitDelay
+	}
+	if err := s.openLedger(path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
-// Close releases the file and its lock.
-func (s *Store) Close() error { return s.db.Close() }
+// Close applies the queued ledger operations and releases the file and its lock.
+func (s *Store) Close() error {
+	s.closeLedger()
+	return s.db.Close()
+}
 
 // Path is the file's path.
 func (s *Store) Path() string { return s.db.Path() }
@@ -163,10 +198,7 @@ func (s *Store) purge(tx *bbolt.Tx, now time.Time) error {
 	if err := expired(tx.Bucket(bucketTrial), second); err != nil {
 		return err
 	}
-	if err := expired(tx.Bucket(bucketTicketIDs), first); err != nil {
-		return err
-	}
-	if err := purgeTickets(tx.Bucket(bucketTickets), now); err != nil {
+	if err := purgeTickets(tx, now); err != nil {
 		return err
 	}
 	cutoff := []byte(store.Day(now.Add(-store.LedgerRetention)))

@@ -36,6 +36,8 @@ func BenchmarkReserveCommit(b *testing.B) { storetest.BenchReserveCommit(b, open
 
 func BenchmarkReserveTicket(b *testing.B) { storetest.BenchReserveTicket(b, openBench(b)) }
 
+func BenchmarkPaymentCycle(b *testing.B) { storetest.BenchPaymentCycle(b, openBench(b)) }
+
 func BenchmarkReserveCommitParallel(b *testing.B) {
 	b.SetParallelism(8)
 	storetest.BenchReserveCommitParallel(b, openBench(b))

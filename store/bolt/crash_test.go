@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/bolt"
 )
@@ -25,6 +27,14 @@ const childEnv = "PAYGUARD_BOLT_CRASH_CHILD"
 const crashDay = "2026-11-22"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(journalChildEnv); path != "" {
+		if err := journalChild(path); err != nil {
+			fmt.Fprintln(os.Stderr, "journal crash child:", err)
+			os.Exit(3)
+		}
+		time.Sleep(time.Hour)
+		os.Exit(4)
+	}
 	if path := os.Getenv(batchChildEnv); path != "" {
 		if err := batchChild(path); err != nil {
 			fmt.Fprintln(os.Stderr, "batch crash child:", err)
@@ -285,5 +295,77 @@ func TestBatchedWritesSurviveKill9(t *testing.T) {
 	// Reservations that committed but were not printed before the kill may add up to one per worker.
 	if err != nil || st.Reserved < int64(reserved) || st.Reserved > int64(reserved+batchWorkers) {
 		t.Fatalf("reserved %d after kill -9 (%v); %d reservations were reported", st.Reserved, err, reserved)
+	}
+}
+
+// journalChildEnv makes the re-executed test binary reserve two tickets while no commit can reach the file,
+// then wait to be killed: the reservations exist only in the journal (and in the page cache).
+const journalChildEnv = "PAYGUARD_BOLT_JOURNAL_CRASH_CHILD"
+
+func journalChild(path string) error {
+	ctx := context.Background()
+	s, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		return err
+	}
+	bolt.HoldWriter(s)
+	far := time.Now().Add(time.Hour)
+	for i, amount := range []int64{250_000, 150_000} {
+		tk := store.Ticket{ID: fmt.Sprintf("j%d", i), Key: fmt.Sprintf("journal-key-%d", i), ExpiresAt: far}
+		if _, err := s.ReserveTicket(ctx, "agent", crashDay, amount, 1_000_000, tk); err != nil {
+			return err
+		}
+	}
+	fmt.Println("ready")
+	return nil
+}
+
+// An allowed 402's reservation and ticket survive a kill -9 that comes before they are committed to the
+// file: Open replays the journal.
+func TestJournaledReservationsSurviveKill9(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "payguard.db")
+	child, out := startChild(t, journalChildEnv, path)
+	line, err := out.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("child did not get ready: %q, %v", line, err)
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+
+	// The file itself does not have them: what follows is the journal's doing.
+	raw, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = raw.View(func(tx *bbolt.Tx) error {
+		if n := tx.Bucket([]byte("reservations")).Stats().KeyN; n != 0 {
+			return fmt.Errorf("%d reservations already in the file; the test needs them in the journal only", n)
+		}
+		return nil
+	})
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatalf("reopen after kill -9: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if st, err := s.State(ctx, "agent", crashDay); err != nil || st.Reserved != 400_000 {
+		t.Fatalf("budget after kill -9 = %+v, %v; want reserved 400000", st, err)
+	}
+	if _, err := s.Reserve(ctx, "agent", crashDay, 600_001, 1_000_000); !errors.Is(err, store.ErrBudgetExceeded) {
+		t.Fatalf("Reserve over the cap after kill -9: %v, want ErrBudgetExceeded", err)
+	}
+	for i := range 2 {
+		tk, err := s.TakeTicket(ctx, fmt.Sprintf("journal-key-%d", i), time.Now())
+		if err != nil || tk.ID != fmt.Sprintf("j%d", i) || tk.ReservationID == "" {
+			t.Fatalf("ticket %d after kill -9 = %+v, %v", i, tk, err)
+		}
 	}
 }

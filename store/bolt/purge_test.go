@@ -61,6 +61,9 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	if _, err := s.ReserveTicket(ctx, "agent", today, 1, 100, store.Ticket{ID: "t", Key: "k", ExpiresAt: clock.now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.flush(ctx); err != nil { // the ticket in the file (ReserveTicket only journals it)
+		t.Fatal(err)
+	}
 	before := map[string]int{}
 	for _, b := range allBuckets {
 		before[string(b)] = s.countKeys(t, b)
@@ -73,7 +76,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]int{
-		"trial": 0, "seen": 0, "ticketids": 0, "tickets": 0,
+		"trial": 0, "seen": 0, "ticketids": 0, "tickets": 0, "ticketexpiry": 0,
 		"budgets": 2, "reservations": 3, // today's two (one the ticket's, kept after it expired) and 2026-11-24's; 2026-10-01's is gone
 	} {
 		if got := s.countKeys(t, []byte(name)); got != want {
@@ -85,5 +88,53 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	}
 	if st, err := s.State(ctx, "agent", today); err != nil || st.Spent != 10 {
 		t.Errorf("today after the sweep = %+v, %v; want spent 10", st, err)
+	}
+}
+
+// A file from before the tickets' expiry index gets one when opened: its expired tickets and ids are swept,
+// its live ticket stays takeable and is swept once it expires.
+func TestTicketExpiryIndexBuiltForOlderFiles(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	path := filepath.Join(t.TempDir(), "p.db")
+	s, err := Open(path, Options{Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for id, ttl := range map[string]time.Duration{"soon": time.Minute, "later": time.Hour, "taken": time.Minute} {
+		tk := store.Ticket{ID: id, Key: "key-" + id, ExpiresAt: clock.now().Add(ttl)}
+		if _, err := s.ReserveTicket(ctx, "agent", "2026-11-22", 1, 100, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.TakeTicket(ctx, "key-taken", clock.now()); err != nil {
+		t.Fatal(err)
+	}
+	// As an older payguard left it: no index.
+	if err := s.db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket(bucketTicketExpiry) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	clock.add(10 * time.Minute) // "soon" and "taken" expired, "later" not
+	s, err = Open(path, Options{Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := s.countKeys(t, bucketTicketIDs); n != 1 {
+		t.Errorf("ticket ids after opening: %d, want 1 (later)", n)
+	}
+	if n := s.countKeys(t, bucketTickets); n != 1 {
+		t.Errorf("ticket keys after opening: %d, want 1 (later)", n)
+	}
+	clock.add(2 * time.Hour)
+	if _, err := s.Reserve(ctx, "agent", "2026-11-22", 1, 100); err != nil { // a write that sweeps
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{bucketTicketIDs, bucketTickets, bucketTicketExpiry} {
+		if n := s.countKeys(t, b); n != 0 {
+			t.Errorf("bucket %s after \"later\" expired: %d keys, want 0", b, n)
+		}
 	}
 }

@@ -33,17 +33,22 @@ func putTicketTx(tx *bbolt.Tx, t *store.Ticket, v []byte) error {
 	if err != nil {
 		return err
 	}
-	return perKey.Put(u64(seq), v)
+	if err := perKey.Put(u64(seq), v); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketTicketExpiry).Put(expiryKey(t.ExpiresAt, t.ID), append(u64(seq), t.Key...))
 }
 
-// ReserveTicket implements store.Tickets in one write transaction (possibly shared, see write): one commit
-// and fsync for the reservation and its ticket.
+// ReserveTicket implements store.Tickets through the ledger's write path (ledgerlog.go): it returns once
+// the reservation and its ticket count and are journaled, and they reach the file in the applier's next
+// commit, shared with whatever else is queued. TakeTicket waits for that commit, so the ticket's payment
+// cannot be released before its reservation is durable.
 func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
 	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
 		return store.Ticket{}, err
 	}
 	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
-	t.ReservationID = store.NewID() // chosen once: every run of the function below writes the same records
+	t.ReservationID = store.NewID()
 	if err := store.CheckTicket(&t); err != nil {
 		return store.Ticket{}, err
 	}
@@ -55,25 +60,15 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 	if err != nil {
 		return store.Ticket{}, err
 	}
-	var refused error // over the cap, as the committed run found it (see write)
-	err = s.write(func(tx *bbolt.Tx) error {
-		if err := s.maybePurge(tx, s.now()); err != nil {
-			return err
-		}
-		if err := ticketIDFree(tx, t.ID); err != nil {
-			return err
-		}
-		var err error
-		if refused, err = reserveTx(tx, budget, day, t.ReservationID, amountMicros, capMicros); err != nil || refused != nil {
-			return err
-		}
-		return putTicketTx(tx, &t, v)
-	})
+	stored := t
+	op, behind, err := s.reserve(budget, day, t.ReservationID, amountMicros, capMicros, &stored, v)
 	if err != nil {
 		return store.Ticket{}, err
 	}
-	if refused != nil {
-		return store.Ticket{}, refused
+	if behind {
+		if err := s.wait(ctx, op); err != nil {
+			return store.Ticket{}, err
+		}
 	}
 	return t, nil
 }
@@ -82,6 +77,10 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 // deleted.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
 	if err := ctx.Err(); err != nil {
+		return store.Ticket{}, err
+	}
+	// A ticket is taken only once it and its reservation are in the file (ledgerlog.go).
+	if err := s.flush(ctx); err != nil {
 		return store.Ticket{}, err
 	}
 	var got store.Ticket
@@ -121,41 +120,74 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 	return got, nil
 }
 
-// purgeTickets deletes tickets that expired before now.
-func purgeTickets(tickets *bbolt.Bucket, now time.Time) error {
-	var emptyKeys [][]byte
-	err := tickets.ForEachBucket(func(key []byte) error {
-		perKey := tickets.Bucket(key)
-		var dead [][]byte
-		err := perKey.ForEach(func(k, v []byte) error {
-			var t store.Ticket
-			if json.Unmarshal(v, &t) != nil || t.ExpiresAt.Before(now) {
-				dead = append(dead, append([]byte(nil), k...))
-			}
-			return nil
-		})
-		if err != nil {
+// expiryKey is a ticket's key in the expiry index.
+func expiryKey(expiresAt time.Time, id string) []byte {
+	return append(u64(uint64(expiresAt.UnixNano())), id...)
+}
+
+// purgeTickets deletes the tickets, and the ids kept for duplicate checks, that expired before now, oldest
+// first through the expiry index, so a sweep reads only what it deletes (at most maxPurgeKeys; the next sweep
+// goes on). A ticket that was taken is gone already; its id goes now.
+func purgeTickets(tx *bbolt.Tx, now time.Time) error {
+	index, tickets, ids := tx.Bucket(bucketTicketExpiry), tx.Bucket(bucketTickets), tx.Bucket(bucketTicketIDs)
+	nowNS := uint64(now.UnixNano())
+	type entry struct{ k, v []byte }
+	var dead []entry
+	c := index.Cursor()
+	for k, v := c.First(); k != nil && len(dead) < maxPurgeKeys; k, v = c.Next() {
+		if len(k) < 8 || binary.BigEndian.Uint64(k) >= nowNS {
+			break
+		}
+		dead = append(dead, entry{append([]byte(nil), k...), append([]byte(nil), v...)})
+	}
+	for _, e := range dead {
+		if err := index.Delete(e.k); err != nil {
 			return err
 		}
-		for _, k := range dead {
-			if err := perKey.Delete(k); err != nil {
+		if err := ids.Delete(e.k[8:]); err != nil {
+			return err
+		}
+		if len(e.v) < 8 {
+			continue
+		}
+		ticketKey := e.v[8:]
+		if perKey := tickets.Bucket(ticketKey); perKey != nil {
+			if err := perKey.Delete(e.v[:8]); err != nil {
 				return err
 			}
+			if k, _ := perKey.Cursor().First(); k == nil {
+				if err := tickets.DeleteBucket(ticketKey); err != nil {
+					return err
+				}
+			}
 		}
-		if k, _ := perKey.Cursor().First(); k == nil {
-			emptyKeys = append(emptyKeys, append([]byte(nil), key...))
+	}
+	return nil
+}
+
+// indexTicketExpiry builds the expiry index of a file written before it existed: every ticket id kept for
+// duplicate checks, with the stored ticket's place when it was not taken.
+func indexTicketExpiry(tx *bbolt.Tx) error {
+	index := tx.Bucket(bucketTicketExpiry)
+	err := tx.Bucket(bucketTicketIDs).ForEach(func(id, v []byte) error {
+		if len(v) < 8 {
+			return nil
 		}
-		return nil
+		return index.Put(append(append([]byte(nil), v[:8]...), id...), nil)
 	})
 	if err != nil {
 		return err
 	}
-	for _, key := range emptyKeys {
-		if err := tickets.DeleteBucket(key); err != nil {
-			return err
-		}
-	}
-	return nil
+	tickets := tx.Bucket(bucketTickets)
+	return tickets.ForEachBucket(func(key []byte) error {
+		return tickets.Bucket(key).ForEach(func(seq, v []byte) error {
+			var t store.Ticket
+			if json.Unmarshal(v, &t) != nil {
+				return nil
+			}
+			return index.Put(expiryKey(t.ExpiresAt, t.ID), append(append([]byte(nil), seq...), key...))
+		})
+	})
 }
 
 // MarkPaymentSeen implements store.Tickets in one write transaction (possibly shared, see write); expiry is

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -49,6 +50,31 @@ func BenchReserveTicket(b *testing.B, s store.Store) {
 	for b.Loop() {
 		tk.ID = ""
 		if _, err := s.ReserveTicket(ctx, "bench", day, 1, math.MaxInt64, tk); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchPaymentCycle measures the proxy's store work for one allowed payment from one goroutine: the 402's
+// ReserveTicket, then the paid retry's MarkPaymentSeen and TakeTicket, then the settlement's Commit.
+func BenchPaymentCycle(b *testing.B, s store.Store) {
+	b.ReportAllocs()
+	tk := newTicket("", "GET https://seller.example/a eip155:8453 0xasset 0xpay 10000", base.Add(24*time.Hour))
+	n := 0
+	for b.Loop() {
+		n++
+		tk.ID = ""
+		got, err := s.ReserveTicket(ctx, "bench", day, 1, math.MaxInt64, tk)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.MarkPaymentSeen(ctx, "sha256:cycle-"+strconv.Itoa(n)+"-"+got.ReservationID, time.Hour); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.TakeTicket(ctx, tk.Key, base); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Commit(ctx, "bench", day, got.ReservationID); err != nil {
 			b.Fatal(err)
 		}
 	}
