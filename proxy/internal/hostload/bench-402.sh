@@ -2,6 +2,7 @@
 # 402 interception latency: loadgen -status 402 against GET /402, direct / bare goproxy / payguard,
 # plain HTTP and MITM'd HTTPS, c=1 and c=32, ROUNDS interleaved slices of SLICE each. Run with the servers of
 # bench-side-by-side.sh up: PG_SERVE=$PWD/bench-402.sh ./bench-side-by-side.sh. CS="1" runs only the c=1 cells.
+# With bench-side-by-side.sh's PG2_STORE, a second payguard (another store) is target payguard2.
 set -euo pipefail
 # proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
@@ -9,6 +10,7 @@ BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
 cd "$BENCH_DIR"
 ROUNDS=${ROUNDS:-3} SLICE=${SLICE:-4s}
 PGCA=${PGCA:-/tmp/pgbench/payguard-data/ca/payguard-ca.pem}
+TARGETS="direct goproxy payguard${PG2:+ payguard2}"
 pct() { python3 -c '
 import json,sys
 tot=[0,0,0.0]; hist={}
@@ -29,17 +31,18 @@ for proto in http https; do
   for c in ${CS:-1 32}; do
     rm -f /tmp/pg402-*.json
     for r in $(seq $ROUNDS); do
-      for t in direct goproxy payguard; do
+      for t in $TARGETS; do
         if [ $proto = http ]; then url=http://127.0.0.1:18080/402; else url=https://127.0.0.1:18443/402; fi
         case $t in
           direct) args=(-ca out/upstream-ca.pem) ;;
           goproxy) if [ $proto = http ]; then args=(-proxy http://127.0.0.1:18081); else args=(-proxy http://127.0.0.1:18082 -ca out/goproxy-ca.pem); fi ;;
           payguard) args=(-proxy http://127.0.0.1:19402 -ca "$PGCA") ;;
+          payguard2) args=(-proxy http://127.0.0.1:19412 -ca "$PGCA") ;;
         esac
         bin/loadgen -url $url -status 402 -c $c -d $SLICE "${args[@]}" > /tmp/pg402-$t-$r.json
       done
     done
-    for t in direct goproxy payguard; do printf "%-5s %3d %-9s " $proto $c $t; pct /tmp/pg402-$t-*.json; done
+    for t in $TARGETS; do printf "%-5s %3d %-9s " $proto $c $t; pct /tmp/pg402-$t-*.json; done
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -5,6 +5,7 @@
 #   PG_SERVE=$PWD/bench-402.sh ./bench-side-by-side.sh                      # 402 interception (loadgen -status 402)
 #   PG_STORE=memory ...                                                     # store driver (default bolt)
 #   PG_STORE=redis [PG_REDIS=host:port] ...                                 # Redis (default 127.0.0.1:6379), a fresh key prefix
+#   PG2_STORE=memory ...                                                    # and a second payguard (target payguard2) on another store
 set -euo pipefail
 # proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
@@ -48,6 +49,18 @@ rules:
 YAML
 start payguard "$PG_BIN" proxy --config "$PG_DIR/payguard.yaml" --offline --sanctions-dir "$SANCTIONS"
 wait_port 127.0.0.1:18081; wait_port 127.0.0.1:18082; wait_port 127.0.0.1:19402
+if [ -n "${PG2_STORE:-}" ]; then
+  # A second payguard with another store driver (memory or bolt), same CA and keys, on 19412/19413: bench-402.sh
+  # then measures it as target payguard2, interleaved with the first.
+  [ "$PG2_STORE" = redis ] && { echo "PG2_STORE: memory or bolt" >&2; exit 1; }
+  sed -e 's/127.0.0.1:19402/127.0.0.1:19412/; s/127.0.0.1:19403/127.0.0.1:19413/' \
+      -e "s#^  driver: .*#  driver: $PG2_STORE#" -e "s#^  path: .*#  path: $PG_DIR/payguard2-data/payguard.db#" \
+      -e '/^  redis: /d' "$PG_DIR/payguard.yaml" > "$PG_DIR/payguard2.yaml"
+  grep -q '^  path:' "$PG_DIR/payguard2.yaml" || sed -i "s#^  driver: .*#&\n  path: $PG_DIR/payguard2-data/payguard.db#" "$PG_DIR/payguard2.yaml"
+  start payguard2 "$PG_BIN" proxy --config "$PG_DIR/payguard2.yaml" --offline --sanctions-dir "$SANCTIONS"
+  wait_port 127.0.0.1:19412
+  export PG2=1
+fi
 if [ -n "${PG_SERVE:-}" ]; then echo serving; "$PG_SERVE"; exit; fi
 echo "cores: $(nproc); $(go version | cut -d' ' -f3); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 bin/bench -upstream-http 127.0.0.1:18080 -upstream-https 127.0.0.1:18443 -upstream-ca out/upstream-ca.pem \
