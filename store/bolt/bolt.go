@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,6 +86,8 @@ type Store struct {
 	writers   atomic.Int64
 	batching  bool
 	log       ledgerLog // the ledger's write path (ledgerlog.go)
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -148,10 +151,14 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close applies the queued ledger operations and releases the file and its lock.
+// Close applies the queued ledger operations and releases the file and its lock. Concurrent and repeated
+// calls wait for the first one and return its result.
 func (s *Store) Close() error {
-	s.closeLedger()
-	return s.db.Close()
+	s.closeOnce.Do(func() {
+		s.closeLedger()
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
 }
 
 // Path is the file's path.

@@ -34,7 +34,7 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 		return "", err
 	}
 	id := store.NewID()
-	op, _, err := s.reserve(budget, day, id, amountMicros, capMicros, nil, nil)
+	op, err := s.reserve(ctx, budget, day, id, amountMicros, capMicros, nil, nil)
 	if err != nil {
 		return "", err
 	}
@@ -56,11 +56,7 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if err := store.CheckDay(day); err != nil {
 		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
 	}
-	op, behind, err := s.commit(budget, day, reservationID)
-	if err != nil || !behind {
-		return err
-	}
-	return s.wait(ctx, op)
+	return s.commit(ctx, budget, day, reservationID)
 }
 
 // State implements store.Ledger; an unknown budget or day is all zeros. It counts queued operations, as the
@@ -73,8 +69,8 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 		return store.BudgetState{}, err
 	}
 	s.log.mu.Lock()
+	defer s.log.mu.Unlock() // the figures change under the lock
 	f, err := s.budgetLocked(string(budgetKey(budget, day)))
-	s.log.mu.Unlock()
 	if err != nil {
 		return store.BudgetState{}, err
 	}

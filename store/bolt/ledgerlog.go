@@ -16,11 +16,13 @@ package bolt
 //     transaction (group commit: one commit and its fsyncs for the lot), after which the journal is emptied.
 //     Nobody waits for that commit on the 402 path, so the applier lets operations gather for up to
 //     Options.CommitDelay before it commits, unless someone is waiting for it (TakeTicket, Reserve, Close,
-//     or any call that found the queue full), who cuts the delay short. A commit costs about 0.4 ms of CPU here, mostly in the kernel's
-//     fdatasync; at one commit per allowed 402 that CPU was taken from the proxy on a two-core machine.
+//     or a call waiting for room in a full queue), who cuts the delay short. A commit costs about 0.4 ms
+//     of CPU here, mostly in the kernel's fdatasync; at one commit per allowed 402 that CPU was taken from
+//     the proxy on a two-core machine.
 //
 // ReserveTicket and Commit return after step 2 (a lost commit loses only the split between reserved and
-// spent, never budget). Reserve waits for step 3.
+// spent, never budget). Reserve waits for step 3. An operation that finds maxQueued operations queued waits
+// for room before it is decided, so that an error always means nothing was queued.
 // TakeTicket first waits for every queued operation (flush), so no ticket is taken before its reservation is
 // durable. A power failure can lose only operations not yet applied; no payment was released for them, and
 // their agents' retries find no ticket and are decided afresh.
@@ -111,9 +113,9 @@ var errClosed = errors.New("store/bolt: store is closed")
 // journalPath is journal i of the store at path.
 func journalPath(path string, i int) string { return fmt.Sprintf("%s-journal-%d", path, i) }
 
-// maxQueued bounds the operations waiting for a commit: a ReserveTicket that finds this many queued waits
-// for its own commit, so a disk slower than the decisions holds the proxy back instead of the queue growing
-// without bound.
+// maxQueued bounds the operations waiting for a commit: an operation that finds this many queued waits
+// for room before it is decided, so a disk slower than the decisions holds the proxy back instead of the
+// queue growing without bound.
 const maxQueued = 4096
 
 // maxJournalRecord bounds one record; a longer length field means a torn or foreign file.
@@ -309,6 +311,10 @@ func (s *Store) enqueueLocked(op *ledgerOp) error {
 	if err != nil {
 		return err
 	}
+	if len(payload) > maxJournalRecord {
+		// The replay would take it for a torn record and stop there: refuse it before anything is written.
+		return fmt.Errorf("%w: ledger record of %d bytes (most %d)", store.ErrInvalid, len(payload), maxJournalRecord)
+	}
 	f := l.journals[l.cur]
 	rec := frame(payload)
 	if _, err := f.Write(rec); err != nil {
@@ -324,32 +330,52 @@ func (s *Store) enqueueLocked(op *ledgerOp) error {
 	return nil
 }
 
+// roomLocked waits, if maxQueued operations are queued, until there is room; l.mu is held on entry and on
+// return (it is released while waiting). It runs before an operation is decided, so that a caller whose
+// wait fails (ctx, a stopped ledger) has queued nothing: once journaled, an operation is reported done.
+func (s *Store) roomLocked(ctx context.Context) error {
+	l := &s.log
+	for len(l.queue) >= maxQueued {
+		last := l.last
+		l.mu.Unlock()
+		err := s.wait(ctx, last)
+		l.mu.Lock()
+		if err != nil {
+			return err
+		}
+	}
+	return s.usableLocked()
+}
+
 // reserve decides and queues a reservation (with its ticket t, encoded as tv, if t is not nil). Over the cap
-// it is ErrBudgetExceeded and nothing is queued. behind reports that the queue is full (maxQueued).
-func (s *Store) reserve(budget, day, id string, amountMicros, capMicros int64, t *store.Ticket, tv []byte) (op *ledgerOp, behind bool, err error) {
+// it is ErrBudgetExceeded and nothing is queued; on any error nothing is.
+func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicros, capMicros int64, t *store.Ticket, tv []byte) (*ledgerOp, error) {
 	l := &s.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := s.usableLocked(); err != nil {
-		return nil, false, err
+		return nil, err
+	}
+	if err := s.roomLocked(ctx); err != nil {
+		return nil, err
 	}
 	key := string(budgetKey(budget, day))
 	f, err := s.budgetLocked(key)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if !store.Fits(f.spent, f.reserved, amountMicros, capMicros) {
-		return nil, false, fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
+		return nil, fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
 			store.ErrBudgetExceeded, budget, day, f.spent, f.reserved, amountMicros, capMicros)
 	}
 	if t != nil {
 		if err := s.ticketIDFreeLocked(t.ID); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
-	op = &ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros, Ticket: tv, ticket: t}
+	op := &ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros, Ticket: tv, ticket: t}
 	if err := s.enqueueLocked(op); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	f.reserved += amountMicros
 	f.refs++
@@ -358,7 +384,7 @@ func (s *Store) reserve(budget, day, id string, amountMicros, capMicros int64, t
 	if t != nil {
 		l.ticketIDs[t.ID] = struct{}{}
 	}
-	return op, len(l.queue) >= maxQueued, nil
+	return op, nil
 }
 
 func (s *Store) ticketIDFreeLocked(id string) error {
@@ -368,35 +394,36 @@ func (s *Store) ticketIDFreeLocked(id string) error {
 	return s.db.View(func(tx *bbolt.Tx) error { return ticketIDFree(tx, id) })
 }
 
-// commit queues moving a reservation from reserved to spent. It returns the operation to wait for to see it
-// in the file: its own, or for a reservation committed before, the newest queued one (which may be that
-// commit); behind reports that the queue is full (maxQueued). A reservation unknown under that budget and day
-// is ErrNotFound.
-func (s *Store) commit(budget, day, id string) (op *ledgerOp, behind bool, err error) {
+// commit queues moving a reservation from reserved to spent; a reservation committed before is left as it
+// is. A reservation unknown under that budget and day is ErrNotFound; on any error nothing is queued.
+func (s *Store) commit(ctx context.Context, budget, day, id string) error {
 	l := &s.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := s.usableLocked(); err != nil {
-		return nil, false, err
+		return err
+	}
+	if err := s.roomLocked(ctx); err != nil {
+		return err
 	}
 	key := string(budgetKey(budget, day))
 	r, err := s.reservationLocked(day, id)
 	if err != nil {
-		return nil, false, err
+		return err
 	}
 	if r == nil || r.budgetKey != key {
-		return nil, false, fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, id, budget, day)
+		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, id, budget, day)
 	}
 	if r.committed {
-		return l.last, false, nil
+		return nil
 	}
 	f, err := s.budgetLocked(key)
 	if err != nil {
-		return nil, false, err
+		return err
 	}
-	op = &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id}
+	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id}
 	if err := s.enqueueLocked(op); err != nil {
-		return nil, false, err
+		return err
 	}
 	f.spent += r.amount
 	f.reserved -= r.amount
@@ -405,7 +432,7 @@ func (s *Store) commit(budget, day, id string) (op *ledgerOp, behind bool, err e
 	r.committed = true
 	r.refs++
 	l.reservations[day+id] = r
-	return op, len(l.queue) >= maxQueued, nil
+	return nil
 }
 
 // wait returns op's outcome once it is applied, or ctx's error first. A nil op has nothing to wait for.

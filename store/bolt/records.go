@@ -61,14 +61,8 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 		return store.Ticket{}, err
 	}
 	stored := t
-	op, behind, err := s.reserve(budget, day, t.ReservationID, amountMicros, capMicros, &stored, v)
-	if err != nil {
+	if _, err := s.reserve(ctx, budget, day, t.ReservationID, amountMicros, capMicros, &stored, v); err != nil {
 		return store.Ticket{}, err
-	}
-	if behind {
-		if err := s.wait(ctx, op); err != nil {
-			return store.Ticket{}, err
-		}
 	}
 	return t, nil
 }
@@ -120,9 +114,9 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 	return got, nil
 }
 
-// expiryKey is a ticket's key in the expiry index.
+// expiryKey is a ticket's key in the expiry index. A time before 1970 sorts first (it has expired).
 func expiryKey(expiresAt time.Time, id string) []byte {
-	return append(u64(uint64(expiresAt.UnixNano())), id...)
+	return append(u64(uint64(max(expiresAt.UnixNano(), 0))), id...)
 }
 
 // purgeTickets deletes the tickets, and the ids kept for duplicate checks, that expired before now, oldest
@@ -151,7 +145,9 @@ func purgeTickets(tx *bbolt.Tx, now time.Time) error {
 			continue
 		}
 		ticketKey := e.v[8:]
-		if perKey := tickets.Bucket(ticketKey); perKey != nil {
+		// The ticket may be gone (taken), and its place may hold a newer ticket with the same key: a per-key
+		// bucket emptied by TakeTicket is deleted, and its successor's sequence starts again at 1.
+		if perKey := tickets.Bucket(ticketKey); perKey != nil && isTicket(perKey.Get(e.v[:8]), e.k[8:]) {
 			if err := perKey.Delete(e.v[:8]); err != nil {
 				return err
 			}
@@ -163,6 +159,17 @@ func purgeTickets(tx *bbolt.Tx, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// isTicket reports whether v is the stored ticket with that id.
+func isTicket(v, id []byte) bool {
+	if v == nil {
+		return false
+	}
+	var t struct {
+		ID string `json:"id"`
+	}
+	return json.Unmarshal(v, &t) == nil && t.ID == string(id)
 }
 
 // indexTicketExpiry builds the expiry index of a file written before it existed: every ticket id kept for
