@@ -18,7 +18,9 @@ package bolt
 //     Options.CommitDelay before it commits, unless someone is waiting for it (TakeTicket, Reserve, Close,
 //     or a call waiting for room in a full queue), who cuts the delay short. A commit costs about 0.4 ms
 //     of CPU here, mostly in the kernel's fdatasync; at one commit per allowed 402 that CPU was taken from
-//     the proxy on a two-core machine.
+//     the proxy on a two-core machine. For the same reason the applier runs on its own thread at nice 10
+//     (Linux): on a busy machine its commits yield to the threads answering requests. The price is paid
+//     when the machine is saturated: commits, and the releases waiting for them, slow down first.
 //
 // ReserveTicket and Commit return after step 2 (a lost commit loses only the split between reserved and
 // spent, never budget). Reserve waits for step 3. An operation that finds maxQueued operations queued waits
@@ -470,6 +472,7 @@ func (s *Store) flush(ctx context.Context) error {
 func (s *Store) applyLoop() {
 	l := &s.log
 	defer close(l.stopped)
+	lowerApplierPriority()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
