@@ -60,7 +60,8 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 }
 
 // State implements store.Ledger; an unknown budget or day is all zeros. It counts queued operations, as the
-// cap check does.
+// cap check does. A stopped ledger (a failed commit) answers with its error, so /readyz and every decision
+// see it at once.
 func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetState, error) {
 	if err := store.CheckDay(day); err != nil {
 		return store.BudgetState{}, err
@@ -70,6 +71,9 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 	}
 	s.log.mu.Lock()
 	defer s.log.mu.Unlock() // the figures change under the lock
+	if s.log.broken != nil {
+		return store.BudgetState{}, s.log.broken
+	}
 	f, err := s.budgetLocked(string(budgetKey(budget, day)))
 	if err != nil {
 		return store.BudgetState{}, err
