@@ -71,6 +71,20 @@ func CheckName(what, name string) error {
 	return nil
 }
 
+// NoReservation is Commit's ErrNotFound for a reservation unknown under that budget and day.
+func NoReservation(budget, day, id string) error {
+	return fmt.Errorf("%w: reservation %q in budget %s on %s", ErrNotFound, id, budget, day)
+}
+
+// CheckCommit validates Commit's day: a malformed one could name another budget's key in a store's layout,
+// so it is an unknown reservation (NoReservation), as in every store.
+func CheckCommit(budget, day, id string) error {
+	if CheckDay(day) != nil {
+		return NoReservation(budget, day, id)
+	}
+	return nil
+}
+
 // CheckReserve validates Reserve's arguments: every implementation calls it before touching state.
 func CheckReserve(budget, day string, amountMicros, capMicros int64) error {
 	if err := CheckName("budget", budget); err != nil {

@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -53,8 +52,8 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := store.CheckDay(day); err != nil {
-		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+	if err := store.CheckCommit(budget, day, reservationID); err != nil {
+		return err
 	}
 	return s.commit(ctx, budget, day, reservationID)
 }

@@ -414,7 +414,7 @@ func (s *Store) commit(ctx context.Context, budget, day, id string) error {
 		return err
 	}
 	if r == nil || r.budgetKey != key {
-		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, id, budget, day)
+		return store.NoReservation(budget, day, id)
 	}
 	if r.committed {
 		return nil

@@ -175,46 +175,16 @@ func TestReserveTicketThatFailsWaitingForRoomQueuesNothing(t *testing.T) {
 	s := openLog(t, filepath.Join(t.TempDir(), "p.db"))
 	defer s.Close()
 	ctx := context.Background()
-	gate := make(chan struct{})
-	s.log.mu.Lock()
-	s.log.applyGate = gate
-	s.log.mu.Unlock()
-	var opened sync.Once
-	open := func() {
-		opened.Do(func() {
-			s.log.mu.Lock()
-			s.log.applyGate = nil
-			s.log.mu.Unlock()
-			close(gate)
-		})
-	}
-	defer open()
-	filler := store.Ticket{Key: "filler", ExpiresAt: time.Now().Add(time.Hour)}
-	// The applier takes the first operation and waits at the gate with it; the queue then fills.
-	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, filler); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		s.log.mu.Lock()
-		taken := len(s.log.queue) == 0
-		s.log.mu.Unlock()
-		if taken {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	for range maxQueued {
-		if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, filler); err != nil {
-			t.Fatal(err)
-		}
-	}
+	release := holdCommits(t, s)
+	defer release()
+	fillQueue(t, s, store.Ticket{Key: "filler", ExpiresAt: time.Now().Add(time.Hour)})
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	_, err := s.ReserveTicket(short, "agent", logDay, 1, 1<<40, store.Ticket{ID: "failed", Key: "victim", ExpiresAt: time.Now().Add(time.Hour)})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ReserveTicket with a full queue and a short ctx: %v; the test needs it to fail", err)
 	}
-	open()
+	release()
 	if got, err := s.TakeTicket(ctx, "victim", time.Now()); err == nil {
 		t.Errorf("ReserveTicket returned %v, yet TakeTicket released its ticket %+v", context.DeadlineExceeded, got)
 	}

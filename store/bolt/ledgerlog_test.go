@@ -33,20 +33,8 @@ func TestReserveTicketCountsAtOnceAndIsTakenOnlyWhenDurable(t *testing.T) {
 	s := openLog(t, filepath.Join(t.TempDir(), "p.db"))
 	defer s.Close()
 	ctx := context.Background()
-	gate := make(chan struct{})
-	s.log.mu.Lock()
-	s.log.applyGate = gate // the applier waits here before each commit
-	s.log.mu.Unlock()
-	var opened sync.Once
-	open := func() {
-		opened.Do(func() {
-			s.log.mu.Lock()
-			s.log.applyGate = nil
-			s.log.mu.Unlock()
-			close(gate)
-		})
-	}
-	defer open() // before Close, which waits for the applier, should the test fail early
+	release := holdCommits(t, s) // the applier waits before each commit
+	defer release()
 
 	tk, err := s.ReserveTicket(ctx, "agent", logDay, 70, 100, store.Ticket{Key: "k", ExpiresAt: time.Now().Add(time.Hour)})
 	if err != nil {
@@ -75,7 +63,7 @@ func TestReserveTicketCountsAtOnceAndIsTakenOnlyWhenDurable(t *testing.T) {
 		t.Fatalf("TakeTicket returned %+v, %v before the reservation was committed; want it to wait", r.tk, r.err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	open()
+	release()
 	r := <-took
 	if r.err != nil || r.tk.ID != tk.ID || r.tk.ReservationID != tk.ReservationID {
 		t.Fatalf("TakeTicket after the commit = %+v, %v; want %+v", r.tk, r.err, tk)
@@ -215,21 +203,31 @@ func TestLedgerStopsWhenACommitFails(t *testing.T) {
 	}
 }
 
-// With maxQueued operations waiting for a commit, a ReserveTicket waits for room: a slow disk holds the
-// decisions back instead of the queue growing without bound.
-func TestReserveTicketWaitsWhenTheQueueIsFull(t *testing.T) {
-	s := openLog(t, filepath.Join(t.TempDir(), "p.db"))
-	defer s.Close()
-	ctx := context.Background()
+// holdCommits makes the applier wait before each commit until the returned function is called (safe to
+// call more than once). Callers defer it after deferring the store's Close, which waits for the applier.
+func holdCommits(t *testing.T, s *Store) (release func()) {
+	t.Helper()
 	gate := make(chan struct{})
 	s.log.mu.Lock()
 	s.log.applyGate = gate
 	s.log.mu.Unlock()
-	var opened sync.Once
-	open := func() { opened.Do(func() { close(gate) }) }
-	defer open()
-	tk := store.Ticket{Key: "k", ExpiresAt: time.Now().Add(time.Hour)}
-	// The applier has taken the first operation and waits at the gate with it; the queue then fills.
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			s.log.mu.Lock()
+			s.log.applyGate = nil
+			s.log.mu.Unlock()
+			close(gate)
+		})
+	}
+	return release
+}
+
+// fillQueue, with commits held (holdCommits), lets the applier take one ReserveTicket of tk and wait with
+// it, then queues maxQueued more: the queue is full.
+func fillQueue(t *testing.T, s *Store, tk store.Ticket) {
+	t.Helper()
+	ctx := context.Background()
 	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, tk); err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +245,18 @@ func TestReserveTicketWaitsWhenTheQueueIsFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// With maxQueued operations waiting for a commit, a ReserveTicket waits for room: a slow disk holds the
+// decisions back instead of the queue growing without bound.
+func TestReserveTicketWaitsWhenTheQueueIsFull(t *testing.T) {
+	s := openLog(t, filepath.Join(t.TempDir(), "p.db"))
+	defer s.Close()
+	ctx := context.Background()
+	release := holdCommits(t, s)
+	defer release()
+	tk := store.Ticket{Key: "k", ExpiresAt: time.Now().Add(time.Hour)}
+	fillQueue(t, s, tk)
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, tk)
@@ -257,10 +267,7 @@ func TestReserveTicketWaitsWhenTheQueueIsFull(t *testing.T) {
 		t.Fatalf("ReserveTicket with %d operations queued returned (%v) without waiting for a commit", maxQueued, err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	s.log.mu.Lock()
-	s.log.applyGate = nil
-	s.log.mu.Unlock()
-	open()
+	release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func putTicketTx(tx *bbolt.Tx, t *store.Ticket, v []byte) error {
 	if err := perKey.Put(u64(seq), v); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketTicketExpiry).Put(expiryKey(t.ExpiresAt, t.ID), append(u64(seq), t.Key...))
+	return tx.Bucket(bucketTicketExpiry).Put(expiryKey(t.ExpiresAt, []byte(t.ID)), append(u64(seq), t.Key...))
 }
 
 // ReserveTicket implements store.Tickets through the ledger's write path (ledgerlog.go): it returns once
@@ -95,13 +95,7 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 			}
 			t.Used = true
 			got = t
-			if err := perKey.Delete(k); err != nil {
-				return err
-			}
-			if k, _ := perKey.Cursor().First(); k == nil {
-				return tickets.DeleteBucket([]byte(key))
-			}
-			return nil
+			return deleteTicketAt(tickets, perKey, []byte(key), k)
 		}
 		return nil
 	})
@@ -114,8 +108,20 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 	return got, nil
 }
 
-// expiryKey is a ticket's key in the expiry index. A time before 1970 sorts first (it has expired).
-func expiryKey(expiresAt time.Time, id string) []byte {
+// deleteTicketAt deletes the ticket at seq in perKey, the bucket of key, and the bucket once it is empty.
+func deleteTicketAt(tickets, perKey *bbolt.Bucket, key, seq []byte) error {
+	if err := perKey.Delete(seq); err != nil {
+		return err
+	}
+	if k, _ := perKey.Cursor().First(); k == nil {
+		return tickets.DeleteBucket(key)
+	}
+	return nil
+}
+
+// expiryKey is a ticket's key in the expiry index: the expiry (unix ns, big-endian) and the id. A time
+// before 1970 sorts first (it has expired).
+func expiryKey(expiresAt time.Time, id []byte) []byte {
 	return append(u64(uint64(max(expiresAt.UnixNano(), 0))), id...)
 }
 
@@ -148,13 +154,8 @@ func purgeTickets(tx *bbolt.Tx, now time.Time) error {
 		// The ticket may be gone (taken), and its place may hold a newer ticket with the same key: a per-key
 		// bucket emptied by TakeTicket is deleted, and its successor's sequence starts again at 1.
 		if perKey := tickets.Bucket(ticketKey); perKey != nil && isTicket(perKey.Get(e.v[:8]), e.k[8:]) {
-			if err := perKey.Delete(e.v[:8]); err != nil {
+			if err := deleteTicketAt(tickets, perKey, ticketKey, e.v[:8]); err != nil {
 				return err
-			}
-			if k, _ := perKey.Cursor().First(); k == nil {
-				if err := tickets.DeleteBucket(ticketKey); err != nil {
-					return err
-				}
 			}
 		}
 	}
@@ -180,7 +181,7 @@ func indexTicketExpiry(tx *bbolt.Tx) error {
 		if len(v) < 8 {
 			return nil
 		}
-		return index.Put(append(append([]byte(nil), v[:8]...), id...), nil)
+		return index.Put(expiryKey(time.Unix(0, int64(binary.BigEndian.Uint64(v))), id), nil)
 	})
 	if err != nil {
 		return err
@@ -192,7 +193,7 @@ func indexTicketExpiry(tx *bbolt.Tx) error {
 			if json.Unmarshal(v, &t) != nil {
 				return nil
 			}
-			return index.Put(expiryKey(t.ExpiresAt, t.ID), append(append([]byte(nil), seq...), key...))
+			return index.Put(expiryKey(t.ExpiresAt, []byte(t.ID)), append(append([]byte(nil), seq...), key...))
 		})
 	})
 }

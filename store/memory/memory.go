@@ -136,7 +136,7 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 		r = b.reservations[reservationID]
 	}
 	if r == nil {
-		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+		return store.NoReservation(budget, day, reservationID)
 	}
 	if !r.committed {
 		r.committed = true

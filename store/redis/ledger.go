@@ -78,17 +78,16 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 
 // Commit implements store.Ledger in one script.
 func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) error {
-	// A malformed day could name another budget's key ("ledger:<day>:<budget>"): it is unknown, as in the
-	// other stores.
-	if err := store.CheckDay(day); err != nil {
-		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+	// A malformed day could name another budget's key ("ledger:<day>:<budget>").
+	if err := store.CheckCommit(budget, day, reservationID); err != nil {
+		return err
 	}
 	n, err := commitScript.Run(ctx, s.rdb, []string{s.ledgerKey(budget, day)}, reservationID).Int()
 	if err != nil {
 		return fmt.Errorf("store/redis: commit %s in budget %s on %s: %w", reservationID, budget, day, err)
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: reservation %q in budget %s on %s", store.ErrNotFound, reservationID, budget, day)
+		return store.NoReservation(budget, day, reservationID)
 	}
 	return nil
 }
