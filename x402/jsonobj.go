@@ -253,7 +253,7 @@ func (w *objectWriter) raw(k string, v json.RawMessage) {
 	if w.err != nil {
 		return
 	}
-	if !json.Valid(v) {
+	if !jsonscan.Valid(v) {
 		w.err = fmt.Errorf("x402: encode member %q: value is not valid JSON", k)
 		return
 	}
@@ -361,7 +361,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !json.Valid(b) {
+		if !jsonscan.Valid(b) {
 			return nil, fmt.Errorf("x402: %T.MarshalJSON wrote invalid JSON", v)
 		}
 		return b, nil

@@ -32,24 +32,20 @@ func Valid(data []byte) bool {
 // raw bytes, so it needs no valid document (x402 checks it first, the preflight input after Valid). Both
 // hold documents to their own limits, far below encoding/json's, with it before decoding.
 func Depth(data []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
+	depth, deepest := 0, 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			// Skip the string: up to the next quote not escaped by a backslash (or the end).
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
 			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
+		case '{', '[':
 			depth++
 			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
+		case '}', ']':
 			depth--
 		}
 	}
@@ -274,6 +270,13 @@ func array(data []byte, i, depth int) (int, bool) {
 func str(data []byte, i int) (end int, plain, ok bool) {
 	plain = true
 	for i++; i < len(data); i++ {
+		// Most string bytes are plain ASCII: skip them with one table load each before the full switch.
+		for i < len(data) && strPlain[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			break
+		}
 		switch c := data[i]; {
 		case c == '"':
 			return i + 1, plain, true
@@ -306,6 +309,14 @@ func str(data []byte, i int) (end int, plain, ok bool) {
 	}
 	return i, false, false
 }
+
+// strPlain marks the bytes a string holds as they are: ASCII from 0x20 except the quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // number checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? starting at data[i].
 func number(data []byte, i int) (int, bool) {

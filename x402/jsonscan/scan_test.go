@@ -168,3 +168,37 @@ func TestDepth(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDepth holds Depth to a plain state machine over every byte (the first implementation), on any input,
+// valid JSON or not.
+func FuzzDepth(f *testing.F) {
+	for _, s := range []string{`[[],{"a":[1]}]`, `{"a":"\"[[","b":[{}]}`, `["\\",[["x"]]]`, `"[\`, `[[[`, "[\"\x00\xff[\"]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		depth, deepest, inString, escaped := 0, 0, false, false
+		for _, c := range data {
+			switch {
+			case inString:
+				switch {
+				case escaped:
+					escaped = false
+				case c == '\\':
+					escaped = true
+				case c == '"':
+					inString = false
+				}
+			case c == '"':
+				inString = true
+			case c == '{' || c == '[':
+				depth++
+				deepest = max(deepest, depth)
+			case c == '}' || c == ']':
+				depth--
+			}
+		}
+		if got := Depth(data); got != deepest {
+			t.Fatalf("Depth(%q) = %d, want %d", data, got, deepest)
+		}
+	})
+}
