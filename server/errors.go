@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // Error codes of the one JSON error shape. The OpenAPI document lists them in the ErrorBody component.
@@ -73,19 +75,34 @@ func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
 	}
 }
 
-// writeJSON writes v with the X-Data-As-Of header every response carries.
+// jsonBuffers holds response buffers between requests: a preflight answer is a few KB (the receipt's JWS
+// carries the result again), and json.Marshal would allocate and copy it once more per response.
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledJSON bounds the buffers kept in jsonBuffers, so one large answer does not pin its memory.
+const maxPooledJSON = 64 << 10
+
+// writeJSON writes v with the X-Data-As-Of header every response carries. The body is what json.Marshal
+// gives, then a newline.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledJSON {
+			buf.Reset()
+			jsonBuffers.Put(buf)
+		}
+	}()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		body = []byte(`{"error":{"code":"internal_error","message":"response could not be encoded"},"data_as_of":"` +
-			s.dataAsOf() + `"}`)
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal_error","message":"response could not be encoded"},"data_as_of":"` +
+			s.dataAsOf() + "\"}\n")
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Data-As-Of", s.dataAsOf())
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
+	w.Write(buf.Bytes()) // the writer copies it (bufio), so buf can go back to the pool after
 }
 
 // writeText writes a non-JSON document; its data freshness is in the X-Data-As-Of header.
