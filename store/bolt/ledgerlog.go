@@ -35,6 +35,7 @@ package bolt
 // through.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -108,6 +109,7 @@ type ledgerLog struct {
 	stopped      chan struct{} // closed when the applier has returned
 	failApply    error         // tests: fail the next commits with this error
 	applyGate    chan struct{} // tests: if set, each commit waits for a value from it
+	records      recordEncoder // builds each operation's journal record (under mu)
 }
 
 var errClosed = errors.New("store/bolt: store is closed")
@@ -125,26 +127,59 @@ const maxJournalRecord = 1 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// frame is a journal record: payload length and CRC-32C (both big-endian uint32), then the payload.
-func frame(payload []byte) []byte {
-	rec := binary.BigEndian.AppendUint32(make([]byte, 0, 8+len(payload)), uint32(len(payload)))
-	rec = binary.BigEndian.AppendUint32(rec, crc32.Checksum(payload, castagnoli))
-	return append(rec, payload...)
+// A journal record is the payload's length and CRC-32C (both big-endian uint32), then the payload: the JSON
+// of the operation's exported fields.
+
+// recordEncoder builds journal records in buffers it keeps, so that a ledger operation allocates nothing
+// for its record: on the bolt store's 402 path the JSON and its frame were about a fifth of the bytes
+// allocated per operation, and every byte allocated brings the next garbage collection closer. It is not
+// safe for concurrent use (the ledger's mu guards it).
+type recordEncoder struct {
+	js  bytes.Buffer  // the operation's JSON, from enc
+	enc *json.Encoder // writes to js; json.Marshal would allocate its result
+	rec []byte        // the last record
 }
 
-// encodeOp is op's journal record, the JSON of its exported fields. The ticket is spliced in as it is: it
-// is the store's own json.Marshal output, and re-validating it (json.RawMessage) doubled the cost of a
+// maxKeptRecord bounds the record buffer kept for the next operation, so one large ticket does not pin
+// its memory.
+const maxKeptRecord = 64 << 10
+
+// record returns op's journal record, valid until the next call. The ticket is spliced in as it is: it is
+// the store's own json.Marshal output, and re-validating it (json.RawMessage) doubled the cost of a
 // journal write.
-func encodeOp(op *ledgerOp) ([]byte, error) {
+func (e *recordEncoder) record(op *ledgerOp) ([]byte, error) {
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.js)
+	}
 	head := *op
 	head.Ticket = nil
-	b, err := json.Marshal(&head)
-	if err != nil || len(op.Ticket) == 0 {
-		return b, err
+	e.js.Reset()
+	if err := e.enc.Encode(&head); err != nil {
+		return nil, err
 	}
-	b = append(b[:len(b)-1], `,"ticket":`...)
-	b = append(b, op.Ticket...)
-	return append(b, '}'), nil
+	js := bytes.TrimSuffix(e.js.Bytes(), []byte("\n")) // Encode's newline; the rest is json.Marshal's output
+	rec := append(e.rec[:0], make([]byte, 8)...)
+	if len(op.Ticket) == 0 {
+		rec = append(rec, js...)
+	} else {
+		rec = append(rec, js[:len(js)-1]...)
+		rec = append(rec, `,"ticket":`...)
+		rec = append(rec, op.Ticket...)
+		rec = append(rec, '}')
+	}
+	payload := rec[8:]
+	if len(payload) > maxJournalRecord {
+		// The replay would take it for a torn record and stop there: refuse it before anything is written.
+		return nil, fmt.Errorf("%w: ledger record of %d bytes (most %d)", store.ErrInvalid, len(payload), maxJournalRecord)
+	}
+	binary.BigEndian.PutUint32(rec, uint32(len(payload)))
+	binary.BigEndian.PutUint32(rec[4:], crc32.Checksum(payload, castagnoli))
+	if cap(rec) <= maxKeptRecord {
+		e.rec = rec
+	} else {
+		e.rec = nil
+	}
+	return rec, nil
 }
 
 // readJournal returns the operations of the whole records at the start of data. It stops at the first
@@ -309,16 +344,11 @@ func (s *Store) usableLocked() error {
 func (s *Store) enqueueLocked(op *ledgerOp) error {
 	l := &s.log
 	op.Seq = l.seq + 1
-	payload, err := encodeOp(op)
+	rec, err := l.records.record(op)
 	if err != nil {
 		return err
 	}
-	if len(payload) > maxJournalRecord {
-		// The replay would take it for a torn record and stop there: refuse it before anything is written.
-		return fmt.Errorf("%w: ledger record of %d bytes (most %d)", store.ErrInvalid, len(payload), maxJournalRecord)
-	}
 	f := l.journals[l.cur]
-	rec := frame(payload)
 	if _, err := f.Write(rec); err != nil {
 		f.Truncate(l.sizes[l.cur]) // a torn record would hide the ones after it from the replay
 		return fmt.Errorf("store/bolt: writing the journal: %w", err)

@@ -1,9 +1,12 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -283,11 +286,19 @@ func TestJournalRecordRoundTrip(t *testing.T) {
 		{Seq: 7, Kind: opReserve, Budget: "agent \"x\"", Day: logDay, ID: "r1", Amount: 5, Ticket: tv},
 		{Seq: 8, Kind: opCommit, Budget: "agent", Day: logDay, ID: "r1"},
 	} {
-		payload, err := encodeOp(op)
+		var enc recordEncoder
+		if _, err := enc.record(&ledgerOp{Seq: 1, Kind: opCommit, Budget: "a much longer budget name that grows the buffer", Day: logDay, ID: "r0"}); err != nil {
+			t.Fatal(err) // a longer record first: the buffer it leaves must not show through
+		}
+		rec, err := enc.record(op)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := readJournal(frame(payload))
+		payload := rec[8:]
+		if !bytes.Equal(rec, frame(payload)) {
+			t.Fatalf("record %q is not its payload framed", rec)
+		}
+		got := readJournal(rec)
 		if len(got) != 1 {
 			t.Fatalf("record %s read back as %d operations", payload, len(got))
 		}
@@ -297,4 +308,11 @@ func TestJournalRecordRoundTrip(t *testing.T) {
 			t.Fatalf("record %s read back as %+v, want %+v", payload, g, op)
 		}
 	}
+}
+
+// frame is a journal record of payload, written out the slow way.
+func frame(payload []byte) []byte {
+	rec := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	rec = binary.BigEndian.AppendUint32(rec, crc32.Checksum(payload, castagnoli))
+	return append(rec, payload...)
 }
