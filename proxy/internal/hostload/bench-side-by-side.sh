@@ -6,6 +6,7 @@
 #   PG_STORE=memory ...                                                     # store driver (default bolt)
 #   PG_STORE=redis [PG_REDIS=host:port] ...                                 # Redis (default 127.0.0.1:6379), a fresh key prefix
 #   PG2_STORE=memory ...                                                    # and a second payguard (target payguard2) on another store
+#   PG2_STORE=bolt PG2_BIN=/path/to/other ...                               # ... or another build (or a wrapper setting its env)
 set -euo pipefail
 # proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
@@ -57,7 +58,7 @@ if [ -n "${PG2_STORE:-}" ]; then
       -e "s#^  driver: .*#  driver: $PG2_STORE#" -e "s#^  path: .*#  path: $PG_DIR/payguard2-data/payguard.db#" \
       -e '/^  redis: /d' "$PG_DIR/payguard.yaml" > "$PG_DIR/payguard2.yaml"
   grep -q '^  path:' "$PG_DIR/payguard2.yaml" || sed -i "s#^  driver: .*#&\n  path: $PG_DIR/payguard2-data/payguard.db#" "$PG_DIR/payguard2.yaml"
-  start payguard2 "$PG_BIN" proxy --config "$PG_DIR/payguard2.yaml" --offline --sanctions-dir "$SANCTIONS"
+  start payguard2 "${PG2_BIN:-$PG_BIN}" proxy --config "$PG_DIR/payguard2.yaml" --offline --sanctions-dir "$SANCTIONS"
   wait_port 127.0.0.1:19412
   export PG2=1
 fi

@@ -10,6 +10,8 @@
 # restarted for each rate so counters from the previous rate do not turn into 402s.
 #
 # Usage: server/testdata/bench/rate.sh [RATE ...]   (default: 1000 2500 5000; DURATION=6s for vegeta, 12s else)
+# STORE=bolt runs the server on the embedded default store (a bbolt file in the work directory) instead of
+# bench.yaml's memory store.
 # The load generator runs on the same two cores as the server, unless SERVER_CPUS and LOAD_CPUS pin them apart
 # (taskset lists, e.g. SERVER_CPUS=0 LOAD_CPUS=1: one dedicated core each). Each run prints the server's CPU
 # time per request (from /proc) next to the latencies. FLOOR=1 runs the same load against floor/ (net/http
@@ -37,6 +39,9 @@ trap cleanup EXIT INT TERM
 (cd "$root" && go build -o "$work/payguard" ./cmd/payguard && go build -o "$work/floor" ./server/testdata/bench/floor &&
 	go build -o "$work/openloop" ./server/testdata/bench/openloop)
 sed -e "s#/tmp/payguard-bench/receipt-keys.json#$work/receipt-keys.json#" "$here/bench.yaml" >"$work/mem.yaml"
+if [ "${STORE:-memory}" = bolt ]; then # the embedded default store: trial counters in a bbolt file
+	sed -i "s#^  driver: memory#  driver: bolt\n  path: $work/payguard.db#" "$work/mem.yaml"
+fi
 # The body of preflight.lua; for vegeta, 40,000 targets with it, one client IP each (openloop and wrk2 make
 # their own addresses).
 sed -n "s/^wrk.body = '\(.*\)'\$/\1/p" "$here/preflight.lua" >"$work/body.json"
@@ -75,6 +80,6 @@ for rate in $rates; do
 		n=$("$VEGETA" report -type=json <"$work/vegeta.bin" | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')
 	fi
 	cpu1=$(awk '{print $14+$15}' "/proc/$pid/stat")
-	echo "server CPU: $(( (cpu1 - cpu0) * 10000000 / ${n:-1} / 1000 )) µs per request (${n:-?} requests)"
+	echo "server CPU: $(( (cpu1 - cpu0) * 10000000 / ${n:-1} / 1000 )) µs per request (${n:-?} requests); peak RSS $(awk '/^VmHWM/{print int($2/1024)}' "/proc/$pid/status") MiB"
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 done
