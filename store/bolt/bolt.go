@@ -2,16 +2,16 @@
 // bbolt runs one write transaction at a time, so each operation that reads and then writes (TakeTicket,
 // TakeTrial, ...) is atomic without further locking.
 //
-// Every change is committed and fsynced before the call returns, with two exceptions on the proxy's hot
-// path. ReserveTicket returns once its reservation counts and is journaled (safe from kill -9), and
-// TakeTicket waits for it to be committed, so the payment it allows is never released before it is
-// durable. Commit, likewise journaled, moves an amount from reserved to spent and leaves the budget as it
-// was. The ledger (Reserve, ReserveTicket, Commit) has its own write path with group commit; see
-// ledgerlog.go.
+// Every change is committed and fsynced before the call returns, with three exceptions on hot paths.
+// ReserveTicket returns once its reservation counts and is journaled (safe from kill -9), and TakeTicket
+// waits for it to be committed, so the payment it allows is never released before it is durable. Commit,
+// likewise journaled, moves an amount from reserved to spent and leaves the budget as it was. TakeTrial, the
+// server's free-trial counter, is journaled too: a power cut (not a kill -9) can forgive the calls of the
+// last few milliseconds, and no money moves on them (trial.go). These share one write path with group
+// commit; see ledgerlog.go.
 //
-// The other hot writes (the trial counter, the paid-call nonce mark) go through write, which lets concurrent
-// callers share one commit and its fsync (bbolt's DB.Batch) instead of queueing for one fsync each; see
-// batch.go.
+// The other hot write, the paid-call nonce mark, goes through write, which lets concurrent callers share one
+// commit and its fsync (bbolt's DB.Batch) instead of queueing for one fsync each; see batch.go.
 //
 // The file is locked while open: a second payguard on the same file gets a clear "locked" error after
 // Options.Timeout instead of hanging.

@@ -316,12 +316,17 @@ func journalChild(path string) error {
 			return err
 		}
 	}
+	for range 2 { // free-trial calls go through the journal too
+		if ok, _, err := s.TakeTrial(ctx, "198.51.100.4", crashDay, 3, 48*time.Hour); err != nil || !ok {
+			return fmt.Errorf("TakeTrial: %v, %v", ok, err)
+		}
+	}
 	fmt.Println("ready")
 	return nil
 }
 
-// An allowed 402's reservation and ticket survive a kill -9 that comes before they are committed to the
-// file: Open replays the journal.
+// An allowed 402's reservation and ticket, and free-trial calls, survive a kill -9 that comes before they are
+// committed to the file: Open replays the journal.
 func TestJournaledReservationsSurviveKill9(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "payguard.db")
 	child, out := startChild(t, journalChildEnv, path)
@@ -342,6 +347,9 @@ func TestJournaledReservationsSurviveKill9(t *testing.T) {
 	err = raw.View(func(tx *bbolt.Tx) error {
 		if n := tx.Bucket([]byte("reservations")).Stats().KeyN; n != 0 {
 			return fmt.Errorf("%d reservations already in the file; the test needs them in the journal only", n)
+		}
+		if n := tx.Bucket([]byte("trial")).Stats().KeyN; n != 0 {
+			return fmt.Errorf("%d trial counters already in the file; the test needs them in the journal only", n)
 		}
 		return nil
 	})
@@ -367,5 +375,12 @@ func TestJournaledReservationsSurviveKill9(t *testing.T) {
 		if err != nil || tk.ID != fmt.Sprintf("j%d", i) || tk.ReservationID == "" {
 			t.Fatalf("ticket %d after kill -9 = %+v, %v", i, tk, err)
 		}
+	}
+	// Two of three trial calls were used before the kill: one is left.
+	if ok, used, err := s.TakeTrial(ctx, "198.51.100.4", crashDay, 3, 48*time.Hour); err != nil || !ok || used != 3 {
+		t.Fatalf("third trial call after kill -9 = %v, %d, %v; want true, 3", ok, used, err)
+	}
+	if ok, used, err := s.TakeTrial(ctx, "198.51.100.4", crashDay, 3, 48*time.Hour); err != nil || ok || used != 3 {
+		t.Fatalf("fourth trial call after kill -9 = %v, %d, %v; want false, 3", ok, used, err)
 	}
 }

@@ -57,6 +57,7 @@ import (
 const (
 	opReserve = "reserve"
 	opCommit  = "commit"
+	opTrial   = "trial" // a free-trial counter's new value (trial.go)
 )
 
 // ledgerOp is one journaled ledger operation. The exported fields are its journal record.
@@ -65,9 +66,11 @@ type ledgerOp struct {
 	Kind   string          `json:"kind"`
 	Budget string          `json:"budget"`
 	Day    string          `json:"day"`
-	ID     string          `json:"id"` // the reservation
-	Amount int64           `json:"amount,omitempty"`
+	ID     string          `json:"id"`               // the reservation; a trial's client
+	Amount int64           `json:"amount,omitempty"` // micro-dollars; a trial's count after the call
 	Ticket json.RawMessage `json:"ticket,omitempty"` // a reserve's ticket, as stored
+	// Expires is a trial counter's expiry (unix ns).
+	Expires int64 `json:"expires,omitempty"`
 
 	ticket *store.Ticket // Ticket decoded; nil without one
 	done   chan struct{} // closed once applied (or failed)
@@ -95,6 +98,7 @@ type ledgerLog struct {
 	budgets      map[string]*figures    // budgetKey → figures, while operations on it are queued
 	reservations map[string]*pendingRes // day+id, while operations on it are queued
 	ticketIDs    map[string]struct{}    // ids of queued tickets, for the duplicate check
+	trials       map[string]*trialCount // day+client, while operations on it are queued (trial.go)
 	queue        []*ledgerOp
 	last         *ledgerOp // the newest operation enqueued: waiting for it waits for all
 	seq          uint64
@@ -213,6 +217,7 @@ func (s *Store) openLedger(path string) error {
 	l.budgets = map[string]*figures{}
 	l.reservations = map[string]*pendingRes{}
 	l.ticketIDs = map[string]struct{}{}
+	l.trials = map[string]*trialCount{}
 	l.wake = make(chan struct{}, 1)
 	l.urgent = make(chan struct{}, 1)
 	l.stopped = make(chan struct{})
@@ -594,6 +599,10 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 // settleLocked drops an applied op's hold on the in-memory figures; l.mu is held.
 func (s *Store) settleLocked(op *ledgerOp) {
 	l := &s.log
+	if op.Kind == opTrial {
+		s.settleTrialLocked(op)
+		return
+	}
 	key := string(budgetKey(op.Budget, op.Day))
 	if f := l.budgets[key]; f != nil {
 		if f.refs--; f.refs <= 0 {
@@ -613,6 +622,9 @@ func (s *Store) settleLocked(op *ledgerOp) {
 // applyOp writes one operation in tx. It is idempotent, for the replay: a reservation the file has is not
 // written again, and committing is a no-op for a committed or unknown reservation.
 func applyOp(tx *bbolt.Tx, op *ledgerOp) error {
+	if op.Kind == opTrial {
+		return applyTrial(tx, op)
+	}
 	budgets, key := tx.Bucket(bucketBudgets), budgetKey(op.Budget, op.Day)
 	res, resKey := tx.Bucket(bucketReservations), []byte(op.Day+op.ID)
 	switch op.Kind {

@@ -233,42 +233,6 @@ func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Dur
 	return nil
 }
 
-// TakeTrial implements store.Trial in one write transaction (possibly shared, see write). The entry expires retention after the day's
-// first call; expired entries are purged lazily.
-func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, retention time.Duration) (bool, int, error) {
-	if err := store.CheckTrial(client, day, retention); err != nil {
-		return false, 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return false, 0, err
-	}
-	var ok bool
-	var used int
-	err := s.write(func(tx *bbolt.Tx) error {
-		ok, used = false, 0 // results of the committed run only (see write)
-		now := s.now()
-		if err := s.maybePurge(tx, now); err != nil {
-			return err
-		}
-		trial, key := tx.Bucket(bucketTrial), []byte(day+client)
-		count, expires := uint64(0), now.Add(retention).UnixNano()
-		if v := trial.Get(key); len(v) == 16 && int64(binary.BigEndian.Uint64(v[8:])) >= now.UnixNano() {
-			count, expires = binary.BigEndian.Uint64(v[:8]), int64(binary.BigEndian.Uint64(v[8:]))
-		}
-		used = int(count)
-		if limit <= 0 || count >= uint64(limit) {
-			return nil
-		}
-		ok, used = true, used+1
-		v := binary.BigEndian.AppendUint64(u64(count+1), uint64(expires))
-		return trial.Put(key, v)
-	})
-	if err != nil {
-		return false, 0, err
-	}
-	return ok, used, nil
-}
-
 // PutObservation implements store.Endpoints.
 func (s *Store) PutObservation(ctx context.Context, o store.Observation) error {
 	if err := store.CheckObservation(o); err != nil {

@@ -1,0 +1,123 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+)
+
+// fileTrial reads the counter at day+client from the file itself (not the journal's figures).
+func fileTrial(t *testing.T, s *Store, day, client string) (count uint64, expires int64, ok bool) {
+	t.Helper()
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		if v := tx.Bucket(bucketTrial).Get([]byte(day + client)); len(v) == 16 {
+			count, expires, ok = binary.BigEndian.Uint64(v[:8]), int64(binary.BigEndian.Uint64(v[8:])), true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return count, expires, ok
+}
+
+func journalSize(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var n int64
+	for i := range s.log.journals {
+		fi, err := os.Stat(journalPath(s.Path(), i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += fi.Size()
+	}
+	return n
+}
+
+// A trial call counts at once, before the file has it; a refusal journals nothing; the applier's commit
+// brings the file to the count.
+func TestTrialCountsBeforeTheCommit(t *testing.T) {
+	ctx := context.Background()
+	s := openLog(t, filepath.Join(t.TempDir(), "p.db"))
+	defer s.Close()
+	release := holdCommits(t, s)
+	defer release()
+
+	for i := 1; i <= 2; i++ {
+		if ok, used, err := s.TakeTrial(ctx, "203.0.113.7", logDay, 2, time.Hour); err != nil || !ok || used != i {
+			t.Fatalf("call %d = %v, %d, %v", i, ok, used, err)
+		}
+	}
+	if _, _, ok := fileTrial(t, s, logDay, "203.0.113.7"); ok {
+		t.Fatal("the file has the counter while its commit is held back")
+	}
+	size := journalSize(t, s)
+	if size == 0 {
+		t.Fatal("nothing journaled")
+	}
+	if ok, used, err := s.TakeTrial(ctx, "203.0.113.7", logDay, 2, time.Hour); err != nil || ok || used != 2 {
+		t.Fatalf("third call = %v, %d, %v; want refused at 2", ok, used, err)
+	}
+	if got := journalSize(t, s); got != size {
+		t.Fatalf("a refused call journaled %d bytes", got-size)
+	}
+
+	release()
+	if err := s.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if count, _, ok := fileTrial(t, s, logDay, "203.0.113.7"); !ok || count != 2 {
+		t.Fatalf("file after the commit: count %d (present %v); want 2", count, ok)
+	}
+	s.log.mu.Lock()
+	left := len(s.log.trials)
+	s.log.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d counters still held in memory after their commit", left)
+	}
+	// Read back from the file now: still refused.
+	if ok, used, err := s.TakeTrial(ctx, "203.0.113.7", logDay, 2, time.Hour); err != nil || ok || used != 2 {
+		t.Fatalf("call after the commit = %v, %d, %v; want refused at 2", ok, used, err)
+	}
+}
+
+// A replayed trial record never lowers what the file has: not a smaller count of the same entry, and not an
+// older entry (one that expires earlier) over a newer one.
+func TestTrialReplayNeverLowersACount(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "p.db")
+	s := openLog(t, path)
+	for range 3 {
+		if _, _, err := s.TakeTrial(ctx, "c", logDay, 5, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, exp, _ := fileTrialAfterFlush(t, s, "c")
+	s.Close()
+
+	writeJournal(t, path, 0, nil,
+		ledgerOp{Seq: 1, Kind: opTrial, Day: logDay, ID: "c", Amount: 1, Expires: exp},           // lower count
+		ledgerOp{Seq: 2, Kind: opTrial, Day: logDay, ID: "c", Amount: 9, Expires: exp - 1},       // older entry
+		ledgerOp{Seq: 3, Kind: opTrial, Day: logDay, ID: "other", Amount: 2, Expires: exp + 1e9}) // new: applied
+	s = openLog(t, path)
+	defer s.Close()
+	if ok, used, err := s.TakeTrial(ctx, "c", logDay, 5, time.Hour); err != nil || !ok || used != 4 {
+		t.Fatalf("after the replay = %v, %d, %v; want true, 4", ok, used, err)
+	}
+	if ok, used, err := s.TakeTrial(ctx, "other", logDay, 5, time.Hour); err != nil || !ok || used != 3 {
+		t.Fatalf("replayed counter = %v, %d, %v; want true, 3", ok, used, err)
+	}
+}
+
+func fileTrialAfterFlush(t *testing.T, s *Store, client string) (uint64, int64, bool) {
+	t.Helper()
+	if err := s.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return fileTrial(t, s, logDay, client)
+}
