@@ -72,6 +72,8 @@ type Options struct {
 	// when nobody waits for the commit (ledgerlog.go); 0 means DefaultCommitDelay, a negative value commits
 	// at once.
 	CommitDelay time.Duration
+
+	idlePurge time.Duration // tests: how often an idle applier purges; 0 means purgeEvery
 }
 
 // DefaultCommitDelay is Options.CommitDelay's default. Only reservations no payment was released against
@@ -138,6 +140,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store/bolt: preparing %s: %w", path, err)
 	}
+	s.log.idlePurge = opts.idlePurge
 	switch {
 	case opts.CommitDelay == 0:
 		s.log.delay = DefaultCommitDelay

@@ -110,6 +110,7 @@ type ledgerLog struct {
 	wake         chan struct{} // capacity 1: the applier has work
 	urgent       chan struct{} // capacity 1: someone waits for the next commit
 	delay        time.Duration // Options.CommitDelay
+	idlePurge    time.Duration // how often an idle applier runs the purge (purgeEvery; tests shorten it)
 	stopped      chan struct{} // closed when the applier has returned
 	failApply    error         // tests: fail the next commits with this error
 	applyGate    chan struct{} // tests: if set, each commit waits for a value from it
@@ -221,6 +222,9 @@ func (s *Store) openLedger(path string) error {
 	l.wake = make(chan struct{}, 1)
 	l.urgent = make(chan struct{}, 1)
 	l.stopped = make(chan struct{})
+	if l.idlePurge <= 0 {
+		l.idlePurge = purgeEvery
+	}
 	var ops []*ledgerOp
 	for i := range l.journals {
 		f, err := os.OpenFile(journalPath(path, i), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
@@ -510,6 +514,8 @@ func (s *Store) applyLoop() {
 	lowerApplierPriority()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	idle := time.NewTicker(l.idlePurge)
+	defer idle.Stop()
 	for {
 		l.mu.Lock()
 		empty, closed := len(l.queue) == 0, l.closed
@@ -518,7 +524,11 @@ func (s *Store) applyLoop() {
 			if closed {
 				return
 			}
-			<-l.wake
+			select {
+			case <-l.wake:
+			case <-idle.C:
+				s.purgeWhileIdle()
+			}
 			continue
 		}
 		if l.delay > 0 && !closed {
@@ -547,6 +557,15 @@ func (s *Store) applyLoop() {
 		}
 		s.applyBatch(batch, j, failApply, broken)
 	}
+}
+
+// purgeWhileIdle runs the periodic purge when nothing else writes. Every write transaction already purges
+// at most once per purgeEvery, but a store nobody writes to would keep expired entries for as long as it
+// stays idle, and SPEC deletes a free-trial counter (a client's IP address) 48 hours after the day's first
+// call, not at the next call after that. A failure changes nothing that was stored and is left to the next
+// try; a disk that fails for good stops the ledger at its next commit.
+func (s *Store) purgeWhileIdle() {
+	_ = s.db.Update(func(tx *bbolt.Tx) error { return s.maybePurge(tx, s.now()) })
 }
 
 // applyBatch commits batch, the operations journaled in journal j, and settles them.

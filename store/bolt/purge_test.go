@@ -91,6 +91,39 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	}
 }
 
+// A store nobody writes to still deletes an expired trial counter (a client's IP address): the applier purges
+// while idle, so the counter does not outlive its retention by as long as the store stays quiet.
+func TestIdleStorePurgesExpiredTrialCounters(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.now, idlePurge: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, _, err := s.TakeTrial(ctx, "203.0.113.7", "2026-11-22", 3, 48*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Idle, within the retention: kept.
+	clock.add(47 * time.Hour)
+	time.Sleep(100 * time.Millisecond)
+	if n := s.countKeys(t, bucketTrial); n != 1 {
+		t.Fatalf("%d trial counters within the retention, want 1", n)
+	}
+	// Idle, past it: deleted with no write to trigger the sweep.
+	clock.add(2 * time.Hour)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.countKeys(t, bucketTrial) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("an idle store kept a trial counter past its retention")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // A file from before the tickets' expiry index gets one when opened: its expired tickets and ids are swept,
 // its live ticket stays takeable and is swept once it expires.
 func TestTicketExpiryIndexBuiltForOlderFiles(t *testing.T) {
