@@ -155,7 +155,7 @@ func New(o Options) (*Server, error) {
 		s.offers[r.Path] = s.buildOffer(r)
 	}
 	s.routes()
-	s.handler = s.middleware(s.mux)
+	s.handler = s.middleware(s.canonical(s.mux))
 	return s, nil
 }
 
