@@ -13,23 +13,22 @@ import (
 // redirect it might follow with another method, or with a payment meant for the path it asked for.
 func (s *Server) canonical(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
 		if r.Method == http.MethodConnect { // the mux routes CONNECT by host and path as given
 			next.ServeHTTP(w, r)
 			return
 		}
+		p := r.URL.Path
 		if p == "" || p[0] != '/' {
 			s.writeError(w, errorf(http.StatusBadRequest, CodeInvalidParameter,
 				fmt.Sprintf("the request target must be a path starting with /; see %s", s.absURL("/openapi.json"))))
 			return
 		}
 		if c := cleanPath(p); c != p {
-			hint := ""
+			detail := ": the path is not in canonical form"
 			if len(c) <= maxPathHint {
-				hint = fmt.Sprintf(" (did you mean %s?)", c)
+				detail += fmt.Sprintf(" (did you mean %s?)", c)
 			}
-			s.writeError(w, errorf(http.StatusNotFound, CodeNotFound,
-				fmt.Sprintf("no such resource: the path is not in canonical form%s; see %s", hint, s.absURL("/openapi.json"))))
+			s.writeError(w, s.notFound(detail))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -50,12 +49,9 @@ func TestNonCanonicalPathsGetTheJSONError(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	var m struct {
-		Error    struct{ Code string } `json:"error"`
-		DataAsOf string                `json:"data_as_of"`
-	}
-	if err := json.Unmarshal(body, &m); err != nil || resp.StatusCode != http.StatusBadRequest ||
-		m.Error.Code != CodeInvalidParameter || m.DataAsOf == "" || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
-		t.Fatalf("GET *: %d %q: %s (%v)", resp.StatusCode, resp.Header.Get("Content-Type"), body, err)
+	r := result{Response: resp, body: body}
+	if resp.StatusCode != http.StatusBadRequest || r.errCode(t) != CodeInvalidParameter || r.json(t)["data_as_of"] == "" ||
+		!strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		t.Fatalf("GET *: %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 }

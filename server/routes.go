@@ -42,9 +42,12 @@ func (s *Server) routes() {
 	m.HandleFunc("/.well-known/security.txt", s.get(func(w http.ResponseWriter, r *http.Request) {
 		s.writeText(w, "text/plain; charset=utf-8", docs.SecurityTxt(s.docInfo(), s.now()))
 	}))
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no such resource; see "+s.absURL("/openapi.json")))
-	})
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.writeError(w, s.notFound("")) })
+}
+
+// notFound is the 404 for a path the service does not serve; detail, if any, says why.
+func (s *Server) notFound(detail string) *apiError {
+	return errorf(http.StatusNotFound, CodeNotFound, "no such resource"+detail+"; see "+s.absURL("/openapi.json"))
 }
 
 // get wraps a free document handler: GET only.

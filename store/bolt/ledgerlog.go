@@ -98,7 +98,7 @@ type ledgerLog struct {
 	budgets      map[string]*figures    // budgetKey → figures, while operations on it are queued
 	reservations map[string]*pendingRes // day+id, while operations on it are queued
 	ticketIDs    map[string]struct{}    // ids of queued tickets, for the duplicate check
-	trials       map[string]*trialCount // day+client, while operations on it are queued (trial.go)
+	trials       map[string]trialCount  // day+client, while operations on it are queued (trial.go)
 	queue        []*ledgerOp
 	last         *ledgerOp // the newest operation enqueued: waiting for it waits for all
 	seq          uint64
@@ -218,7 +218,7 @@ func (s *Store) openLedger(path string) error {
 	l.budgets = map[string]*figures{}
 	l.reservations = map[string]*pendingRes{}
 	l.ticketIDs = map[string]struct{}{}
-	l.trials = map[string]*trialCount{}
+	l.trials = map[string]trialCount{}
 	l.wake = make(chan struct{}, 1)
 	l.urgent = make(chan struct{}, 1)
 	l.stopped = make(chan struct{})

@@ -23,15 +23,28 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// trialCount is a counter with queued operations on it.
+// trialCount is a counter's value: in the file, or as the newest queued operation on it will leave it.
 type trialCount struct {
 	count   uint64
 	expires int64 // unix ns
-	refs    int
+}
+
+// encodeTrial and decodeTrial are a counter's value in the trial bucket: count, then expiry (unix ns), 8
+// bytes big-endian each.
+func encodeTrial(c trialCount) []byte {
+	return binary.BigEndian.AppendUint64(u64(c.count), uint64(c.expires))
+}
+
+func decodeTrial(v []byte) (trialCount, bool) {
+	if len(v) != 16 {
+		return trialCount{}, false
+	}
+	return trialCount{count: binary.BigEndian.Uint64(v[:8]), expires: int64(binary.BigEndian.Uint64(v[8:]))}, true
 }
 
 // TakeTrial implements store.Trial. The entry expires retention after the day's first call; expired
-// entries are purged lazily. It returns once the call counts and is journaled (see above).
+// entries are purged by the store's sweep (within a minute, idle or not). It returns once the call counts
+// and is journaled (see above).
 func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, retention time.Duration) (bool, int, error) {
 	if err := store.CheckTrial(client, day, retention); err != nil {
 		return false, 0, err
@@ -51,11 +64,11 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	key := day + client
 	now := s.now()
 	count, expires := uint64(0), now.Add(retention).UnixNano()
-	cur, err := s.trialLocked(key)
+	cur, ok, err := s.trialLocked(key)
 	if err != nil {
 		return false, 0, err
 	}
-	if cur != nil && cur.expires >= now.UnixNano() {
+	if ok && cur.expires >= now.UnixNano() {
 		count, expires = cur.count, cur.expires
 	}
 	if limit <= 0 || count >= uint64(limit) {
@@ -65,49 +78,46 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	if err := s.enqueueLocked(op); err != nil {
 		return false, 0, err
 	}
-	refs := 1
-	if q := l.trials[key]; q != nil {
-		refs += q.refs
-	}
-	l.trials[key] = &trialCount{count: count + 1, expires: expires, refs: refs}
+	l.trials[key] = trialCount{count: count + 1, expires: expires}
 	return true, int(count + 1), nil
 }
 
-// trialLocked is the counter at key (day+client) as it will be once the queue is applied, or nil if there is
-// none (it may have expired); l.mu is held.
-func (s *Store) trialLocked(key string) (*trialCount, error) {
-	if q := s.log.trials[key]; q != nil {
-		return q, nil
+// trialLocked is the counter at key (day+client) as it will be once the queue is applied; ok is false if
+// there is none (an expired one may be reported); l.mu is held.
+func (s *Store) trialLocked(key string) (c trialCount, ok bool, err error) {
+	if c, ok := s.log.trials[key]; ok {
+		return c, true, nil
 	}
-	var c *trialCount
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		if v := tx.Bucket(bucketTrial).Get([]byte(key)); len(v) == 16 {
-			c = &trialCount{count: binary.BigEndian.Uint64(v[:8]), expires: int64(binary.BigEndian.Uint64(v[8:]))}
-		}
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		c, ok = decodeTrial(tx.Bucket(bucketTrial).Get([]byte(key)))
 		return nil
 	})
-	return c, err
+	return c, ok, err
 }
 
-// settleTrialLocked drops an applied trial operation's hold on the in-memory counter; l.mu is held.
+// opTrialCount is the value a trial operation writes.
+func opTrialCount(op *ledgerOp) trialCount {
+	return trialCount{count: uint64(op.Amount), expires: op.Expires}
+}
+
+// settleTrialLocked forgets the in-memory counter once the newest operation on it is applied; l.mu is held.
+// A counter's operations have distinct values (the count rises, and a new entry expires later), so an
+// applied operation that equals the counter is the newest one, and the file now has what memory had.
 func (s *Store) settleTrialLocked(op *ledgerOp) {
 	key := op.Day + op.ID
-	if q := s.log.trials[key]; q != nil {
-		if q.refs--; q.refs <= 0 {
-			delete(s.log.trials, key)
-		}
+	if c, ok := s.log.trials[key]; ok && c == opTrialCount(op) {
+		delete(s.log.trials, key)
 	}
 }
 
 // applyTrial writes a trial counter's value. It never lowers what the file has (the same entry with a count
 // as high, or a newer entry, which expires later), so a replayed record is harmless.
 func applyTrial(tx *bbolt.Tx, op *ledgerOp) error {
-	b, key := tx.Bucket(bucketTrial), []byte(op.Day+op.ID)
-	if v := b.Get(key); len(v) == 16 {
-		count, expires := int64(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:]))
-		if expires > op.Expires || expires == op.Expires && count >= op.Amount {
+	b, key, want := tx.Bucket(bucketTrial), []byte(op.Day+op.ID), opTrialCount(op)
+	if c, ok := decodeTrial(b.Get(key)); ok {
+		if c.expires > want.expires || c.expires == want.expires && c.count >= want.count {
 			return nil
 		}
 	}
-	return b.Put(key, binary.BigEndian.AppendUint64(u64(uint64(op.Amount)), uint64(op.Expires)))
+	return b.Put(key, encodeTrial(want))
 }

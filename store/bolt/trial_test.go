@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,18 +11,16 @@ import (
 )
 
 // fileTrial reads the counter at day+client from the file itself (not the journal's figures).
-func fileTrial(t *testing.T, s *Store, day, client string) (count uint64, expires int64, ok bool) {
+func fileTrial(t *testing.T, s *Store, day, client string) (c trialCount, ok bool) {
 	t.Helper()
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		if v := tx.Bucket(bucketTrial).Get([]byte(day + client)); len(v) == 16 {
-			count, expires, ok = binary.BigEndian.Uint64(v[:8]), int64(binary.BigEndian.Uint64(v[8:])), true
-		}
+		c, ok = decodeTrial(tx.Bucket(bucketTrial).Get([]byte(day + client)))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return count, expires, ok
+	return c, ok
 }
 
 func journalSize(t *testing.T, s *Store) int64 {
@@ -53,7 +50,7 @@ func TestTrialCountsBeforeTheCommit(t *testing.T) {
 			t.Fatalf("call %d = %v, %d, %v", i, ok, used, err)
 		}
 	}
-	if _, _, ok := fileTrial(t, s, logDay, "203.0.113.7"); ok {
+	if _, ok := fileTrial(t, s, logDay, "203.0.113.7"); ok {
 		t.Fatal("the file has the counter while its commit is held back")
 	}
 	size := journalSize(t, s)
@@ -71,8 +68,8 @@ func TestTrialCountsBeforeTheCommit(t *testing.T) {
 	if err := s.flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if count, _, ok := fileTrial(t, s, logDay, "203.0.113.7"); !ok || count != 2 {
-		t.Fatalf("file after the commit: count %d (present %v); want 2", count, ok)
+	if c, ok := fileTrial(t, s, logDay, "203.0.113.7"); !ok || c.count != 2 {
+		t.Fatalf("file after the commit: count %d (present %v); want 2", c.count, ok)
 	}
 	s.log.mu.Lock()
 	left := len(s.log.trials)
@@ -97,7 +94,11 @@ func TestTrialReplayNeverLowersACount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, exp, _ := fileTrialAfterFlush(t, s, "c")
+	if err := s.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := fileTrial(t, s, logDay, "c")
+	exp := c.expires
 	s.Close()
 
 	writeJournal(t, path, 0, nil,
@@ -114,10 +115,42 @@ func TestTrialReplayNeverLowersACount(t *testing.T) {
 	}
 }
 
-func fileTrialAfterFlush(t *testing.T, s *Store, client string) (uint64, int64, bool) {
-	t.Helper()
-	if err := s.flush(context.Background()); err != nil {
-		t.Fatal(err)
+// When an earlier call's commit lands while a later call on the same counter is still queued, the counter
+// keeps the later count: the file (one call behind) is not read back until the later call is applied too.
+func TestTrialCounterOutlivesAnEarlierCommit(t *testing.T) {
+	ctx := context.Background()
+	s := openLog(t, filepath.Join(t.TempDir(), "p.db"))
+	defer s.Close()
+	release := holdCommits(t, s)
+	defer release()
+	s.log.mu.Lock()
+	gate := s.log.applyGate
+	s.log.mu.Unlock()
+	queueTaken := func() {
+		for {
+			s.log.mu.Lock()
+			taken := len(s.log.queue) == 0
+			s.log.mu.Unlock()
+			if taken {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
-	return fileTrial(t, s, logDay, client)
+
+	if ok, _, err := s.TakeTrial(ctx, "203.0.113.9", logDay, 2, time.Hour); err != nil || !ok {
+		t.Fatalf("first call = %v, %v", ok, err)
+	}
+	queueTaken() // the applier holds the first call's batch at the gate
+	if ok, _, err := s.TakeTrial(ctx, "203.0.113.9", logDay, 2, time.Hour); err != nil || !ok {
+		t.Fatalf("second call = %v, %v", ok, err)
+	}
+	gate <- struct{}{} // the first batch commits and settles; the applier then takes the second one
+	queueTaken()
+	if c, ok := fileTrial(t, s, logDay, "203.0.113.9"); !ok || c.count != 1 {
+		t.Fatalf("file after the first commit: %+v (present %v); want count 1", c, ok)
+	}
+	if ok, used, err := s.TakeTrial(ctx, "203.0.113.9", logDay, 2, time.Hour); err != nil || ok || used != 2 {
+		t.Fatalf("third call with the second still queued = %v, %d, %v; want refused at 2", ok, used, err)
+	}
 }
