@@ -1,13 +1,14 @@
 package screening_test
 
 import (
+	"github.com/payguard/payguard/internal/realdata"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -40,11 +41,10 @@ var (
 
 func realList(t *testing.T) *sanctions.List {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	ofac := filepath.Join(filepath.Dir(file), "..", "..", "shared", "data", "ofac")
+	ofac := realdata.OFACDir(t)
 	sdn, err := os.ReadFile(filepath.Join(ofac, "sdn_csv_2024-05-03", "sdn.csv"))
 	if err != nil {
-		t.Fatalf("shared/ must sit beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	alt, err := os.ReadFile(filepath.Join(ofac, "alt_add_comments_2025-12", "alt.csv"))
 	if err != nil {
