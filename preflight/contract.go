@@ -5,7 +5,7 @@ package preflight
 
 // Contract for the rest of payguard (bodies in input.go, engine.go, result.go):
 //
-//   // Input is SPEC's PreflightInput. Challenge is decoded with x402.ParsePaymentRequired.
+//   // Input is SPEC §2's PreflightInput. Challenge is decoded with x402.ParsePaymentRequired.
 //   type Input struct {
 //       Challenge      *x402.PaymentRequired `json:"challenge,omitempty"`
 //       Cart           *Cart                 `json:"cart,omitempty"`   // merchant_domain, total_usd (policy.USD, exact), pay_to, merchant_name
@@ -14,7 +14,7 @@ package preflight
 //       Rules          *policy.RulesPatch    `json:"rules,omitempty"`  // every rule optional; unknown names are an error
 //       Context        *Context              `json:"context,omitempty"` // spent_today_usd (policy.USD), agent_id
 //   }
-//   func ParseInput(body []byte) (*Input, error)   // enforces SPEC limits; errors are *InputError (channels answer 400/413)
+//   func ParseInput(body []byte) (*Input, error)   // enforces SPEC §10 limits; errors are *InputError (channels answer 400/413)
 //   type InputError struct{ Code, Message string } // Code e.g. "invalid_json", "too_deep", "too_many_options", "invalid_utf8", "field_too_long", "too_many_entries", "unknown_rule"
 //
 //   type Options struct {
@@ -30,7 +30,7 @@ package preflight
 //   func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error) // receipt without input_sha256 and jws
 //   func (e *Engine) SignReceipt(res *Result, in *Input) error                        // adds them; Decide = both
 //
-//   // Result is SPEC's PreflightResult.
+//   // Result is SPEC §6.1's PreflightResult.
 //   type Result struct {
 //       Decision         string            `json:"decision"`          // allow | hold | block
 //       Reasons          []string          `json:"reasons"`
@@ -49,7 +49,7 @@ package preflight
 //     an input error; a total_usd that is not a JSON number is an input error.
 //   - InputError.HTTPStatus(): 413 for body_too_large, else 400. Codes also include "unknown_field",
 //     "invalid_field", "invalid_challenge", "invalid_rules".
-//   - MaxTextBytes (2048) bounds every text field; MaxBodyBytes, MaxDepth, MaxOptions as SPEC.
+//   - MaxTextBytes (2048) bounds every text field; MaxBodyBytes, MaxDepth, MaxOptions as SPEC §10.
 //   - Payee is {pay_to, network, merchant_domain, merchant_name, sanctions{screened, status, matches, note},
 //     domain{checked, valid, registered_at, age_days, has_a, has_mx, note}}; null members are unknown.
 //   - DataAsOf is "unknown" (DataUnknown) when no sanctions list is loaded.

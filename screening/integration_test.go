@@ -78,7 +78,7 @@ func realDomains(t *testing.T, now time.Time) *domain.Checker {
 }
 
 // TestPreflightWithRealScreening runs the preflight engine on the real screener and domain checker and
-// checks SPEC's reason texts for payTo sanctions, merchant name, domain age and DNS.
+// checks SPEC §5's reason texts for payTo sanctions, merchant name, domain age and DNS.
 func TestPreflightWithRealScreening(t *testing.T) {
 	list := realList(t)
 	keys, err := receipts.GenerateKey(today)
@@ -142,7 +142,7 @@ func TestPreflightWithRealScreening(t *testing.T) {
 	}
 }
 
-// TestCheckWithRealScreening runs the payee check on the same real components: each flag of SPEC's table
+// TestCheckWithRealScreening runs the payee check on the same real components: each flag of SPEC §7.1's table
 // with its risk.
 func TestCheckWithRealScreening(t *testing.T) {
 	list := realList(t)

@@ -20,7 +20,7 @@ const (
 	MaxBodyBytes = 64 << 10
 	// MaxHeaderBytes bounds a base64 header value before it is decoded.
 	MaxHeaderBytes = 64 << 10
-	// MaxDepth bounds the nesting of arrays and objects in any decoded document (SPEC: JSON depth 32).
+	// MaxDepth bounds the nesting of arrays and objects in any decoded document (SPEC §10: JSON depth 32).
 	MaxDepth = 32
 )
 

@@ -27,7 +27,7 @@ func init() {
 const (
 	// checkTimeout bounds one check; the RDAP and DNS lookups have their own, shorter timeouts.
 	checkTimeout = 15 * time.Second
-	// maxBatchLine is the longest batch line read, SPEC's request body limit.
+	// maxBatchLine is the longest batch line read, SPEC §10's request body limit.
 	maxBatchLine = 64 << 10
 )
 
