@@ -18,7 +18,7 @@ import (
 // the implementation).
 const (
 	// MaxBodyBytes is SPEC §10's request body limit: 64 KiB of actual bytes.
-	MaxBodyBytes = 64 << 10
+	MaxBodyBytes = x402.MaxBodyBytes
 	// MaxDepth is SPEC §10's JSON nesting limit.
 	MaxDepth = 32
 	// MaxOptions is SPEC §10's limit on payment options per request.

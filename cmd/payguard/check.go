@@ -18,6 +18,7 @@ import (
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/sanctions"
+	"github.com/payguard/payguard/x402"
 )
 
 func init() {
@@ -28,7 +29,7 @@ const (
 	// checkTimeout bounds one check; the RDAP and DNS lookups have their own, shorter timeouts.
 	checkTimeout = 15 * time.Second
 	// maxBatchLine is the longest batch line read, SPEC §10's request body limit.
-	maxBatchLine = 64 << 10
+	maxBatchLine = x402.MaxBodyBytes
 )
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
