@@ -13,6 +13,7 @@ run() {
 
 run go go test -race ./...
 run interop npm --prefix interop test
+run chart charts/payguard/ci/check.sh
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED suites: ${failed[*]}"

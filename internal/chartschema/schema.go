@@ -113,19 +113,28 @@ var (
 // durationPattern is what time.ParseDuration accepts (without a sign: no setting takes a negative time).
 const durationPattern = `^([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))*$|^0$`
 
+// decimalPattern is a non-negative decimal number as text (what --set passes for 0.25).
+const decimalPattern = `^(0|[1-9][0-9]*)(\.[0-9]+)?$`
+
 // ofType is the schema of a Go type as payguard's YAML decoder reads it.
 func (g *generator) ofType(t reflect.Type) Schema {
 	switch t {
 	case usdType:
-		// A YAML number read exactly (policy.USD); a quoted string is refused by the binary, so here too.
-		return Schema{"type": "number", "minimum": 0}
+		// A YAML number read exactly (policy.USD). `helm --set rules.daily_cap_usd=0.5` passes the text as a
+		// string, so a decimal string is accepted too and the chart writes it into payguard.yaml unquoted.
+		return Schema{"type": []any{"number", "string"}, "minimum": 0, "pattern": decimalPattern}
 	case durationType:
 		return Schema{"type": "string", "pattern": durationPattern}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		s := g.ofType(t.Elem())
-		s["type"] = []any{s["type"], "null"}
+		switch typ := s["type"].(type) {
+		case []any:
+			s["type"] = append(typ, "null")
+		default:
+			s["type"] = []any{typ, "null"}
+		}
 		return s
 	case reflect.Bool:
 		return Schema{"type": "boolean"}
@@ -134,7 +143,7 @@ func (g *generator) ofType(t reflect.Type) Schema {
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		return Schema{"type": "integer"}
 	case reflect.Float32, reflect.Float64:
-		return Schema{"type": "number"}
+		return Schema{"type": []any{"number", "string"}, "minimum": 0, "pattern": decimalPattern}
 	case reflect.Slice:
 		return Schema{"type": "array", "items": g.ofType(t.Elem())}
 	case reflect.Struct:
