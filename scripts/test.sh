@@ -14,6 +14,7 @@ run() {
 run go go test -race ./...
 run interop npm --prefix interop test
 run chart charts/payguard/ci/check.sh
+run dockerfile scripts/check-dockerfile.sh --allow-placeholder-digests
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED suites: ${failed[*]}"

@@ -189,3 +189,13 @@ func TestUpgradeKeepsTheCAAndToken(t *testing.T) {
 		}
 	}
 }
+
+// The image the chart runs is the version the chart says: values' image.tag is the appVersion, which
+// scripts/build.sh stamps into the binary (`payguard version`) and the release workflow tags the image with.
+func TestImageTagIsTheAppVersion(t *testing.T) {
+	c := loadChart(t)
+	tag, _ := c.Values["image"].(map[string]any)["tag"].(string)
+	if tag == "" || tag != c.Metadata.AppVersion {
+		t.Fatalf("values.yaml image.tag %q != Chart.yaml appVersion %q", tag, c.Metadata.AppVersion)
+	}
+}
