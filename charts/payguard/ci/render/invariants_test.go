@@ -105,6 +105,16 @@ func TestNetworkPolicy(t *testing.T) {
 	if n := count(renderOK(t, c, combos["example"], "v1.31.4"), "NetworkPolicy"); n != 0 {
 		t.Fatalf("%d NetworkPolicies rendered while disabled", n)
 	}
+	// With only the example and no adminFrom, nothing may connect to the sidecar's pods.
+	for _, o := range renderOK(t, c, combos["example-netpol"], "v1.31.4") {
+		if o.kind == "NetworkPolicy" {
+			p := &networkingv1.NetworkPolicy{}
+			yaml.Unmarshal([]byte(o.text), p)
+			if len(p.Spec.PolicyTypes) != 1 || p.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress || len(p.Spec.Ingress) != 0 {
+				t.Fatalf("example policy %+v", p.Spec)
+			}
+		}
+	}
 	pols := map[string]*networkingv1.NetworkPolicy{}
 	for _, o := range renderOK(t, c, combos["fleet"], "v1.31.4") {
 		if o.kind == "NetworkPolicy" {
