@@ -9,7 +9,7 @@
 // this package fails when the committed schema differs from what the types say.
 package chartschema
 
-//go:generate go run ../cmd/genschema
+//go:generate go run ../cmd/genschema -root ../..
 
 import (
 	"bytes"
