@@ -1,31 +1,60 @@
 # syntax=docker/dockerfile:1
 # payguard: one static binary (CGO_ENABLED=0) on distroless/static, running as the nonroot user (65532).
 #
-#   docker build -t payguard .
-#   docker run --rm -p 8402:8402 -p 8403:8403 -v "$PWD/payguard.yaml:/etc/payguard/payguard.yaml:ro" \
-#     payguard proxy --config /etc/payguard/payguard.yaml      # listen on 0.0.0.0 in that file
+#   docker build -t payguard \
+#     --build-arg COMMIT=$(git rev-parse HEAD) --build-arg SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) .
+#   docker run --rm -p 127.0.0.1:8402:8402 -p 127.0.0.1:8403:8403 -v payguard-data:/data payguard
 #
-# The Helm chart (charts/payguard) runs it as a sidecar with a read-only root file system: state goes to the
-# volume mounted at /data.
+# The default command runs the proxy with docker/payguard.yaml (/etc/payguard/payguard.yaml): the proxy and the
+# admin API listen on 0.0.0.0 inside the container, state is in the /data volume. The binary is built by
+# scripts/build.sh, the script CI and the release workflow use: reproducible flags (-trimpath, no build id,
+# -buildvcs=false, SOURCE_DATE_EPOCH) and the version stamped from the chart's appVersion, so `payguard
+# version` in the image says the chart's appVersion (pass VERSION to override it).
+#
+# The base images are pinned by digest. scripts/check-dockerfile.sh refuses an unpinned or placeholder digest
+# (the release workflow runs it first); refresh a digest with
+#   docker buildx imagetools inspect golang:1.26.8-bookworm --format '{{json .Manifest.Digest}}'
 
-ARG GO_VERSION=1.26.8
+ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:0000000000000000000000000000000000000000000000000000000000000000
+ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:0000000000000000000000000000000000000000000000000000000000000000
 
-FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
+FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
+ARG VERSION=""
+ARG COMMIT=unknown
+ARG SOURCE_DATE_EPOCH=0
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags="-s -w" -o /out/payguard ./cmd/payguard
+    GOOS=$TARGETOS GOARCH=$TARGETARCH VERSION=$VERSION COMMIT=$COMMIT SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH \
+    scripts/build.sh /out/payguard && mkdir -p /out/data
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${RUNTIME_IMAGE}
+ARG VERSION=""
+ARG COMMIT=unknown
+ARG CREATED=""
+LABEL org.opencontainers.image.title="payguard" \
+      org.opencontainers.image.description="Forward proxy sidecar that decides every x402 payment an AI agent makes before it can pay" \
+      org.opencontainers.image.source="https://github.com/payguard/payguard" \
+      org.opencontainers.image.url="https://github.com/payguard/payguard" \
+      org.opencontainers.image.documentation="https://github.com/payguard/payguard/blob/main/README.md" \
+      org.opencontainers.image.vendor="payguard" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${COMMIT}" \
+      org.opencontainers.image.created="${CREATED}"
 COPY --from=build /out/payguard /usr/local/bin/payguard
+COPY docker/payguard.yaml /etc/payguard/payguard.yaml
+COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
-# With no --config, the embedded default keeps its state in ./payguard-data: the nonroot user's home.
-WORKDIR /home/nonroot
+WORKDIR /data
+VOLUME ["/data"]
 EXPOSE 8402 8403
+# The admin API's /healthz (for `payguard serve`, override: --health-cmd "payguard healthcheck --url
+# http://127.0.0.1:8080/health"). distroless has no shell or curl: the binary checks itself.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["/usr/local/bin/payguard", "healthcheck", "--url", "http://127.0.0.1:8403/healthz"]
 ENTRYPOINT ["/usr/local/bin/payguard"]
-CMD ["proxy"]
+CMD ["proxy", "--config", "/etc/payguard/payguard.yaml"]

@@ -278,6 +278,7 @@ func TestMetricsOnPrivateRegistry(t *testing.T) {
 		`payguard_usd_reserved_today 0`,
 		`payguard_holds_pending 0`,
 		`payguard_decision_duration_seconds_count{stage="challenge"} 1`,
+		`payguard_build_info{commit="`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q", want)

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/payguard/payguard/internal/buildinfo"
 	"github.com/payguard/payguard/store"
 )
 
@@ -56,7 +57,7 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.latency,
-		m.upstreamErrors, m.nonX402, m.paymentsFailed)
+		m.upstreamErrors, m.nonX402, m.paymentsFailed, buildinfo.NewCollector())
 	return m
 }
 

@@ -20,6 +20,8 @@ standalone() {
 run standalone standalone
 run go go test -race ./...
 run interop npm --prefix interop test
+run chart charts/payguard/ci/check.sh
+run dockerfile scripts/check-dockerfile.sh --allow-placeholder-digests
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED suites: ${failed[*]}"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/payguard/payguard/internal/buildinfo"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -93,7 +94,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Free-trial calls by result (granted, exhausted, error)."}, []string{"result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.latency, m.payments, m.trials)
+		reg.MustRegister(m.requests, m.latency, m.payments, m.trials, buildinfo.NewCollector())
 	}
 	return m
 }

@@ -157,7 +157,8 @@ keys:
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !bytes.Contains(b, []byte(`payguard_server_requests_total{code="200",route="/v1/preflight"} 1`)) ||
-		!bytes.Contains(b, []byte(`payguard_server_trial_calls_total{result="granted"} 1`)) {
+		!bytes.Contains(b, []byte(`payguard_server_trial_calls_total{result="granted"} 1`)) ||
+		!bytes.Contains(b, []byte(`payguard_build_info{commit="`)) {
 		t.Fatalf("metrics:\n%s", b)
 	}
 

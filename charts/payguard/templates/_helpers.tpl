@@ -1,8 +1,10 @@
 {{/*
 Named templates. The ones meant for your own pod spec ("payguard.sidecar", "payguard.volumes",
 "payguard.agentEnv", "payguard.agentVolumeMounts") take a context whose .Values are this chart's values and
-.Release is the release: "." inside this chart, or (dict "Values" .Values.payguard "Release" .Release) from a
-parent chart that depends on this one. They read nothing else (no .Chart), so both work.
+.Release is the release: "." inside this chart, or
+(dict "Values" .Values.payguard "Release" .Release "Capabilities" .Capabilities) from a parent chart that
+depends on this one. They read nothing else (no .Chart), so both work. .Capabilities is needed only while
+sidecar.native is auto (the cluster's version decides).
 */}}
 
 {{- define "payguard.fullname" -}}
@@ -18,11 +20,91 @@ parent chart that depends on this one. They read nothing else (no .Chart), so bo
 {{- end -}}
 {{- end -}}
 
+{{/* The standard labels, on every object the chart renders (these templates run inside the chart: .Chart is set). */}}
 {{- define "payguard.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 app.kubernetes.io/name: {{ default "payguard" .Values.nameOverride }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/managed-by: {{ .Release.Service | default "Helm" }}
-app.kubernetes.io/version: {{ .Values.image.tag | quote }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: payguard
+{{- end -}}
+
+{{/*
+payguard.keep: annotations for state that must outlive the release: `helm uninstall` leaves these objects in
+place (agents keep trusting the CA; a reinstall finds the same CA and token through lookup).
+*/}}
+{{- define "payguard.keep" -}}
+helm.sh/resource-policy: keep
+{{- end -}}
+
+{{/* payguard.image: repository:tag, or repository@digest when image.digest is set. */}}
+{{- define "payguard.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+payguard.sidecarIsNative: "true" when "payguard.sidecar" is a native sidecar (put it under initContainers),
+"" when it is a regular container (put it under containers). sidecar.native auto decides by the cluster's
+version: native sidecars are on by default from Kubernetes 1.29. Forcing true below 1.28 fails the render:
+the API server would drop the field and the proxy would block the pod's start as an init container.
+*/}}
+{{- define "payguard.sidecarIsNative" -}}
+{{- $native := .Values.sidecar.native -}}
+{{- $kube := "" -}}
+{{- if .Capabilities -}}{{- $kube = .Capabilities.KubeVersion.Version -}}{{- end -}}
+{{- if eq (toString $native) "auto" -}}
+{{- if not $kube -}}
+{{- fail "sidecar.native auto needs the cluster version: pass \"Capabilities\" .Capabilities in the context, or set sidecar.native true or false" -}}
+{{- end -}}
+{{- if semverCompare ">=1.29.0-0" $kube -}}true{{- end -}}
+{{- else if eq (toString $native) "true" -}}
+{{- if and $kube (semverCompare "<1.28.0-0" $kube) -}}
+{{- fail (printf "sidecar.native true needs Kubernetes >= 1.28 (this cluster is %s): use auto or false" $kube) -}}
+{{- end -}}
+true
+{{- else if ne (toString $native) "false" -}}
+{{- fail (printf "sidecar.native must be auto, true or false, not %v" $native) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* payguard.podPlacement: pull secrets, node selector, tolerations and affinity for the chart's own pods. */}}
+{{- define "payguard.podPlacement" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+{{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+{{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+{{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+{{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+payguard.requireShared: several replicas must share one ledger and one receipt key, or each would keep its
+own daily cap and sign with its own key. Call with (dict "ctx" . "what" "proxyFleet" "replicas" N).
+*/}}
+{{- define "payguard.requireShared" -}}
+{{- if gt (int .replicas) 1 -}}
+{{- if ne .ctx.Values.store.driver "redis" -}}
+{{- fail (printf "%s.replicas > 1 with store.driver %s would give every pod its own ledger: use store.driver redis" .what .ctx.Values.store.driver) -}}
+{{- end -}}
+{{- if not .ctx.Values.receiptKeys.existingSecret -}}
+{{- fail (printf "%s.replicas > 1 needs receiptKeys.existingSecret: every replica must sign receipts with the one published key" .what) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "payguard.selectorLabels" -}}
@@ -54,9 +136,20 @@ payguard.config: the proxy's YAML configuration (the ConfigMap's payguard.yaml).
 keys, so what is written here is exactly what `payguard config validate` accepts.
 */}}
 {{- define "payguard.config" -}}
-{{- $data := include "payguard.paths.data" . -}}
+{{- include "payguard.configFor" (dict "ctx" . "proxyHost" "127.0.0.1") -}}
+{{- end -}}
+
+{{/* payguard.fleetConfig: the same for the proxy fleet, which agents in other pods reach on the pod IP. */}}
+{{- define "payguard.fleetConfig" -}}
+{{- include "payguard.configFor" (dict "ctx" . "proxyHost" "0.0.0.0") -}}
+{{- end -}}
+
+{{- define "payguard.configFor" -}}
+{{- $data := include "payguard.paths.data" .ctx -}}
+{{- $proxyHost := .proxyHost -}}
+{{- with .ctx -}}
 proxy:
-  listen: {{ printf "127.0.0.1:%v" .Values.proxy.port | quote }}
+  listen: {{ printf "%s:%v" $proxyHost .Values.proxy.port | quote }}
   data_dir: {{ $data | quote }}
   ca_cert_file: {{ printf "%s/tls.crt" (include "payguard.paths.ca" .) | quote }}
   ca_key_file: {{ printf "%s/tls.key" (include "payguard.paths.ca" .) | quote }}
@@ -70,6 +163,13 @@ proxy:
 admin:
   listen: {{ printf "0.0.0.0:%v" .Values.admin.port | quote }}
   token_file: {{ printf "%s/%s" (include "payguard.paths.admin" .) .Values.admin.token.key | quote }}
+{{ include "payguard.configTail" . }}
+{{- end -}}
+{{- end -}}
+
+{{/* payguard.configTail: the sections the proxy and serve share (store, screening, keys, rules). */}}
+{{- define "payguard.configTail" -}}
+{{- $data := include "payguard.paths.data" . -}}
 store:
 {{- if eq .Values.store.driver "redis" }}
   driver: redis
@@ -98,19 +198,35 @@ keys:
 {{- else }}
   receipt_key_file: {{ printf "%s/receipt-keys.json" $data | quote }}
 {{- end }}
+{{- /*
+The rules, one per line. The schema allows a string only where it is a decimal number (helm --set passes
+0.25 as text), and payguard reads amounts only from YAML numbers: strings are written unquoted.
+*/}}
 rules:
-{{- toYaml .Values.rules | nindent 2 }}
+{{- range $name, $value := .Values.rules }}
+  {{ $name }}: {{ ternary $value (toJson $value) (kindIs "string" $value) }}
+{{- end }}
+{{- end -}}
+
+{{/* payguard.serveConfig: payguard.yaml for `payguard serve`. */}}
+{{- define "payguard.serveConfig" -}}
+{{- $server := deepCopy .Values.serve.server -}}
+{{- $_ := set $server "listen" (printf "0.0.0.0:%v" .Values.serve.port) -}}
+{{- $_ := set $server "metrics_listen" (printf "0.0.0.0:%v" .Values.serve.metricsPort) -}}
+server:
+{{- toYaml $server | nindent 2 }}
+{{ include "payguard.configTail" . }}
 {{- end -}}
 
 {{/*
-payguard.sidecar: the payguard container, as one list item. With sidecar.native (the default) put it under
-initContainers (it carries restartPolicy: Always); otherwise under containers.
+payguard.sidecar: the payguard container, as one list item. When "payguard.sidecarIsNative" says "true", put
+it under initContainers (it carries restartPolicy: Always); otherwise under containers.
 */}}
 {{- define "payguard.sidecar" -}}
 - name: payguard
-  image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+  image: {{ include "payguard.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
-{{- if .Values.sidecar.native }}
+{{- if and (not .fleet) (include "payguard.sidecarIsNative" .) }}
   restartPolicy: Always
 {{- end }}
   args:
@@ -121,6 +237,11 @@ initContainers (it carries restartPolicy: Always); otherwise under containers.
     - {{ . | quote }}
 {{- end }}
   ports:
+{{- if .fleet }}
+    - name: payguard-proxy
+      containerPort: {{ .Values.proxy.port }}
+      protocol: TCP
+{{- end }}
     - name: payguard-admin
       containerPort: {{ .Values.admin.port }}
       protocol: TCP
@@ -151,7 +272,7 @@ initContainers (it carries restartPolicy: Always); otherwise under containers.
     periodSeconds: 5
     failureThreshold: 2
   resources:
-{{- toYaml .Values.sidecar.resources | nindent 4 }}
+{{- toYaml (ternary .Values.proxyFleet.resources .Values.sidecar.resources (not (not .fleet))) | nindent 4 }}
   securityContext:
 {{- toYaml .Values.securityContext | nindent 4 }}
   volumeMounts:
@@ -184,7 +305,7 @@ into the payguard container alone, so the agent can neither approve its own hold
 {{- define "payguard.volumes" -}}
 - name: payguard-config
   configMap:
-    name: {{ include "payguard.fullname" . }}
+    name: {{ include "payguard.fullname" . }}{{ if .fleet }}-fleet{{ end }}
 - name: payguard-ca
   secret:
     secretName: {{ include "payguard.caSecret" . }}
