@@ -5,6 +5,7 @@
 import { Budget } from './budget.js';
 import { decideChallenge } from './decide.js';
 import { remoteScreen } from './remote.js';
+import { sidecarDecide } from './sidecar.js';
 import { normalizeRules } from './rules.js';
 import { formatUSD } from './usd.js';
 
@@ -25,6 +26,8 @@ export const REFUSED_PREFIX = 'payguard';
  * @property {(hold: object) => boolean|Promise<boolean>} [onHold] asked on a hold; true pays, anything else refuses
  * @property {'hold'|'allow'} [onError] a failed or unknown remote result: hold (default) or, explicitly,
  *   decide locally without remote screening ("allow" disables that protection)
+ * @property {{url: string, token: string, fetch?: typeof fetch}} [sidecar] decide through a local payguard
+ *   proxy's approval API (POST /v1/decide): its rules, its ledger (fleet-wide on Redis), its approval queue
  * @property {() => Date} [now] the clock (tests inject one)
  * @property {(event: object) => void} [onDecision] told every decision (logging, tests)
  */
@@ -32,7 +35,7 @@ export const REFUSED_PREFIX = 'payguard';
 export class Guard {
   /** @param {GuardOptions} [options] */
   constructor(options = {}) {
-    const known = ['rules', 'remote', 'remoteUrl', 'remoteFetch', 'onHold', 'onError', 'now', 'onDecision'];
+    const known = ['rules', 'remote', 'remoteUrl', 'remoteFetch', 'onHold', 'onError', 'sidecar', 'now', 'onDecision'];
     for (const k of Object.keys(options)) if (!known.includes(k)) throw new TypeError(`payguard: unknown option "${k}"`);
     this.rules = normalizeRules(options.rules ?? {});
     this.remote = options.remote === true;
@@ -41,6 +44,8 @@ export class Guard {
     if (options.onError !== undefined && !['hold', 'allow'].includes(options.onError)) {
       throw new TypeError('payguard: onError must be "hold" or "allow"');
     }
+    if (options.sidecar && (!options.sidecar.url || !options.sidecar.token)) throw new TypeError('payguard: sidecar needs url and token');
+    if (options.sidecar && this.remote) throw new TypeError('payguard: choose remote or sidecar, not both');
     this.options = options;
     this.onError = options.onError ?? 'hold';
     this.budget = new Budget({ now: options.now });
@@ -51,6 +56,7 @@ export class Guard {
    * {decision, reasons, amountMicros, approved}. Decisions are serialized.
    */
   async decide({ paymentRequired, selected, resourceUrl }) {
+    if (this.options.sidecar) return this.#sidecar({ paymentRequired, selected, resourceUrl });
     // Remote facts are gathered outside the lock (they do not depend on the budget); caps are decided inside it.
     const remote = this.remote ? await remoteScreen(this.options, { paymentRequired, selected, resourceUrl, rules: this.rules }) : null;
     // onError "allow" (explicit) decides a failed remote screening locally, without that protection.
@@ -68,18 +74,35 @@ export class Guard {
       return { ...d, reservation };
     });
     if (held.decision === 'hold') {
-      let approved = false;
-      if (typeof this.options.onHold === 'function') {
-        try {
-          approved = (await this.options.onHold(holdInfo(held, paymentRequired, selected))) === true;
-        } catch {
-          approved = false;
-        }
-      }
+      const approved = await this.#askHold(held, paymentRequired, selected);
       if (!approved) await this.budget.serialize(() => this.budget.release(held.reservation));
       return this.#report({ ...held, approved });
     }
     return this.#report({ ...held, approved: held.decision === 'allow' });
+  }
+
+  // The sidecar decides with its own rules and ledger. Rules given to the guard as well stay a floor, checked
+  // first, so that a local refusal never reserves anything in the sidecar.
+  async #sidecar({ paymentRequired, selected, resourceUrl }) {
+    const local = this.options.rules === undefined ? { decision: 'allow' } : decideChallenge({
+      paymentRequired, accepts: [selected], rules: this.rules, resourceUrl,
+      screen: () => ({ sanctions: { state: 'nothing' }, domain: {} }), // the sidecar screens
+    });
+    if (local.decision === 'block' || (local.decision === 'hold' && !(await this.#askHold(local, paymentRequired, selected)))) {
+      return this.#report({ ...local, approved: false });
+    }
+    const d = await sidecarDecide(this.options.sidecar, { paymentRequired, selected, resourceUrl },
+      (held) => this.#askHold(held, paymentRequired, selected));
+    return this.#report(d);
+  }
+
+  async #askHold(d, paymentRequired, selected) {
+    if (typeof this.options.onHold !== 'function') return false;
+    try {
+      return (await this.options.onHold(holdInfo(d, paymentRequired, selected))) === true;
+    } catch {
+      return false;
+    }
   }
 
   #report(d) {

@@ -16,7 +16,7 @@ import { base } from 'viem/chains';
 import { startFacilitator } from '../../../interop/lib/facilitator.mjs';
 import { startSellerV2 } from '../../../interop/lib/seller-v2.mjs';
 import { startSellerV1 } from '../../../interop/lib/seller-v1.mjs';
-import { startServe } from '../../../interop/lib/payguard.mjs';
+import { adminClient, startProxy, startServe } from '../../../interop/lib/payguard.mjs';
 import { BUYER_KEY, SELLER_PAY_TO } from '../../../interop/lib/wallets.mjs';
 import { createGuard, guardV1Fetch, verifyReceipt } from '../src/index.js';
 
@@ -143,4 +143,49 @@ test('payguard serve: remote screening blocks a sanctioned payee, and its receip
   assert.equal(claims.decision, JSON.parse(text).decision);
   assert.throws(() => verifyReceipt(text.replace('"options_evaluated":1', '"options_evaluated":2'), jwks), /field_altered/);
   fs.writeFileSync(path.join(tmp, 'serve-result.json'), text);
+});
+
+test('sidecar: two guarded agents share the sidecar proxy\'s ledger', async (t) => {
+  await reset();
+  const token = 'guard-test-token-0123456789abcdef';
+  const sidecar = await startProxy({
+    dir: path.join(tmp, 'sidecar'), token, rules: { daily_cap_usd: 0.05, hold_above_usd: 0.02 },
+    args: ['--offline', '--sanctions-dir', SANCTIONS_DIR],
+  });
+  t.after(() => sidecar.stop());
+  const opts = { sidecar: { url: sidecar.adminUrl, token } };
+  const a = buyer(opts), b = buyer(opts);
+  const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).pay(`${v2.url}/cheap`)));
+  assert.equal(results.filter((r) => r.status === 'fulfilled' && r.value.status === 200).length, 5);
+  assert.equal(results.filter((r) => r.status === 'rejected' && /daily cap \$0.05 would be exceeded/.test(r.reason.message)).length, 5);
+  assert.equal((await facStats()).settle.success, 5);
+  const budget = await (await fetch(`${sidecar.adminUrl}/v1/budget`, { headers: { authorization: `Bearer ${token}` } })).json();
+  assert.equal(budget.spent_micros + budget.reserved_micros, 50000);
+  assert.equal(a.guard.spent().spentUsd, '0'); // the budget is the sidecar's, not the process's
+
+});
+
+test('sidecar: a hold waits in the sidecar\'s approval queue; onHold false pays nothing, true approves it there', async (t) => {
+  await reset();
+  const token = 'guard-test-token-0123456789abcdef';
+  const sidecar = await startProxy({
+    dir: path.join(tmp, 'sidecar-holds'), token, rules: { daily_cap_usd: 1, hold_above_usd: 0.02 },
+    args: ['--offline', '--sanctions-dir', SANCTIONS_DIR],
+  });
+  t.after(() => sidecar.stop());
+  const auth = { headers: { authorization: `Bearer ${token}` } };
+  const opts = { sidecar: { url: sidecar.adminUrl, token } };
+  const refused = buyer({ ...opts, onHold: () => false });
+  await assert.rejects(refused.pay(`${v2.url}/mid`), /payguard: hold: hold: amount \$0.5 above hold threshold \$0.02/);
+  const pending = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=pending`, auth)).json();
+  assert.equal(pending.holds.length, 1, JSON.stringify(pending));
+  assert.equal((await facStats()).verify.calls, 0);
+
+  const approved = buyer({ ...opts, onHold: () => true });
+  assert.equal((await approved.pay(`${v2.url}/mid`)).status, 200);
+  assert.equal((await facStats()).settle.success, 1);
+  const budget = await (await fetch(`${sidecar.adminUrl}/v1/budget`, auth)).json();
+  assert.equal(budget.spent_micros + budget.reserved_micros, 500000);
+  const used = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=used`, auth)).json();
+  assert.equal(used.holds.length, 1, JSON.stringify(used));
 });
