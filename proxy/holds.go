@@ -20,14 +20,20 @@ const holdPoll = 500 * time.Millisecond
 // hold_wait for a person. Only a hold can be overridden by an approval: the engine ran first, so a block
 // (blocklist, sanctions, caps) never reaches here.
 func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.PaymentRequired, v verdict) verdict {
+	return p.resolveHoldFor(ctx, method, url, pr, v, &ticketFor{method, url})
+}
+
+// resolveHoldFor is resolveHold with the ticket an approved hold's payment is released on; nil reserves
+// without a ticket (an in-process guard pays the seller itself, so no retry passes the proxy: see guardapi.go).
+func (p *Proxy) resolveHoldFor(ctx context.Context, method, url string, pr *x402.PaymentRequired, v verdict, tk *ticketFor) verdict {
 	key := holdKey(method, url, v, pr)
 	now := p.opts.Now()
 	existing, err := p.opts.Store.FindHold(ctx, key)
 	switch {
 	case err == nil && existing.Status == store.HoldApproved && now.Before(existing.ExpiresAt):
-		return p.releaseApproved(ctx, existing, v, &ticketFor{method, url})
+		return p.releaseApproved(ctx, existing, v, tk)
 	case err == nil && existing.Status == store.HoldPending && now.Before(existing.ExpiresAt):
-		return p.waitForPerson(ctx, existing, v, &ticketFor{method, url})
+		return p.waitForPerson(ctx, existing, v, tk)
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "hold store unavailable: "+err.Error())
 	}
@@ -42,7 +48,7 @@ func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.Pa
 	}
 	p.log.Info("hold created", "hold_id", h.ID, "method", method, "url", url,
 		"amount_usd", usdString(h.AmountMicros), "reasons", v.Reasons)
-	return p.waitForPerson(ctx, h, v, &ticketFor{method, url})
+	return p.waitForPerson(ctx, h, v, tk)
 }
 
 // waitForPerson waits for the hold to be resolved, up to hold_wait or until the agent goes away.

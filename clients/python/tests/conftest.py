@@ -1,0 +1,61 @@
+"""Test helpers: a real x402 client (PyPI x402, the official EVM scheme) whose signer counts signatures."""
+
+from datetime import datetime, timezone
+
+import pytest
+from eth_account import Account
+from x402 import x402Client
+from x402.mechanisms.evm.exact import register_exact_evm_client
+from x402.mechanisms.evm.signers import EthAccountSigner
+
+BUYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"  # Anvil #0
+PAY_TO = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+
+
+class CountingSigner(EthAccountSigner):
+    def __init__(self, fail=False):
+        super().__init__(Account.from_key(BUYER_KEY))
+        self.signs, self.fail = 0, fail
+
+    def sign_typed_data(self, *args, **kwargs):
+        self.signs += 1
+        if self.fail:
+            raise RuntimeError("hardware wallet unplugged")
+        return super().sign_typed_data(*args, **kwargs)
+
+
+def counting_client(fail=False):
+    signer = CountingSigner(fail)
+    # The SDK's own spend controls are off, so that what refuses is the guard.
+    client = x402Client()
+    client.set_spend_controls(False)
+    register_exact_evm_client(client, signer)
+    return client, signer
+
+
+def challenge(atomic, pay_to=PAY_TO, url="https://api.shop.example/data"):
+    from x402.schemas import PaymentRequired
+
+    return PaymentRequired.model_validate({
+        "x402Version": 2,
+        "resource": {"url": url, "description": "", "mimeType": "application/json"},
+        "accepts": [{"scheme": "exact", "network": "eip155:8453", "amount": str(atomic), "asset": BASE_USDC,
+                     "payTo": pay_to, "maxTimeoutSeconds": 60, "extra": {"name": "USD Coin", "version": "2"}}],
+    })
+
+
+class Clock:
+    def __init__(self, iso):
+        self.t = datetime.fromisoformat(iso)
+
+    def __call__(self):
+        return self.t
+
+    def set(self, iso):
+        self.t = datetime.fromisoformat(iso)
+
+
+@pytest.fixture
+def utc():
+    return timezone.utc

@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/payguard/payguard/x402"
+)
+
+// POST /v1/decide (approval API, bearer token): the decision for an in-process guard (clients/js and
+// clients/python with the `sidecar` option) that pays the seller itself rather than through the proxy. The
+// sidecar decides exactly as for an intercepted 402 (its rules, engine and sanctions list) under the same
+// budget lock, so the budget is this sidecar's ledger (fleet-wide on Redis). An allow reserves the amount
+// without a payment ticket: no retry will pass the proxy, and the reservation is kept (SPEC: kept when the
+// payment fails or is abandoned). A hold becomes a hold in the approval queue, waited on up to hold_wait;
+// once approved (by a person, or by the guard's own onHold through POST /v1/holds/{id}/approve), asking
+// again releases it once, reserved the same way.
+
+// guardDecideRequest is the body: the challenge the guard's client received (its selected offer only), the
+// URL it was received for and the request method (default GET).
+type guardDecideRequest struct {
+	Method    string          `json:"method"`
+	URL       string          `json:"url"`
+	Challenge json.RawMessage `json:"challenge"`
+}
+
+type guardDecideResponse struct {
+	Decision     string   `json:"decision"`
+	Reasons      []string `json:"reasons"`
+	AmountMicros int64    `json:"amount_micros"`
+	HoldID       string   `json:"hold_id,omitempty"`
+	ReceiptID    string   `json:"receipt_id,omitempty"`
+	Result       any      `json:"result,omitempty"` // the signed PreflightResult, when one was made
+}
+
+// maxGuardDecideBody bounds the body: a challenge is at most a few KiB (SPEC's input limit is 64 KiB).
+const maxGuardDecideBody = 64 << 10
+
+func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
+	var body guardDecideRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxGuardDecideBody+1))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&body)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("more than one JSON value")
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json", `body must be one {"method", "url", "challenge"}: ` + err.Error()})
+		return
+	}
+	if body.Method == "" {
+		body.Method = http.MethodGet
+	}
+	if !strings.HasPrefix(body.URL, "http://") && !strings.HasPrefix(body.URL, "https://") || len(body.URL) > 4096 {
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "url must be the http(s) URL the challenge was received for"})
+		return
+	}
+	pr, err := x402.ParsePaymentRequired(body.Challenge)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_challenge", err.Error()})
+		return
+	}
+	if len(pr.Accepts) != 1 {
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_challenge", "send the one offer the client selected (accepts must have exactly one entry)"})
+		return
+	}
+	v := p.decide(r.Context(), body.Method, body.URL, pr, false)
+	if v.Decision == hold && v.Result != nil {
+		v = p.resolveHoldFor(r.Context(), body.Method, body.URL, pr, v, nil)
+	}
+	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID()}
+	if v.Decision != allow {
+		out.AmountMicros = 0
+	}
+	if v.Hold != nil && v.Decision == hold {
+		out.HoldID = v.Hold.ID
+	}
+	if v.Result != nil && v.Result.Receipt.JWS != "" {
+		out.Result = v.Result
+	}
+	p.log.Info("guard decision", "decision", out.Decision, "reasons", out.Reasons, "url", body.URL,
+		"amount_usd", usdString(out.AmountMicros), "hold_id", out.HoldID, "receipt_id", out.ReceiptID)
+	writeJSON(w, http.StatusOK, out)
+}
