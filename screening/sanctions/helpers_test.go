@@ -1,11 +1,15 @@
 package sanctions
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // ofacDataDir locates the shared real OFAC data: <repo root>/../shared/data/ofac. It fails (never skips)
@@ -28,27 +32,39 @@ var (
 )
 
 // loadFullList is the benchmark list: sdn.csv of 2024-05-03 with the 2025-12 alt.csv joined by uid (rows
-// whose uid is not in that sdn.csv are dropped), loaded once per test binary.
+// whose uid is not in that sdn.csv are dropped), loaded once per test binary. It reads the gzip copies in
+// testdata/ofac (byte-for-byte copies of the shared real files; testdata/ofac/README.md).
 func loadFullList(t testing.TB) *List {
 	t.Helper()
-	dir := ofacDataDir(t)
 	fullListOnce.Do(func() {
-		sdn, err := os.Open(filepath.Join(dir, "sdn_csv_2024-05-03", "sdn.csv"))
+		sdn, err := gunzipFile(filepath.Join("testdata", "ofac", "sdn_2024-05-03.csv.gz"))
 		if err != nil {
 			fullListErr = err
 			return
 		}
-		defer sdn.Close()
-		alt, err := os.Open(filepath.Join(dir, "alt_add_comments_2025-12", "alt.csv"))
+		alt, err := gunzipFile(filepath.Join("testdata", "ofac", "alt_2025-12.csv.gz"))
 		if err != nil {
 			fullListErr = err
 			return
 		}
-		defer alt.Close()
-		fullList, _, fullListErr = ParseCSV(CSVFiles{SDN: sdn, Alt: alt}, modTime(sdn), "test")
+		fullList, _, fullListErr = ParseCSV(CSVFiles{SDN: bytes.NewReader(sdn), Alt: bytes.NewReader(alt)}, time.Time{}, "test")
 	})
 	if fullListErr != nil {
 		t.Fatalf("loading the full list: %v", fullListErr)
 	}
 	return fullList
+}
+
+// gunzipFile returns the uncompressed content of a .gz file.
+func gunzipFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
