@@ -24,11 +24,12 @@ type unit struct {
 
 // nameRec is one indexed name: an entry's primary name (alias -1) or one of its strong aliases.
 type nameRec struct {
-	entry int32
-	alias int16
-	ntok  uint8
-	wsum  float32 // total token weight
-	units []unit
+	entry   int32
+	alias   int16
+	ntok    uint8
+	derived bool    // a form people write the name in (variants.go), not the list's own: never exact
+	wsum    float32 // total token weight
+	units   []unit
 }
 
 type exactRef struct {
@@ -75,18 +76,20 @@ func middleStart(name string, individual bool, n int) int {
 	if len(l)+len(g) != n || len(g) < 2 {
 		return n
 	}
-	return len(l) + 1
+	// The first given name may be a compound (Abu Yahya, Abd al-Rahman): its words are not middle names.
+	return len(l) + len(givenHead(g))
 }
 
 func buildNameIndex(entries []Entry) *nameIndex {
 	ix := &nameIndex{vocab: map[string]uint32{}, bySkel: map[string][]uint32{}, exact: map[string][]exactRef{}}
 	type pending struct {
-		entry  int32
-		alias  int16
-		toks   []string
-		middle int // tokens from this index on are middle names (see middleWeight)
+		entry   int32
+		alias   int16
+		toks    []string
+		middle  int // tokens from this index on are middle names (see middleWeight)
+		derived bool
 	}
-	var fuzzy []pending
+	var fuzzy, derived []pending
 	df := map[string]int{}
 	add := func(ei int, ai int, name string, weak bool) {
 		individual := entries[ei].Type == TypeIndividual
@@ -106,7 +109,12 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		if len(toks) > maxNameTokens {
 			toks = toks[:maxNameTokens]
 		}
-		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks, middleStart(name, individual, len(toks))})
+		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks, middleStart(name, individual, len(toks)), false})
+		if individual {
+			for _, f := range derivedForms(name) {
+				derived = append(derived, pending{int32(ei), int16(ai), f, len(f), true})
+			}
+		}
 		seen := map[string]bool{}
 		for _, t := range toks {
 			if !seen[t] {
@@ -125,7 +133,9 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 	}
 
+	// IDF counts the list's own names only: a derived form repeats its name's words.
 	n := float64(len(fuzzy))
+	fuzzy = append(fuzzy, derived...)
 	intern := func(s string) uint32 {
 		if id, ok := ix.vocab[s]; ok {
 			return id
@@ -139,11 +149,11 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		ix.postings = append(ix.postings, nil)
 		return id
 	}
-	idfOf := func(t string) float32 { return float32(math.Log(1 + n/float64(df[t]))) }
+	idfOf := func(t string) float32 { return float32(math.Log(1 + n/float64(max(1, df[t])))) }
 	ix.names = make([]nameRec, 0, len(fuzzy))
 	for _, p := range fuzzy {
 		nameID := uint32(len(ix.names))
-		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks))}
+		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), derived: p.derived}
 		rec.units = make([]unit, 0, 2*len(p.toks)-1)
 		for i, t := range p.toks {
 			id := intern(t)
@@ -153,6 +163,9 @@ func buildNameIndex(entries []Entry) *nameIndex {
 			ix.maxIDF = max(ix.maxIDF, w)
 			if i >= p.middle {
 				w *= middleWeight
+			}
+			if particles[t] {
+				w *= particleWeight
 			}
 			rec.wsum += w
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 1, w: w})

@@ -13,8 +13,13 @@ import (
 // is in [0, 1]; docs/SCREENING.md explains how it was chosen from the labeled set.
 const PossibleThreshold = 0.80
 
-// minTokenSim is the lowest similarity at which two tokens count as the same word.
-const minTokenSim = 0.80
+// minTokenSim is the lowest similarity at which two tokens count as the same word. simEpsilon absorbs the
+// rounding of Jaro-Winkler: a three-letter word with one letter changed after the first scores exactly 0.8
+// on paper and 0.7999999999 in float64.
+const (
+	minTokenSim = 0.80
+	simEpsilon  = 1e-9
+)
 
 // skeletonSim is the similarity floor of two tokens of 4+ bytes that share a skeleton (spelling variants).
 const skeletonSim = 0.92
@@ -53,10 +58,10 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	jw := jaroWinkler(a, b)
 	// Spelling variants (same skeleton) of single words score at least skeletonSim, provided the letters
 	// still look alike; joined words and short words get no such floor, since their skeletons collide.
-	if sameSkel && aTok && bTok && len(a) >= minDeleteLen && len(b) >= minDeleteLen && jw >= minSkeletonJW {
+	if sameSkel && aTok && bTok && len(a) >= minSpellingLen && len(b) >= minSpellingLen && jw >= minSkeletonJW {
 		jw = max(jw, skeletonSim)
 	}
-	if jw < minTokenSim {
+	if jw < minTokenSim-simEpsilon {
 		return 0
 	}
 	return jw
@@ -77,14 +82,14 @@ func unitSims(a, ska string, aTok bool, b, skb string, bTok bool) (tok, big floa
 		return 0, 0
 	}
 	jw := jaroWinkler(a, b)
-	if jw >= minTokenSim && sameSkel {
+	if jw >= minTokenSim-simEpsilon && sameSkel {
 		big = jw
 	}
 	tok = jw
-	if sameSkel && aTok && bTok && len(a) >= minDeleteLen && len(b) >= minDeleteLen && jw >= minSkeletonJW {
+	if sameSkel && aTok && bTok && len(a) >= minSpellingLen && len(b) >= minSpellingLen && jw >= minSkeletonJW {
 		tok = max(jw, skeletonSim)
 	}
-	if tok < minTokenSim {
+	if tok < minTokenSim-simEpsilon {
 		tok = 0
 	}
 	return tok, big
@@ -265,7 +270,13 @@ func (ix *nameIndex) weigh(q *query) {
 			continue
 		}
 		u.w = ix.maxIDF
-		if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+		if particles[u.s] {
+			// A particle weighs little whether or not the list knows it (see particleWeight).
+			u.w = ix.maxIDF * particleWeight
+			if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+				u.w = ix.idf[id] * particleWeight
+			}
+		} else if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
 			u.w = ix.idf[id]
 		} else {
 			best, bestID := float32(0), uint32(0)

@@ -120,7 +120,7 @@ func nameTokens(s string) []string {
 			i += n - 1
 			continue
 		}
-		if legalForms[toks[i]] {
+		if legalForms[toks[i]] || misspelledLegalForm(toks[i]) {
 			continue
 		}
 		kept = append(kept, toks[i])
@@ -131,23 +131,48 @@ func nameTokens(s string) []string {
 	return kept
 }
 
+// legalPhraseAt returns the length of the legal phrase starting at toks[i] (0 if none). One word of the
+// phrase may be misspelled by one edit (a word of 4+ letters: "joint stcok company", "limited liabilty
+// company"): a typo in the legal form must not turn it into a distinctive word of the name.
 func legalPhraseAt(toks []string, i int) int {
 	for _, p := range legalPhrases {
 		if i+len(p) > len(toks) {
 			continue
 		}
-		ok := true
+		ok, typos := true, 0
 		for k, w := range p {
-			if toks[i+k] != w {
-				ok = false
-				break
+			if toks[i+k] == w {
+				continue
 			}
+			if typos == 0 && len(w) >= minSpellingLen && deleteRelated(toks[i+k], w) {
+				typos++
+				continue
+			}
+			ok = false
+			break
 		}
 		if ok {
 			return len(p)
 		}
 	}
 	return 0
+}
+
+// longLegalForms are the legal-form words long enough (6+ letters) that one edit away from one is still
+// that word as someone typed it ("Limtied", "Copmany"), never another word of a name.
+var longLegalForms = []string{"limited", "company", "corporation", "incorporated"}
+
+// misspelledLegalForm reports whether t is one edit away from a long legal-form word.
+func misspelledLegalForm(t string) bool {
+	if len(t) < 5 {
+		return false
+	}
+	for _, f := range longLegalForms {
+		if deleteRelated(t, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameVariants returns the token lists under which a name is known: its own order, and for an
