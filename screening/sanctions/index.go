@@ -65,14 +65,14 @@ const commonTokenDF = 15
 // first): a payee name often leaves them out, so their absence costs less than a missing surname.
 const middleWeight = 0.4
 
-// middleStart returns the index of an individual's first middle-name token in nameTokens(name) order
+// middleStart returns the index of an individual's first middle-name token in matchTokens(name) order
 // ("LAST, First Middle..."), or n when there is none or the split is unclear.
 func middleStart(name string, individual bool, n int) int {
 	last, given, ok := strings.Cut(name, ",")
 	if !individual || !ok {
 		return n
 	}
-	l, g := nameTokens(last), nameTokens(given)
+	l, g := matchTokens(last), matchTokens(given)
 	if len(l)+len(g) != n || len(g) < 2 {
 		return n
 	}
@@ -102,7 +102,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		if weak {
 			return // weak aliases are too loose for fuzzy matching
 		}
-		toks := nameTokens(name)
+		toks := matchTokens(name)
 		if len(toks) == 0 {
 			return
 		}
@@ -154,7 +154,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	for _, p := range fuzzy {
 		nameID := uint32(len(ix.names))
 		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), derived: p.derived}
-		rec.units = make([]unit, 0, 2*len(p.toks)-1)
+		rec.units = make([]unit, 0, unitCount(len(p.toks), p.derived))
 		for i, t := range p.toks {
 			id := intern(t)
 			w := idfOf(t)
@@ -170,11 +170,16 @@ func buildNameIndex(entries []Entry) *nameIndex {
 			rec.wsum += w
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 1, w: w})
 		}
-		for i := 0; i+1 < len(p.toks); i++ {
+		// A derived form has no joined units: people who write the short form write it in words, and the
+		// joined strings would be most of what the derived forms cost in memory.
+		for i := 0; i+1 < len(p.toks) && !p.derived; i++ {
+			if !joinable(p.toks[i], p.toks[i+1]) {
+				continue
+			}
 			id := intern(p.toks[i] + p.toks[i+1])
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 2, w: rec.units[i].w + rec.units[i+1].w})
 		}
-		if len(p.toks) >= 3 {
+		if len(p.toks) >= 3 && !p.derived {
 			id := intern(compactKey(p.toks))
 			rec.units = append(rec.units, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
 		}
@@ -221,6 +226,22 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 	}
 	return ix
+}
+
+// joinable reports whether two adjacent tokens form a joined unit: not when one is a lone initial, whose
+// letter would vanish into the other word's skeleton ("juan n" joined is "juann", a spelling of "juan").
+func joinable(a, b string) bool { return len(a) > 1 && len(b) > 1 }
+
+// unitCount is the number of units of a name of n tokens: each token, each adjacent pair joined, and (3+
+// tokens) the whole name joined; a derived form has its tokens only.
+func unitCount(n int, derived bool) int {
+	switch {
+	case derived || n == 1:
+		return n
+	case n == 2:
+		return 3
+	}
+	return 2 * n
 }
 
 type byDelKey struct{ ix *nameIndex }

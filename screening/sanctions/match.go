@@ -176,6 +176,9 @@ func newQuery(toks []string) *query {
 		q.units = append(q.units, qunit{s: t, skel: skeleton(t), start: uint8(i), span: 1})
 	}
 	for i := 0; i+1 < len(toks); i++ {
+		if !joinable(toks[i], toks[i+1]) {
+			continue
+		}
 		s := toks[i] + toks[i+1]
 		q.units = append(q.units, qunit{s: s, skel: skeleton(s), start: uint8(i), span: 2})
 	}
@@ -428,7 +431,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 			res.Possible = append(res.Possible, m)
 		}
 	}
-	toks := nameTokens(name)
+	toks := matchTokens(name)
 	if len(toks) == 0 {
 		return res
 	}

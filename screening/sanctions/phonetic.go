@@ -10,7 +10,7 @@ package sanctions
 // Romanization equivalences (docs/SCREENING.md "Transliteration"): kh/h (Khalid, Halid; Mikhail, Mihail),
 // zh/j (Zhanna, Janna), a leading ju/yu/iu (Juri, Yuri, Iuri; so a leading ju is never zh: Jukov does
 // not meet Zhukov), a final -ff/-v (Ivanoff, Ivanov, Ivanow),
-// a final -ij/-iy/-y (Dmitrij, Dmitriy, Dmitry), tch/ch (Medvedtchuk, Medvedchuk), x/ks.
+// a final -ij/-iy/-y (Dmitrij, Dmitriy, Dmitry), tch/tsch/ch (Medvedtchuk, Kowaltschuk, Kovalchuk), x/ks.
 func skeleton(s string) string {
 	b := make([]byte, 0, len(s))
 	push := func(c byte) {
@@ -87,6 +87,11 @@ func skeleton(s string) string {
 			if c == 't' && next == 'c' && i+2 < len(s) && s[i+2] == 'h' {
 				push('x')
 				i += 2
+				continue
+			}
+			if c == 't' && next == 's' && i+3 < len(s) && s[i+2] == 'c' && s[i+3] == 'h' {
+				push('x') // German tsch for ch: Kowaltschuk, Kovalchuk
+				i += 3
 				continue
 			}
 			if next == 'h' {

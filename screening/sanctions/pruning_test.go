@@ -185,7 +185,7 @@ func TestPruningIsLossless(t *testing.T) {
 		variants := perturb(toks)
 		variants["original"] = strings.Join(toks, " ")
 		for _, kind := range slices.Sorted(maps.Keys(variants)) {
-			qtoks := nameTokens(variants[kind])
+			qtoks := matchTokens(variants[kind])
 			if len(qtoks) == 0 {
 				continue
 			}

@@ -46,7 +46,7 @@ func derivedForms(name string) [][]string {
 	if !ok {
 		return nil
 	}
-	last, given := nameTokens(lastPart), nameTokens(givenPart)
+	last, given := matchTokens(lastPart), matchTokens(givenPart)
 	if len(last) == 0 || len(given) == 0 {
 		return nil
 	}

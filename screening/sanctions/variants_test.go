@@ -69,6 +69,7 @@ func TestRomanizationSkeletons(t *testing.T) {
 		{"yuri", "juri", "iuri"},
 		{"dmitriy", "dmitry", "dmitrij"},
 		{"medvedchuk", "medvedtchuk"},
+		{"kovalchuk", "kowaltschuk"},
 	} {
 		for _, s := range set[1:] {
 			if skeleton(s) != skeleton(set[0]) {
@@ -92,6 +93,29 @@ func TestMisspelledLegalForms(t *testing.T) {
 	} {
 		if got := NormalizeName(q); got != want {
 			t.Errorf("NormalizeName(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestAbdArticle(t *testing.T) {
+	for q, want := range map[string]string{
+		"Abdul Rahman Yasin":  "abd al rahman yasin",
+		"Abdel-Rahman Yasin":  "abd al rahman yasin",
+		"Abd al-Rahman Yasin": "abd al rahman yasin",
+		"Abdul al-Rahman":     "abd al al rahman",
+		"Ahmed Abdul":         "ahmed abdul", // a final Abdul is a family name
+		"Abdullah Abdul Aziz": "abdullah abd al aziz",
+	} {
+		if got := strings.Join(matchTokens(q), " "); got != want {
+			t.Errorf("matchTokens(%q) = %q, want %q", q, got, want)
+		}
+	}
+	l := loadFullList(t)
+	// "MA'RUF, Abd-al-Salam" and "AL-LIBI, Abd al-Muhsin" written the everyday way.
+	for q, uid := range map[string]int{"Abdul Salam Maruf": 22076, "Abdul al Muhsin al-Libi": 7150, "Abdel Muhsin Libi": 7150} {
+		r := l.ScreenName(q)
+		if len(r.Exact) != 0 || !slices.ContainsFunc(r.Possible, func(m screeningMatch) bool { return m.UID == uid }) {
+			t.Errorf("%q: exact %v possible %v, want uid %d possible", q, brief(r.Exact), brief(r.Possible), uid)
 		}
 	}
 }
