@@ -115,6 +115,9 @@ func nameTokens(s string) []string {
 		return toks
 	}
 	kept := make([]string, 0, len(toks))
+	for i, t := range toks {
+		toks[i] = stripGluedLegalPhrase(t)
+	}
 	for i := 0; i < len(toks); i++ {
 		if n := legalPhraseAt(toks, i); n > 0 {
 			i += n - 1
@@ -156,6 +159,34 @@ func legalPhraseAt(toks []string, i int) int {
 		}
 	}
 	return 0
+}
+
+// gluedLegalPhrases are the legal phrases of two or more words written as one (10+ letters), which a word
+// may end with when a name is typed without spaces: "VostokinterpromLiabilityCompany".
+var gluedLegalPhrases = func() []string {
+	var out []string
+	for _, p := range legalPhrases {
+		if j := strings.Join(p, ""); len(p) >= 2 && len(j) >= 10 {
+			out = append(out, j)
+		}
+	}
+	// Longest first, so "limitedliabilitycompany" goes before its tail "liabilitycompany".
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}()
+
+// stripGluedLegalPhrase removes a glued legal phrase from the end of a token that has at least two other
+// letters ("mpliabilitycompany" -> "mp"); a token that is only the phrase is left to the phrase rules.
+func stripGluedLegalPhrase(t string) string {
+	if len(t) < 12 {
+		return t
+	}
+	for _, p := range gluedLegalPhrases {
+		if len(t) >= len(p)+2 && strings.HasSuffix(t, p) {
+			return t[:len(t)-len(p)]
+		}
+	}
+	return t
 }
 
 // longLegalForms are the legal-form words long enough (6+ letters) that one edit away from one is still

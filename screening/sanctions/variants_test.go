@@ -90,6 +90,8 @@ func TestMisspelledLegalForms(t *testing.T) {
 		"Iron Mountain Copmany":                     "iron mountain",
 		"Stork Open Joint Mill":                     "stork open joint mill", // not a legal phrase
 		"Limits Group":                              "limits group",          // two edits from "limited"
+		"VostokinterpromLiabilityCompany Limited":   "vostokinterprom",
+		"MpLiabilityCompany Limited":                "mp",
 	} {
 		if got := NormalizeName(q); got != want {
 			t.Errorf("NormalizeName(%q) = %q, want %q", q, got, want)
