@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -22,7 +23,8 @@ type unit struct {
 	w           float32 // IDF weight (the sum of both tokens' weights for a joined pair)
 }
 
-// nameRec is one indexed name: an entry's primary name (alias -1) or one of its strong aliases.
+// nameRec is one indexed name: an entry's primary name (alias -1) or one of its strong aliases, or a form
+// derived from one of them (derived; see variants.go).
 type nameRec struct {
 	entry   int32
 	alias   int16
@@ -133,9 +135,20 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 	}
 
-	// IDF counts the list's own names only: a derived form repeats its name's words.
+	// IDF counts the list's own names only: a derived form repeats its name's words. A derived form the
+	// entry already has (as its own name, or derived from another of its names) is indexed once.
 	n := float64(len(fuzzy))
-	fuzzy = append(fuzzy, derived...)
+	have := make(map[string]bool, len(fuzzy)+len(derived))
+	key := func(p pending) string { return strconv.Itoa(int(p.entry)) + " " + strings.Join(p.toks, " ") }
+	for _, p := range fuzzy {
+		have[key(p)] = true
+	}
+	for _, p := range derived {
+		if k := key(p); !have[k] {
+			have[k] = true
+			fuzzy = append(fuzzy, p)
+		}
+	}
 	intern := func(s string) uint32 {
 		if id, ok := ix.vocab[s]; ok {
 			return id

@@ -2,6 +2,7 @@ package sanctions
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"sync"
@@ -263,10 +264,15 @@ func (ix *nameIndex) lookup(q *query) {
 	}
 }
 
+// longQueryTokens is the query length from which every one- and two-letter word is capped at the mean
+// weight of the other words (see weigh).
+const longQueryTokens = 5
+
 // weigh sets the query's token weights: the token's own IDF when the list knows it as a token, else the IDF
 // of the most similar token it meets, else the highest IDF (an unknown word is a distinctive word).
 func (ix *nameIndex) weigh(q *query) {
 	q.wsum = 0
+	var short uint64 // unknown one- and two-letter tokens that meet no token of the list
 	for qi := range q.units {
 		u := &q.units[qi]
 		if u.span != 1 {
@@ -292,8 +298,33 @@ func (ix *nameIndex) weigh(q *query) {
 					}
 				}
 			}
+			if best == 0 && len(u.s) < minDeleteLen {
+				short |= 1 << qi
+				continue
+			}
+		}
+		if len(u.s) < minDeleteLen && len(q.toks) >= longQueryTokens {
+			short |= 1 << qi
+			continue
 		}
 		q.wsum += u.w
+	}
+	// A word of one or two letters that is unknown to the list, or any such word in a long query, tells
+	// little about identity (no typo of it can be told from another word: "Og" for "Of" in a long name),
+	// so it weighs at most what the query's other words weigh on average, not the highest IDF. With no
+	// other word it keeps its weight.
+	if short != 0 {
+		n := len(q.toks) - bits.OnesCount64(short)
+		mean := q.wsum / float32(max(1, n))
+		for qi := range q.toks {
+			if short&(1<<qi) != 0 {
+				u := &q.units[qi]
+				if n > 0 {
+					u.w = min(u.w, mean)
+				}
+				q.wsum += u.w
+			}
+		}
 	}
 	for qi := range q.units {
 		if u := &q.units[qi]; u.span > 1 {

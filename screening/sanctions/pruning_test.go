@@ -142,12 +142,16 @@ func perturb(toks []string) map[string]string {
 		}
 	}
 	out["legal-typo"] = join(append(slices.Clone(toks), "limtied"))
+	if len(toks) >= 4 {
+		out["short-word"] = join(slices.Insert(slices.Clone(toks), 2, "xq")) // an unknown two-letter word
+	}
 	return out
 }
 
 // TestPruningIsLossless checks, for a deterministic sample of the list's names (primary names, aliases and
-// the derived forms of variants.go) and eleven perturbations of each (including the real-world forms:
-// short form, nasab particle, Slavic romanization, three-letter typo, misspelled legal form), that the indexed search returns exactly what an exhaustive scan returns:
+// the derived forms of variants.go) and up to twelve perturbations of each (including the real-world forms:
+// short form, nasab particle, Slavic romanization, three-letter typo, misspelled legal form, an unknown
+// two-letter word), that the indexed search returns exactly what an exhaustive scan returns:
 // the same vocabulary matches for every query unit and the same names with the same scores.
 //
 // Sample: every k-th name in index order, k chosen for the run's budget (the exhaustive scan costs about

@@ -121,3 +121,24 @@ func TestAbdArticle(t *testing.T) {
 		}
 	}
 }
+
+// TestShortUnknownWordInLongName: a one- or two-letter word that meets nothing (a typo of "of", "de", an
+// initial the list does not have) weighs like the query's other words, not like the rarest word of the
+// list; a short query keeps needing its words.
+func TestShortUnknownWordInLongName(t *testing.T) {
+	l := loadFullList(t)
+	for q, uid := range map[string]int{
+		"Popular Front For The Liberation Og Palestine General Command":         4710,
+		"National Committee For The Liberation Nd Protection Of Albanian Lands": 7754,
+	} {
+		r := l.ScreenName(q)
+		if !slices.ContainsFunc(r.Possible, func(m screeningMatch) bool { return m.UID == uid }) {
+			t.Errorf("%q: possible %v, want uid %d", q, brief(r.Possible), uid)
+		}
+	}
+	for _, q := range []string{"Banco Nacional de Cu", "Ep Xq", "Popular Front Xy Zq"} {
+		if r := l.ScreenName(q); len(r.Exact)+len(r.Possible) != 0 {
+			t.Errorf("%q: exact %v possible %v, want no match", q, brief(r.Exact), brief(r.Possible))
+		}
+	}
+}
