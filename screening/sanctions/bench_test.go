@@ -119,7 +119,7 @@ func BenchmarkScreenNameLatency(b *testing.B) {
 	for _, set := range []struct {
 		name string
 		qs   []string
-	}{{"exact", exact}, {"fuzzy", fuzzy}, {"miss", miss}} {
+	}{{"exact", exact}, {"fuzzy", fuzzy}, {"miss", miss}, {"real-world", realWorldQueries(b)}} {
 		b.Run(set.name, func(b *testing.B) {
 			if len(set.qs) == 0 {
 				b.Fatal("no queries")
@@ -155,7 +155,7 @@ func BenchmarkScreenNameQueryCost(b *testing.B) {
 	for _, set := range []struct {
 		name string
 		qs   []string
-	}{{"exact", exact}, {"fuzzy", fuzzy}, {"miss", miss}, {"common-words", commonWordQueries}} {
+	}{{"exact", exact}, {"fuzzy", fuzzy}, {"miss", miss}, {"real-world", realWorldQueries(b)}, {"common-words", commonWordQueries}} {
 		b.Run(set.name, func(b *testing.B) {
 			costs := make([]time.Duration, len(set.qs))
 			for b.Loop() {
@@ -176,6 +176,20 @@ func BenchmarkScreenNameQueryCost(b *testing.B) {
 			b.ReportMetric(float64(costs[len(costs)-1].Nanoseconds()), "max-ns")
 		})
 	}
+}
+
+// realWorldQueries are the queries of the real-world kinds of both labeled sets (testdata/gen_realworld.py:
+// two-surname, nasab, Slavic romanization, entity typo, given-name typo, unlisted common person names).
+func realWorldQueries(b *testing.B) []string {
+	var out []string
+	for _, f := range []string{"testdata/names_labeled.tsv", "testdata/names_heldout.tsv"} {
+		for _, q := range readLabeled(b, f) {
+			if realWorldKinds[q.kind] {
+				out = append(out, q.query)
+			}
+		}
+	}
+	return out
 }
 
 // commonWordQueries are the worst case for candidate pruning: every word is frequent in the list, so

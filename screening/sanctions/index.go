@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -22,13 +23,15 @@ type unit struct {
 	w           float32 // IDF weight (the sum of both tokens' weights for a joined pair)
 }
 
-// nameRec is one indexed name: an entry's primary name (alias -1) or one of its strong aliases.
+// nameRec is one indexed name: an entry's primary name (alias -1) or one of its strong aliases, or a form
+// derived from one of them (derived; see variants.go).
 type nameRec struct {
-	entry int32
-	alias int16
-	ntok  uint8
-	wsum  float32 // total token weight
-	units []unit
+	entry   int32
+	alias   int16
+	ntok    uint8
+	derived bool    // a form people write the name in (variants.go), not the list's own: never exact
+	wsum    float32 // total token weight
+	units   []unit
 }
 
 type exactRef struct {
@@ -64,29 +67,31 @@ const commonTokenDF = 15
 // first): a payee name often leaves them out, so their absence costs less than a missing surname.
 const middleWeight = 0.4
 
-// middleStart returns the index of an individual's first middle-name token in nameTokens(name) order
+// middleStart returns the index of an individual's first middle-name token in matchTokens(name) order
 // ("LAST, First Middle..."), or n when there is none or the split is unclear.
 func middleStart(name string, individual bool, n int) int {
 	last, given, ok := strings.Cut(name, ",")
 	if !individual || !ok {
 		return n
 	}
-	l, g := nameTokens(last), nameTokens(given)
+	l, g := matchTokens(last), matchTokens(given)
 	if len(l)+len(g) != n || len(g) < 2 {
 		return n
 	}
-	return len(l) + 1
+	// The first given name may be a compound (Abu Yahya, Abd al-Rahman): its words are not middle names.
+	return len(l) + len(givenHead(g))
 }
 
 func buildNameIndex(entries []Entry) *nameIndex {
 	ix := &nameIndex{vocab: map[string]uint32{}, bySkel: map[string][]uint32{}, exact: map[string][]exactRef{}}
 	type pending struct {
-		entry  int32
-		alias  int16
-		toks   []string
-		middle int // tokens from this index on are middle names (see middleWeight)
+		entry   int32
+		alias   int16
+		toks    []string
+		middle  int // tokens from this index on are middle names (see middleWeight)
+		derived bool
 	}
-	var fuzzy []pending
+	var fuzzy, derived []pending
 	df := map[string]int{}
 	add := func(ei int, ai int, name string, weak bool) {
 		individual := entries[ei].Type == TypeIndividual
@@ -99,14 +104,19 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		if weak {
 			return // weak aliases are too loose for fuzzy matching
 		}
-		toks := nameTokens(name)
+		toks := matchTokens(name)
 		if len(toks) == 0 {
 			return
 		}
 		if len(toks) > maxNameTokens {
 			toks = toks[:maxNameTokens]
 		}
-		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks, middleStart(name, individual, len(toks))})
+		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks, middleStart(name, individual, len(toks)), false})
+		if individual {
+			for _, f := range derivedForms(name) {
+				derived = append(derived, pending{int32(ei), int16(ai), f, len(f), true})
+			}
+		}
 		seen := map[string]bool{}
 		for _, t := range toks {
 			if !seen[t] {
@@ -125,7 +135,20 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 	}
 
+	// IDF counts the list's own names only: a derived form repeats its name's words. A derived form the
+	// entry already has (as its own name, or derived from another of its names) is indexed once.
 	n := float64(len(fuzzy))
+	have := make(map[string]bool, len(fuzzy)+len(derived))
+	key := func(p pending) string { return strconv.Itoa(int(p.entry)) + " " + strings.Join(p.toks, " ") }
+	for _, p := range fuzzy {
+		have[key(p)] = true
+	}
+	for _, p := range derived {
+		if k := key(p); !have[k] {
+			have[k] = true
+			fuzzy = append(fuzzy, p)
+		}
+	}
 	intern := func(s string) uint32 {
 		if id, ok := ix.vocab[s]; ok {
 			return id
@@ -139,12 +162,12 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		ix.postings = append(ix.postings, nil)
 		return id
 	}
-	idfOf := func(t string) float32 { return float32(math.Log(1 + n/float64(df[t]))) }
+	idfOf := func(t string) float32 { return float32(math.Log(1 + n/float64(max(1, df[t])))) }
 	ix.names = make([]nameRec, 0, len(fuzzy))
 	for _, p := range fuzzy {
 		nameID := uint32(len(ix.names))
-		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks))}
-		rec.units = make([]unit, 0, 2*len(p.toks)-1)
+		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), derived: p.derived}
+		rec.units = make([]unit, 0, unitCount(len(p.toks), p.derived))
 		for i, t := range p.toks {
 			id := intern(t)
 			w := idfOf(t)
@@ -154,14 +177,22 @@ func buildNameIndex(entries []Entry) *nameIndex {
 			if i >= p.middle {
 				w *= middleWeight
 			}
+			if particles[t] {
+				w *= particleWeight
+			}
 			rec.wsum += w
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 1, w: w})
 		}
-		for i := 0; i+1 < len(p.toks); i++ {
+		// A derived form has no joined units: people who write the short form write it in words, and the
+		// joined strings would be most of what the derived forms cost in memory.
+		for i := 0; i+1 < len(p.toks) && !p.derived; i++ {
+			if !joinable(p.toks[i], p.toks[i+1]) {
+				continue
+			}
 			id := intern(p.toks[i] + p.toks[i+1])
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 2, w: rec.units[i].w + rec.units[i+1].w})
 		}
-		if len(p.toks) >= 3 {
+		if len(p.toks) >= 3 && !p.derived {
 			id := intern(compactKey(p.toks))
 			rec.units = append(rec.units, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
 		}
@@ -208,6 +239,22 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 	}
 	return ix
+}
+
+// joinable reports whether two adjacent tokens form a joined unit: not when one is a lone initial, whose
+// letter would vanish into the other word's skeleton ("juan n" joined is "juann", a spelling of "juan").
+func joinable(a, b string) bool { return len(a) > 1 && len(b) > 1 }
+
+// unitCount is the number of units of a name of n tokens: each token, each adjacent pair joined, and (3+
+// tokens) the whole name joined; a derived form has its tokens only.
+func unitCount(n int, derived bool) int {
+	switch {
+	case derived || n == 1:
+		return n
+	case n == 2:
+		return 3
+	}
+	return 2 * n
 }
 
 type byDelKey struct{ ix *nameIndex }

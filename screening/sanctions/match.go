@@ -2,6 +2,7 @@ package sanctions
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"sync"
@@ -13,8 +14,13 @@ import (
 // is in [0, 1]; docs/SCREENING.md explains how it was chosen from the labeled set.
 const PossibleThreshold = 0.80
 
-// minTokenSim is the lowest similarity at which two tokens count as the same word.
-const minTokenSim = 0.80
+// minTokenSim is the lowest similarity at which two tokens count as the same word. simEpsilon absorbs the
+// rounding of Jaro-Winkler: a three-letter word with one letter changed after the first scores exactly 0.8
+// on paper and 0.7999999999 in float64.
+const (
+	minTokenSim = 0.80
+	simEpsilon  = 1e-9
+)
 
 // skeletonSim is the similarity floor of two tokens of 4+ bytes that share a skeleton (spelling variants).
 const skeletonSim = 0.92
@@ -53,10 +59,10 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	jw := jaroWinkler(a, b)
 	// Spelling variants (same skeleton) of single words score at least skeletonSim, provided the letters
 	// still look alike; joined words and short words get no such floor, since their skeletons collide.
-	if sameSkel && aTok && bTok && len(a) >= minDeleteLen && len(b) >= minDeleteLen && jw >= minSkeletonJW {
+	if sameSkel && aTok && bTok && len(a) >= minSpellingLen && len(b) >= minSpellingLen && jw >= minSkeletonJW {
 		jw = max(jw, skeletonSim)
 	}
-	if jw < minTokenSim {
+	if jw < minTokenSim-simEpsilon {
 		return 0
 	}
 	return jw
@@ -77,14 +83,14 @@ func unitSims(a, ska string, aTok bool, b, skb string, bTok bool) (tok, big floa
 		return 0, 0
 	}
 	jw := jaroWinkler(a, b)
-	if jw >= minTokenSim && sameSkel {
+	if jw >= minTokenSim-simEpsilon && sameSkel {
 		big = jw
 	}
 	tok = jw
-	if sameSkel && aTok && bTok && len(a) >= minDeleteLen && len(b) >= minDeleteLen && jw >= minSkeletonJW {
+	if sameSkel && aTok && bTok && len(a) >= minSpellingLen && len(b) >= minSpellingLen && jw >= minSkeletonJW {
 		tok = max(jw, skeletonSim)
 	}
-	if tok < minTokenSim {
+	if tok < minTokenSim-simEpsilon {
 		tok = 0
 	}
 	return tok, big
@@ -171,6 +177,9 @@ func newQuery(toks []string) *query {
 		q.units = append(q.units, qunit{s: t, skel: skeleton(t), start: uint8(i), span: 1})
 	}
 	for i := 0; i+1 < len(toks); i++ {
+		if !joinable(toks[i], toks[i+1]) {
+			continue
+		}
 		s := toks[i] + toks[i+1]
 		q.units = append(q.units, qunit{s: s, skel: skeleton(s), start: uint8(i), span: 2})
 	}
@@ -255,17 +264,28 @@ func (ix *nameIndex) lookup(q *query) {
 	}
 }
 
+// longQueryTokens is the query length from which every one- and two-letter word is capped at the mean
+// weight of the other words (see weigh).
+const longQueryTokens = 5
+
 // weigh sets the query's token weights: the token's own IDF when the list knows it as a token, else the IDF
 // of the most similar token it meets, else the highest IDF (an unknown word is a distinctive word).
 func (ix *nameIndex) weigh(q *query) {
 	q.wsum = 0
+	var short uint64 // unknown one- and two-letter tokens that meet no token of the list
 	for qi := range q.units {
 		u := &q.units[qi]
 		if u.span != 1 {
 			continue
 		}
 		u.w = ix.maxIDF
-		if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+		if particles[u.s] {
+			// A particle weighs little whether or not the list knows it (see particleWeight).
+			u.w = ix.maxIDF * particleWeight
+			if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+				u.w = ix.idf[id] * particleWeight
+			}
+		} else if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
 			u.w = ix.idf[id]
 		} else {
 			best, bestID := float32(0), uint32(0)
@@ -278,8 +298,33 @@ func (ix *nameIndex) weigh(q *query) {
 					}
 				}
 			}
+			if best == 0 && len(u.s) < minDeleteLen {
+				short |= 1 << qi
+				continue
+			}
+		}
+		if len(u.s) < minDeleteLen && len(q.toks) >= longQueryTokens {
+			short |= 1 << qi
+			continue
 		}
 		q.wsum += u.w
+	}
+	// A word of one or two letters that is unknown to the list, or any such word in a long query, tells
+	// little about identity (no typo of it can be told from another word: "Og" for "Of" in a long name),
+	// so it weighs at most what the query's other words weigh on average, not the highest IDF. With no
+	// other word it keeps its weight.
+	if short != 0 {
+		n := len(q.toks) - bits.OnesCount64(short)
+		mean := q.wsum / float32(max(1, n))
+		for qi := range q.toks {
+			if short&(1<<qi) != 0 {
+				u := &q.units[qi]
+				if n > 0 {
+					u.w = min(u.w, mean)
+				}
+				q.wsum += u.w
+			}
+		}
 	}
 	for qi := range q.units {
 		if u := &q.units[qi]; u.span > 1 {
@@ -417,7 +462,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 			res.Possible = append(res.Possible, m)
 		}
 	}
-	toks := nameTokens(name)
+	toks := matchTokens(name)
 	if len(toks) == 0 {
 		return res
 	}

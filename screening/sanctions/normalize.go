@@ -115,12 +115,15 @@ func nameTokens(s string) []string {
 		return toks
 	}
 	kept := make([]string, 0, len(toks))
+	for i, t := range toks {
+		toks[i] = stripGluedLegalPhrase(t)
+	}
 	for i := 0; i < len(toks); i++ {
 		if n := legalPhraseAt(toks, i); n > 0 {
 			i += n - 1
 			continue
 		}
-		if legalForms[toks[i]] {
+		if legalForms[toks[i]] || misspelledLegalForm(toks[i]) {
 			continue
 		}
 		kept = append(kept, toks[i])
@@ -131,23 +134,76 @@ func nameTokens(s string) []string {
 	return kept
 }
 
+// legalPhraseAt returns the length of the legal phrase starting at toks[i] (0 if none). One word of the
+// phrase may be misspelled by one edit (a word of 4+ letters: "joint stcok company", "limited liabilty
+// company"): a typo in the legal form must not turn it into a distinctive word of the name.
 func legalPhraseAt(toks []string, i int) int {
 	for _, p := range legalPhrases {
 		if i+len(p) > len(toks) {
 			continue
 		}
-		ok := true
+		ok, typos := true, 0
 		for k, w := range p {
-			if toks[i+k] != w {
-				ok = false
-				break
+			if toks[i+k] == w {
+				continue
 			}
+			if typos == 0 && len(w) >= minSpellingLen && deleteRelated(toks[i+k], w) {
+				typos++
+				continue
+			}
+			ok = false
+			break
 		}
 		if ok {
 			return len(p)
 		}
 	}
 	return 0
+}
+
+// gluedLegalPhrases are the legal phrases of two or more words written as one (10+ letters), which a word
+// may end with when a name is typed without spaces: "VostokinterpromLiabilityCompany".
+var gluedLegalPhrases = func() []string {
+	var out []string
+	for _, p := range legalPhrases {
+		if j := strings.Join(p, ""); len(p) >= 2 && len(j) >= 10 {
+			out = append(out, j)
+		}
+	}
+	// Longest first, so "limitedliabilitycompany" goes before its tail "liabilitycompany".
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}()
+
+// stripGluedLegalPhrase removes a glued legal phrase from the end of a token that has at least two other
+// letters ("mpliabilitycompany" -> "mp"); a token that is only the phrase is left to the phrase rules.
+func stripGluedLegalPhrase(t string) string {
+	if len(t) < 12 {
+		return t
+	}
+	for _, p := range gluedLegalPhrases {
+		if len(t) >= len(p)+2 && strings.HasSuffix(t, p) {
+			return t[:len(t)-len(p)]
+		}
+	}
+	return t
+}
+
+// longLegalForms are the legal-form words long enough (6+ letters) that one edit away from one is still
+// that word as someone typed it ("Limtied", "Copmany"), never another word of a name.
+var longLegalForms = []string{"limited", "company", "corporation", "incorporated"}
+
+// misspelledLegalForm reports whether t is one edit away from a long legal-form word.
+func misspelledLegalForm(t string) bool {
+	if len(t) < 5 {
+		return false
+	}
+	for _, f := range longLegalForms {
+		if deleteRelated(t, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameVariants returns the token lists under which a name is known: its own order, and for an

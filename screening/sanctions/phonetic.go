@@ -3,9 +3,14 @@ package sanctions
 // skeleton is a phonetic key for one token, built for the transliteration noise of names romanized from
 // Arabic, Persian, Cyrillic and others: vowels are dropped after the first letter (Mohammed, Muhammad,
 // Mohamed → mhmd; Ladin, Laden → ldn; Abdel, Abdul → abdl), a leading vowel becomes "a" (Usama, Osama →
-// asm), sound-alike letters and digraphs are merged (w/v, ph/f, q/k/c/ck, kh/k, z/s, sh/ch/sch, th/t, dh/d,
+// asm), sound-alike letters and digraphs are merged (w/v, ph/f, q/k/c/ck, z/s, sh/ch/sch/tch, th/t, dh/d,
 // gh/g, dj/j), and doubled letters collapse. Two tokens with the same skeleton are treated as spelling
 // variants of each other.
+//
+// Romanization equivalences (docs/SCREENING.md "Transliteration"): kh/h (Khalid, Halid; Mikhail, Mihail),
+// zh/j (Zhanna, Janna), a leading ju/yu/iu (Juri, Yuri, Iuri; so a leading ju is never zh: Jukov does
+// not meet Zhukov), a final -ff/-v (Ivanoff, Ivanov, Ivanow),
+// a final -ij/-iy/-y (Dmitrij, Dmitriy, Dmitry), tch/tsch/ch (Medvedtchuk, Kowaltschuk, Kovalchuk), x/ks.
 func skeleton(s string) string {
 	b := make([]byte, 0, len(s))
 	push := func(c byte) {
@@ -22,6 +27,9 @@ func skeleton(s string) string {
 		if c >= 0x80 { // non-Latin letters: kept byte for byte
 			b = append(b, c)
 			continue
+		}
+		if c == 'j' && (i == 0 && next == 'u' || i == len(s)-1 && i > 0 && s[i-1] == 'i') {
+			c = 'y' // a leading ju is yu, a final ij is iy: vowels here
 		}
 		if isVowel(c) {
 			if i == 0 {
@@ -63,7 +71,29 @@ func skeleton(s string) string {
 			}
 			push('k')
 			continue
-		case 'k', 'g', 't', 'd':
+		case 'f':
+			if next == 'f' && i+2 == len(s) {
+				push('v') // -off, -eff: the German and French spelling of -ov, -ev
+				i++
+				continue
+			}
+		case 'k':
+			if next == 'h' {
+				push('h')
+				i++
+				continue
+			}
+		case 'g', 't', 'd':
+			if c == 't' && next == 'c' && i+2 < len(s) && s[i+2] == 'h' {
+				push('x')
+				i += 2
+				continue
+			}
+			if c == 't' && next == 's' && i+3 < len(s) && s[i+2] == 'c' && s[i+3] == 'h' {
+				push('x') // German tsch for ch: Kowaltschuk, Kovalchuk
+				i += 3
+				continue
+			}
 			if next == 'h' {
 				push(c)
 				i++
@@ -160,8 +190,15 @@ func jaroWinkler(a, b string) float64 {
 }
 
 // minDeleteLen is the shortest token that takes part in typo matching; shorter tokens match only exactly
-// or by skeleton, since one edit turns most short words into other real words.
-const minDeleteLen = 4
+// or by skeleton, since one edit turns most one- and two-letter words into other real words. Three-letter
+// words take part (a short given name misspelled by one letter: Kem/Kim, Avu/Abu); their pairs still need a
+// Jaro-Winkler of minTokenSim, which only a change after the first letter reaches. A three-letter word is
+// related only to another of three letters (one substitution or transposition): "Lia" is not "Lima".
+const minDeleteLen = 3
+
+// minSpellingLen is the shortest token for which a shared skeleton counts as a spelling variant (the
+// skeletonSim floor) and a legal-phrase word may carry a typo: short skeletons collide.
+const minSpellingLen = 4
 
 // deleteRelated reports whether a and b share a one-deletion variant (counting each string as its own
 // zero-deletion variant): one substitution, insertion, deletion or adjacent transposition, and also a
@@ -169,7 +206,7 @@ const minDeleteLen = 4
 // deletion index answers; it runs in linear time (deleteRelatedSlow is the definition, and a test checks
 // the two agree).
 func deleteRelated(a, b string) bool {
-	if len(a) < minDeleteLen || len(b) < minDeleteLen {
+	if len(a) < minDeleteLen || len(b) < minDeleteLen || min(len(a), len(b)) < minSpellingLen && len(a) != len(b) {
 		return false
 	}
 	if len(a) < len(b) {
@@ -204,7 +241,7 @@ func deleteRelated(a, b string) bool {
 
 // deleteRelatedSlow is the definition of deleteRelated, for tests.
 func deleteRelatedSlow(a, b string) bool {
-	if len(a) < minDeleteLen || len(b) < minDeleteLen {
+	if len(a) < minDeleteLen || len(b) < minDeleteLen || min(len(a), len(b)) < minSpellingLen && len(a) != len(b) {
 		return false
 	}
 	for i := -1; i < len(a); i++ {
