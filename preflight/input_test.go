@@ -3,11 +3,11 @@ package preflight
 import (
 	"errors"
 	"fmt"
-	"github.com/payguard/payguard/x402"
 	"strings"
 	"testing"
 
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/x402"
 )
 
 func TestParseInputLimits(t *testing.T) {
