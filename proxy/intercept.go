@@ -109,7 +109,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		return out
 	}
 	if resp.StatusCode == http.StatusPaymentRequired {
-		p.paid.add(upgradeHost(ctx.Req))
+		p.sellerAnswered402(ctx.Req)
 	}
 	if why := responseX402Spelling(resp.Header); why != "" {
 		// payguard reads the canonical header (the settlement it commits, the challenge it judges); an agent

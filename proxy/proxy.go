@@ -82,6 +82,7 @@ type Proxy struct {
 	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
 	paid    *paidHosts // hosts that answered 402 (proxy.upgrades: refuse_after_402)
+	splices *splices   // upgraded connections open, by host
 	log     *slog.Logger
 	metrics *Metrics
 }
@@ -125,7 +126,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(),
-		paid: newPaidHosts(), log: o.Logger, metrics: o.Metrics}
+		paid: newPaidHosts(), splices: newSplices(), log: o.Logger, metrics: o.Metrics}
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}

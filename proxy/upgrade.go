@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -55,17 +56,19 @@ type paidHosts struct {
 
 func newPaidHosts() *paidHosts { return &paidHosts{hosts: map[string]struct{}{}} }
 
-func (s *paidHosts) add(host string) {
+// add remembers host; added reports whether it is new.
+func (s *paidHosts) add(host string) (added bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.hosts[host]; ok || s.full {
-		return
+		return false
 	}
 	if len(s.hosts) >= maxPaidHosts {
 		s.full = true
-		return
+		return false
 	}
 	s.hosts[host] = struct{}{}
+	return true
 }
 
 func (s *paidHosts) has(host string) bool {
@@ -132,6 +135,7 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 		why = p.upgradeRefusal(ctx.Req)
 	}
 	if why == "" {
+		p.trackSplice(resp, ctx.Req)
 		return nil
 	}
 	if resp.Body != nil {
@@ -141,4 +145,90 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 	p.observe("upgrade", ctx.Req, out, st.start)
 	st.local = true
 	return refusal(ctx.Req, out, p.opts.RetryAfter)
+}
+
+// splices are the upgraded connections open to each host. When a host answers its first 402, its open
+// splices are closed under refuse_after_402: an upgrade allowed before the host showed itself a seller does
+// not outlive that answer.
+type splices struct {
+	mu     sync.Mutex
+	byHost map[string]map[*splice]struct{}
+}
+
+func newSplices() *splices { return &splices{byHost: map[string]map[*splice]struct{}{}} }
+
+// splice is the seller's side of an upgraded connection (the 101's body, which goproxy relays raw). It
+// stays an io.ReadWriter, as goproxy requires, and leaves the registry when it is closed or fails.
+type splice struct {
+	io.ReadWriteCloser
+	host string
+	reg  *splices
+}
+
+func (s *splices) add(host string, rwc io.ReadWriteCloser) *splice {
+	c := &splice{ReadWriteCloser: rwc, host: host, reg: s}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byHost[host] == nil {
+		s.byHost[host] = map[*splice]struct{}{}
+	}
+	s.byHost[host][c] = struct{}{}
+	return c
+}
+
+func (s *splices) remove(c *splice) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byHost[c.host], c)
+	if len(s.byHost[c.host]) == 0 {
+		delete(s.byHost, c.host)
+	}
+}
+
+// closeHost closes every open splice to host.
+func (s *splices) closeHost(host string) {
+	s.mu.Lock()
+	open := s.byHost[host]
+	delete(s.byHost, host)
+	s.mu.Unlock()
+	for c := range open {
+		c.ReadWriteCloser.Close()
+	}
+}
+
+func (c *splice) Read(p []byte) (int, error) {
+	n, err := c.ReadWriteCloser.Read(p)
+	if err != nil {
+		c.reg.remove(c)
+	}
+	return n, err
+}
+
+func (c *splice) Write(p []byte) (int, error) {
+	n, err := c.ReadWriteCloser.Write(p)
+	if err != nil {
+		c.reg.remove(c)
+	}
+	return n, err
+}
+
+func (c *splice) Close() error {
+	c.reg.remove(c)
+	return c.ReadWriteCloser.Close()
+}
+
+// sellerAnswered402 records that the request's host answered 402, and under refuse_after_402 closes the
+// upgraded connections still open to it.
+func (p *Proxy) sellerAnswered402(req *http.Request) {
+	host := upgradeHost(req)
+	if p.paid.add(host) && p.opts.Upgrades == UpgradesRefuseAfter402 {
+		p.splices.closeHost(host)
+	}
+}
+
+// trackSplice registers an allowed 101's connection so that it can be closed if its host answers 402.
+func (p *Proxy) trackSplice(resp *http.Response, req *http.Request) {
+	if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
+		resp.Body = p.splices.add(upgradeHost(req), rwc)
+	}
 }

@@ -27,10 +27,11 @@ type upgradeSeller struct {
 	mu       sync.Mutex
 	payments []string
 	raw      strings.Builder
+	ended    chan error // each upgraded stream's end, as the seller saw it (io.EOF: the proxy closed it)
 }
 
 func newUpgradeSeller(t *testing.T, useTLS bool) *upgradeSeller {
-	s := &upgradeSeller{}
+	s := &upgradeSeller{ended: make(chan error, 16)}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		for k := range r.Header {
@@ -52,14 +53,19 @@ func newUpgradeSeller(t *testing.T, useTLS bool) *upgradeSeller {
 		s.switched.Add(1)
 		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 		rw.Flush()
-		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		conn.SetDeadline(time.Now().Add(time.Minute))
 		buf := make([]byte, 4096)
 		for {
 			n, err := rw.Read(buf)
 			s.mu.Lock()
 			s.raw.Write(buf[:n])
 			s.mu.Unlock()
-			if _, werr := conn.Write(buf[:n]); err != nil || werr != nil {
+			if err != nil {
+				s.ended <- err
+				return
+			}
+			if _, err := conn.Write(buf[:n]); err != nil {
+				s.ended <- err
 				return
 			}
 		}
@@ -242,6 +248,44 @@ func TestUpgradePolicies(t *testing.T) {
 		fmt.Fprint(c, c.request("GET", "/ws", wsHeaders))
 		if resp, body := c.read(t); resp.StatusCode != tc.status {
 			t.Errorf("%s: upgrade = %d %s", tc.policy, resp.StatusCode, body)
+		}
+	}
+}
+
+// An upgrade allowed to a host that had not answered 402 yet is closed when that host answers its first
+// 402 (refuse_after_402): nothing the agent sends on it afterwards reaches the seller.
+func TestOpenUpgradeClosedWhenHostAnswers402(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		s := newUpgradeSeller(t, useTLS)
+		h := newHarness(t, memory.New(), testRules(), trustServer(s.srv))
+		ws := dialThrough(t, h, s.srv)
+		fmt.Fprint(ws, ws.request("GET", "/ws", wsHeaders))
+		if resp, _ := ws.read(t); resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("tls=%v: upgrade = %d", useTLS, resp.StatusCode)
+		}
+		fmt.Fprint(ws, "before")
+		buf := make([]byte, 6)
+		if _, err := io.ReadFull(ws.br, buf); err != nil || string(buf) != "before" {
+			t.Fatalf("tls=%v: echo = %q %v", useTLS, buf, err)
+		}
+		c := dialThrough(t, h, s.srv)
+		fmt.Fprint(c, c.request("GET", "/pay"))
+		if resp, _ := c.read(t); resp.StatusCode != http.StatusPaymentRequired {
+			t.Fatalf("tls=%v: /pay = %d", useTLS, resp.StatusCode)
+		}
+		// The splice was closed before the 402 reached the agent: the seller sees its stream end (EOF, not
+		// its own deadline), so nothing the agent writes now can reach it.
+		select {
+		case err := <-s.ended:
+			if err != io.EOF {
+				t.Errorf("tls=%v: the seller's stream ended with %v, want EOF from the proxy", useTLS, err)
+			}
+		case <-time.After(time.Minute): // a deadlock guard, not a timing assertion
+			t.Fatalf("tls=%v: the upgraded stream was still open a minute after the host's 402", useTLS)
+		}
+		fmt.Fprint(ws, "X-PAYMENT: after")
+		if _, raw := s.seen(); strings.Contains(raw, "after") {
+			t.Errorf("tls=%v: the seller received %q after its 402", useTLS, raw)
 		}
 	}
 }
