@@ -49,15 +49,18 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	}
 	req.Trailer = nil
 	header, value, spelling := requestPayment(req.Header)
+	upgradeRefused := ""
+	if st.upgrade = isUpgradeRequest(req); st.upgrade {
+		upgradeRefused = p.upgradeRefusal(req)
+	}
 	var out verdict
-	st.upgrade = isUpgradeRequest(req)
 	switch {
 	case paymentTrailer:
 		out = failClosed("payment_malformed", "a payment header sent as a request trailer is not checked, so it is refused")
 	case spelling != "":
 		out = failClosed("header_spelling", spelling)
-	case st.upgrade && p.upgradeRefusal(req) != "":
-		out = failClosed("upgrade_refused", p.upgradeRefusal(req))
+	case upgradeRefused != "":
+		out = failClosed("upgrade_refused", upgradeRefused)
 	case header == "":
 		return req, nil
 	default:
