@@ -13,19 +13,21 @@ import (
 // declarations), so that a guarantee about "the payment header" holds for every spelling a server stack
 // would read as that header.
 //
-// What common stacks fold together (checked against their sources and docs):
-//   - Go net/http (textproto.CanonicalMIMEHeaderKey), Node's llhttp (req.headers lower-cases names),
-//     ASGI servers (uvicorn, hypercorn: names lower-cased bytes), Starlette and fetch's Headers: case only.
-//   - WSGI (PEP 3333: environ key "HTTP_" + name upper-cased with "-" replaced by "_"; wsgiref's
-//     simple_server, and gunicorn with header_map=dangerous), Django's META for WSGI and ASGI
-//     (name.upper().replace("-", "_")), CGI (RFC 3875 4.1.18; Go's net/http/cgi does the same), PHP's
-//     $_SERVER and nginx's $http_<name> variables (lower-cased, "-" to "_"): case and "_" == "-", so
-//     X_PAYMENT and X-PAYMENT are the same variable. nginx drops names with "_" by default
-//     (underscores_in_headers off) but not when that is on; gunicorn >= 22 drops them by default.
-//   - Trailing junk: RFC 9112 5.1 forbids whitespace before the colon and Go refuses it, but lenient
-//     parsers (llhttp in lenient mode, older nginx and Apache) trim it; a trailing "-" or "_" becomes a
-//     trailing "_" in a WSGI/CGI key that frameworks trimming keys fold away. payguard folds trailing
-//     "-", "_", spaces and tabs, so such names can never reach a seller unjudged.
+// What common stacks fold together:
+//   - Go net/http (textproto.CanonicalMIMEHeaderKey), Node's llhttp (req.headers lower-cases names), ASGI
+//     servers (uvicorn, hypercorn: lower-cased byte names), Starlette and fetch's Headers: case only.
+//   - Case and "_" == "-": WSGI (PEP 3333 environ key "HTTP_" + name upper-cased, "-" as "_"; Python's
+//     wsgiref.simple_server keeps underscore names, and joins X_PAYMENT and X-PAYMENT into one
+//     HTTP_X_PAYMENT), CGI (RFC 3875 4.1.18; Go's net/http/cgi too), PHP's $_SERVER, Django's META for WSGI
+//     and ASGI (name.upper().replace("-", "_"); only its runserver drops underscore names, CVE-2015-0219),
+//     and nginx's $http_<name> variables. nginx drops underscore names by default (underscores_in_headers
+//     off, ignore_invalid_headers on, nginx.org/r/underscores_in_headers) but passes them when that is on;
+//     gunicorn >= 22 drops them by default (header_map=drop; commit 72b8970) but not with
+//     header_map=dangerous. Traefik's docs (security/header-underscores) describe the same spoofing.
+//   - Trailing junk: whitespace before the colon is refused by Go (400, as RFC 9112 5.1 requires) and by
+//     llhttp unless run with --insecure-http-parser; a trailing "-" or "_" becomes a trailing "_" in a
+//     WSGI/CGI key, which key-trimming code folds away. payguard folds trailing "-", "_", spaces and tabs,
+//     so no such name reaches a seller unjudged.
 //
 // A name is a payment header when its folded form equals a payment header's: the canonical spelling
 // (equal ignoring case, as every stack reads it) is decided; any other spelling is refused with 403,
