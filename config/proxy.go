@@ -24,6 +24,10 @@ type ProxyConfig struct {
 	// TunnelHosts are hosts whose CONNECT is passed through without inspection ("host" or "host:port").
 	// Payments to them are invisible to the guard. Every other CONNECT is intercepted.
 	TunnelHosts []string `yaml:"tunnel_hosts"`
+	// Upgrades is what the proxy does with requests that switch protocols (WebSocket and other Upgrade:
+	// requests), whose bytes after a 101 it cannot read: refuse_after_402 (default: refused to hosts that
+	// have answered 402 since start), allow, or refuse. Every upgrade request is still decided like any other.
+	Upgrades string `yaml:"upgrades"`
 	// UpstreamCAFiles are extra PEM roots trusted for upstream TLS, on top of the system roots.
 	UpstreamCAFiles []string `yaml:"upstream_ca_files"`
 	// HoldWait is how long a held 402 waits for a person before the agent gets 403 with the hold id.
@@ -47,6 +51,7 @@ func defaultProxy() ProxyConfig {
 		CACertFile:          "./payguard-data/ca/payguard-ca.pem",
 		CAKeyFile:           "./payguard-data/ca/payguard-ca-key.pem",
 		TunnelHosts:         []string{},
+		Upgrades:            "refuse_after_402",
 		UpstreamCAFiles:     []string{},
 		HoldWait:            Duration(30 * time.Second),
 		HoldTTL:             Duration(15 * time.Minute),
@@ -70,6 +75,11 @@ func (c *ProxyConfig) validate() error {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, "/ *") {
 			return fmt.Errorf("proxy.tunnel_hosts: %q is not a host or host:port", h)
 		}
+	}
+	switch c.Upgrades {
+	case "refuse_after_402", "allow", "refuse":
+	default:
+		return fmt.Errorf("proxy.upgrades: %q is not one of refuse_after_402, allow, refuse", c.Upgrades)
 	}
 	if c.HoldWait < 0 || c.HoldWait > Duration(10*time.Minute) {
 		return fmt.Errorf("proxy.hold_wait must be between 0s and 10m, got %s", c.HoldWait)

@@ -140,8 +140,11 @@ func ParseInput(body []byte) (*Input, error) {
 }
 
 func parseChallenge(raw json.RawMessage) (*x402.PaymentRequired, error) {
-	// The body is already bounded to 64 KiB, so decoding every option before counting them costs little.
+	// x402 stops reading at the (MaxOptions+1)th option, before any per-option work.
 	ch, err := x402.ParsePaymentRequired(raw)
+	if errors.Is(err, x402.ErrTooManyOptions) {
+		return nil, inputErr("too_many_options", "challenge has more than %d payment options; the limit is %d", MaxOptions, MaxOptions)
+	}
 	if err != nil {
 		return nil, inputErr("invalid_challenge", "%v", err)
 	}

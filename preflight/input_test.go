@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/x402"
 )
 
 func TestParseInputLimits(t *testing.T) {
@@ -109,4 +110,11 @@ func FuzzParseInput(f *testing.F) {
 			t.Fatal("too many options accepted")
 		}
 	})
+}
+
+// x402 stops reading a challenge at its own MaxOptions; it must be SPEC's, the preflight's.
+func TestX402ReadsSPECsOptionLimit(t *testing.T) {
+	if x402.MaxOptions != MaxOptions {
+		t.Fatalf("x402.MaxOptions = %d, preflight.MaxOptions = %d", x402.MaxOptions, MaxOptions)
+	}
 }

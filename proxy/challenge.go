@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/x402/jsonscan"
 )
 
 // maxChallengeBody bounds the 402 body read for a v1 challenge (SPEC §10's request body limit).
@@ -127,14 +128,16 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 	return prefix, false, nil
 }
 
-// hasX402Version reports whether body is a JSON object with a top-level x402Version member.
+// hasX402Version reports whether body is a JSON object with a top-level x402Version member. jsonscan
+// accepts exactly what encoding/json does, without building a map of every member's copy.
 func hasX402Version(body []byte) bool {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
-		return false
+	members, ok := jsonscan.Object(body)
+	for _, m := range members {
+		if ok && m.Name == "x402Version" {
+			return true
+		}
 	}
-	_, ok := top["x402Version"]
-	return ok
+	return false
 }
 
 // narrowResponse rewrites an allowed challenge so that it offers only the chosen option: the v2 header is

@@ -65,10 +65,28 @@ func (v verdict) receiptID() string {
 	return ""
 }
 
-// decide runs the preflight for a challenge under the budget's lock: read the ledger, decide, and on allow
-// reserve. The ledger's atomic Reserve is the final guard on the daily cap. withTicket: an allowed challenge
-// also gets its payment ticket, written with the reservation in one store write.
+// decisionTimeout bounds one decision's store, engine and domain work (its context's deadline): a slow
+// ledger or lookup fails closed instead of holding the budget lock and every decision queued behind it.
+const decisionTimeout = 15 * time.Second
+
+// decide runs the preflight for a challenge: read the ledger, decide, and on allow reserve, under the
+// budget's lock; the receipt a refusal or hold shows is hashed and signed after the lock is released, so
+// one decision's signing (its input's size) never delays another's. The ledger's atomic Reserve is the
+// final guard on the daily cap. withTicket: an allowed challenge also gets its payment ticket, written with
+// the reservation in one store write.
 func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) verdict {
+	ctx, cancel := context.WithTimeout(ctx, decisionTimeout)
+	defer cancel()
+	v, input, sign := p.decideLocked(ctx, method, url, pr, withTicket)
+	if sign {
+		return p.signed(v, input)
+	}
+	return v
+}
+
+// decideLocked is decide's work under the budget lock. sign: the verdict shows its receipt, which the
+// caller signs once the lock is released.
+func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) (verdict, *preflight.Input, bool) {
 	in := decisionChallenge(pr, url)
 	if d := p.opts.Domains; d != nil {
 		// Gather the domain facts before taking the budget lock: the engine then finds them in the checker's
@@ -83,7 +101,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	day := p.day()
 	state, err := p.opts.Store.State(ctx, p.opts.Budget, day)
 	if err != nil {
-		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
+		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false
 	}
 	input := &preflight.Input{
 		Challenge:      in,
@@ -93,7 +111,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	}
 	res, err := p.opts.Decider.DecideUnsigned(ctx, input)
 	if err != nil || res == nil {
-		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err))
+		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false
 	}
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons)}
@@ -109,18 +127,18 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 			tk = &ticketFor{method: method, url: url}
 		}
 		if v = p.reserveLocked(ctx, v, day, tk); v.Decision == allow {
-			return v // released with the receipt id alone: nothing shows its signature
+			return v, input, false // released with the receipt id alone: nothing shows its signature
 		}
 		// The ledger refused (daily cap) or failed: a refusal shows its receipt, so it is signed.
-		return p.signed(v, input)
+		return v, input, true
 	case hold, block:
-		return p.signed(v, input)
+		return v, input, true
 	default:
 		// SPEC §4.5: a future, unknown outcome is never allow.
 		v.Decision = block
 		v.Reasons = append(v.Reasons, "block: unknown preflight decision "+fmt.Sprintf("%q", res.Decision))
 		v.Class = "unknown_decision"
-		return p.signed(v, input)
+		return v, input, true
 	}
 }
 
@@ -138,9 +156,11 @@ func (p *Proxy) signed(v verdict, in *preflight.Input) verdict {
 }
 
 // decisionChallenge is the challenge as the engine must see it: its resource URLs (v2 resource.url, v1
-// accepts[].resource) replaced by the URL the proxy actually requested. They are the seller's own claims, and
-// the merchant domain the rules judge (domain blocklist, allowlist, age) must be the host the agent really
-// pays, not one the seller names.
+// accepts[].resource) are the seller's own claims, and the merchant domain the rules judge (domain
+// blocklist, allowlist, age) must be the host the agent really pays, not one the seller names. The v2
+// resource.url becomes the URL the proxy requested; v1 entries' resource is emptied, so the engine falls
+// back to the input's resource_url (that same URL): the URL is never repeated per option, where a long one
+// (a 16 KB URL reached by a redirect) would multiply into the receipt's input hash.
 func decisionChallenge(pr *x402.PaymentRequired, url string) *x402.PaymentRequired {
 	c := *pr
 	if pr.Resource != nil || pr.X402Version == x402.V2 {
@@ -154,7 +174,7 @@ func decisionChallenge(pr *x402.PaymentRequired, url string) *x402.PaymentRequir
 	c.Accepts = make([]x402.Requirement, len(pr.Accepts))
 	for i, a := range pr.Accepts {
 		if a.Version == x402.V1 || pr.X402Version == x402.V1 {
-			a.Resource = url
+			a.Resource = ""
 		}
 		c.Accepts[i] = a
 	}

@@ -56,6 +56,15 @@
 // payment carries X-Payguard-Decision: allow and X-Payguard-Receipt with the receipt id of the decision that
 // allowed it (the ticket keeps it), so the agent can log what it paid under that decision.
 //
-// Every X-Payguard-* header from upstream is removed; payguard adds X-Payguard-Decision, X-Payguard-Receipt
-// and X-Payguard-Hold itself.
+// Every X-Payguard-* header (in any spelling, headers and trailers) is removed both ways; payguard adds
+// X-Payguard-Decision, X-Payguard-Receipt and X-Payguard-Hold itself.
+//
+// # Header spellings and upgrades
+//
+// One classifier (headers.go) reads every header name as the most lenient common server stack would (case,
+// "_" for "-", trailing junk): a payment header in its canonical spelling is decided, in any other spelling
+// refused (403). So is a response whose x402 header comes in another spelling, and response trailers never
+// carry x402 or payguard headers. A request that switches protocols is decided like any other; a 101 is
+// spliced only for a request that asked for it, and proxy.upgrades (upgrade.go) refuses upgrades to hosts
+// that have answered 402 by default, since bytes after a 101 cannot be read.
 package proxy

@@ -2,12 +2,9 @@ package proxy
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
-
-	"github.com/payguard/payguard/x402"
 )
 
 // Headers payguard adds; every X-Payguard-* header from upstream is removed so sellers cannot forge them.
@@ -23,6 +20,7 @@ type reqState struct {
 	start   time.Time
 	local   bool     // the response was made by payguard, not by the upstream
 	release *release // a payment was released upstream; its settlement is recorded
+	upgrade bool     // the request asked to switch protocols (and the policy let it go)
 }
 
 func stateOf(ctx *goproxy.ProxyCtx) *reqState {
@@ -34,12 +32,14 @@ func stateOf(ctx *goproxy.ProxyCtx) *reqState {
 	return st
 }
 
-// onRequest runs for every proxied request (plain HTTP and MITM'd HTTPS). Requests that carry a payment
-// are released only when they match an allowed decision.
+// onRequest runs for every proxied request (plain HTTP and MITM'd HTTPS, upgrades included). Requests that
+// carry a payment are released only when they match an allowed decision.
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	st := &reqState{start: p.opts.Now()}
 	ctx.UserData = st
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTrip)
+	// Decision headers are payguard's to set: an agent's (or a page's) X-Payguard-* never reaches a seller.
+	stripPayguardHeaders(req.Header)
 	// Request trailers are not passed upstream: one arrives after the body, when the request is already on
 	// its way, so a payment sent as a trailer would reach the seller unchecked. One that declares a payment
 	// trailer is refused; any other request goes on without its trailers (rare in HTTP/1.1 requests).
@@ -48,29 +48,37 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		paymentTrailer = paymentTrailer || isPaymentHeader(name)
 	}
 	req.Trailer = nil
-	v1 := req.Header.Values(x402.HeaderXPayment)
-	v2 := req.Header.Values(x402.HeaderPaymentSignature)
-	if len(v1) == 0 && len(v2) == 0 && !paymentTrailer {
-		return req, nil
+	header, value, spelling := requestPayment(req.Header)
+	upgradeRefused := ""
+	if st.upgrade = isUpgradeRequest(req); st.upgrade {
+		upgradeRefused = p.upgradeRefusal(req)
 	}
 	var out verdict
 	switch {
 	case paymentTrailer:
 		out = failClosed("payment_malformed", "a payment header sent as a request trailer is not checked, so it is refused")
-	case len(v1)+len(v2) > 1:
-		out = failClosed("payment_malformed", "request carries more than one payment header")
-	case len(v1) == 1:
-		out = p.checkPayment(req, x402.HeaderXPayment, v1[0])
+	case spelling != "":
+		out = failClosed("header_spelling", spelling)
+	case upgradeRefused != "":
+		out = failClosed("upgrade_refused", upgradeRefused)
+	case header == "":
+		return req, nil
 	default:
-		out = p.checkPayment(req, x402.HeaderPaymentSignature, v2[0])
+		out = p.checkPayment(req, header, value)
 	}
-	p.observe("payment", req, out, st.start)
+	stage := "payment"
+	if out.Class == "upgrade_refused" {
+		stage = "upgrade"
+	}
+	p.observe(stage, req, out, st.start)
 	if out.Decision == allow && out.Release != nil {
 		st.release = out.Release
 		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via).Inc()
 		return req, nil
 	}
-	p.metrics.paymentsRefused.WithLabelValues(out.Class).Inc()
+	if stage == "payment" {
+		p.metrics.paymentsRefused.WithLabelValues(out.Class).Inc()
+	}
 	st.local = true
 	return req, refusal(req, out, p.opts.RetryAfter)
 }
@@ -99,6 +107,22 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		return textResponse(ctx.Req, http.StatusBadGateway, "payguard: upstream request failed\n")
 	}
 	stripPayguardHeaders(resp.Header)
+	guardTrailers(resp)
+	if out := p.guardSwitch(resp, ctx, st); out != nil {
+		return out
+	}
+	if resp.StatusCode == http.StatusPaymentRequired {
+		p.sellerAnswered402(ctx.Req)
+	}
+	if why := responseX402Spelling(resp.Header); why != "" {
+		// payguard reads the canonical header (the settlement it commits, the challenge it judges); an agent
+		// must not act on another spelling. A released payment's reservation stays (outcome unknown).
+		resp.Body.Close()
+		out := failClosed("header_spelling", why)
+		p.observe("response", ctx.Req, out, st.start)
+		st.local = true
+		return refusal(ctx.Req, out, p.opts.RetryAfter)
+	}
 	if st.release != nil {
 		p.recordSettlement(ctx.Req.Context(), st.release, resp)
 		resp.Header.Set(HeaderDecision, allow)
@@ -162,16 +186,4 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Header.Set(HeaderHold, out.Hold.ID)
 	}
 	return resp
-}
-
-func isPaymentHeader(name string) bool {
-	return strings.EqualFold(name, x402.HeaderXPayment) || strings.EqualFold(name, x402.HeaderPaymentSignature)
-}
-
-func stripPayguardHeaders(h http.Header) {
-	for k := range h {
-		if len(k) >= len(headerPrefix) && strings.EqualFold(k[:len(headerPrefix)], headerPrefix) {
-			delete(h, k)
-		}
-	}
 }

@@ -53,6 +53,8 @@ type Options struct {
 	Budget string
 	// TunnelHosts are passed through without inspection ("host" or "host:port").
 	TunnelHosts []string
+	// Upgrades is what happens to requests that switch protocols (upgrade.go); "" is refuse_after_402.
+	Upgrades UpgradePolicy
 	// UpstreamRoots are trusted for upstream TLS; nil means the system roots.
 	UpstreamRoots *x509.CertPool
 	// HoldWait is how long a held 402 waits for a person; HoldTTL how long a hold stays usable.
@@ -79,6 +81,8 @@ type Proxy struct {
 	tunnel  map[string]bool
 	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
+	paid    *paidHosts // hosts that answered 402 (proxy.upgrades: refuse_after_402)
+	splices *splices   // upgraded connections open, by host
 	log     *slog.Logger
 	metrics *Metrics
 }
@@ -88,6 +92,11 @@ func New(o Options) (*Proxy, error) {
 	if o.Decider == nil || o.Store == nil {
 		return nil, errors.New("proxy: a preflight engine and a store are required")
 	}
+	upgrades, err := ParseUpgradePolicy(string(o.Upgrades))
+	if err != nil {
+		return nil, err
+	}
+	o.Upgrades = upgrades
 	if o.Budget == "" {
 		o.Budget = "default"
 	}
@@ -117,7 +126,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(),
-		log: o.Logger, metrics: o.Metrics}
+		paid: newPaidHosts(), splices: newSplices(), log: o.Logger, metrics: o.Metrics}
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}

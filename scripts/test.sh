@@ -22,6 +22,10 @@ run go go test -race ./...
 run interop npm --prefix interop test
 run chart charts/payguard/ci/check.sh
 run dockerfile scripts/check-dockerfile.sh --allow-placeholder-digests
+# The adversarial suite: every fuzz target for 20 s in CI (CI=true), or PAYGUARD_FUZZ_SECONDS each when set.
+fuzz_seconds=${PAYGUARD_FUZZ_SECONDS:-}
+if [ -z "$fuzz_seconds" ] && [ "${CI:-}" = "true" ]; then fuzz_seconds=20; fi
+if [ -n "$fuzz_seconds" ]; then run fuzz scripts/fuzz.sh "$fuzz_seconds"; fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED suites: ${failed[*]}"

@@ -12,8 +12,9 @@ import (
 // PaymentRequired (the decoded PAYMENT-REQUIRED header). x402Version must be 1 or 2 and `accepts` must be
 // an array of objects. Members not modelled are kept in the Unknown maps, verbatim.
 //
-// The number of options is not limited here (the preflight enforces its own limit); the document size,
-// depth and UTF-8 limits of this package apply.
+// At most MaxOptions options are read: a longer accepts array is refused (ErrTooManyOptions) as soon as
+// its (MaxOptions+1)th entry is met, before any per-option work, so a challenge of thousands of empty
+// options costs no more than one of 32. The document size, depth and UTF-8 limits of this package apply.
 func ParsePaymentRequired(body []byte) (*PaymentRequired, error) {
 	body, err := ownDocument(body)
 	if err != nil {
@@ -38,6 +39,12 @@ func DecodePaymentRequiredHeader(value string) (*PaymentRequired, error) {
 	}
 	return p, nil
 }
+
+// MaxOptions is SPEC's limit on payment options per request (Limits: "Payment options per request: 32").
+const MaxOptions = 32
+
+// ErrTooManyOptions is returned (wrapping ErrMalformed) for a challenge with more than MaxOptions options.
+var ErrTooManyOptions = fmt.Errorf("%w: too many payment options", ErrMalformed)
 
 func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
 	const what = "challenge"
@@ -70,12 +77,16 @@ func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
 	if t := bytes.TrimSpace(accepts); len(t) == 0 || t[0] != '[' {
 		return nil, malformed("%s.accepts: want an array", what)
 	}
-	entries, ok := jsonscan.Array(accepts)
-	if !ok {
-		var err error
-		if entries, err = rawArray(accepts); err != nil {
+	entries, more, ok := jsonscan.ArrayUpTo(accepts, MaxOptions)
+	switch {
+	case more:
+		return nil, fmt.Errorf("%w: %s.accepts has more than %d payment options", ErrTooManyOptions, what, MaxOptions)
+	case !ok:
+		// jsonscan and encoding/json accept the same arrays: this is for encoding/json's error message.
+		if _, err := rawArray(accepts); err != nil {
 			return nil, malformed("%s.accepts: %v", what, err)
 		}
+		return nil, malformed("%s.accepts: not a JSON array", what)
 	}
 	delete(m, "accepts")
 	p.Accepts = make([]Requirement, 0, len(entries))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -249,11 +250,17 @@ func TestParsePaymentRequiredVersionFields(t *testing.T) {
 		string(r.Unknown["resource"]) != `{"url":"x"}` || string(r.Unknown["outputSchema"]) != `1` {
 		t.Errorf("v2 entry = %+v", r)
 	}
-	// A many-option challenge decodes: the 32-option limit belongs to the preflight.
-	many := `{"x402Version":2,"accepts":[` + strings.TrimSuffix(strings.Repeat(`{"amount":"1"},`, 1000), ",") + `]}`
-	p, err := ParsePaymentRequired([]byte(many))
-	if err != nil || len(p.Accepts) != 1000 {
-		t.Errorf("1000 options: %v", err)
+	// SPEC's 32 options decode; a 33rd is refused while reading.
+	options := func(n int) []byte {
+		return []byte(`{"x402Version":2,"accepts":[` + strings.TrimSuffix(strings.Repeat(`{"amount":"1"},`, n), ",") + `]}`)
+	}
+	if p, err := ParsePaymentRequired(options(MaxOptions)); err != nil || len(p.Accepts) != MaxOptions {
+		t.Errorf("%d options: %v", MaxOptions, err)
+	}
+	for _, n := range []int{MaxOptions + 1, 1000} {
+		if _, err := ParsePaymentRequired(options(n)); !errors.Is(err, ErrTooManyOptions) || !errors.Is(err, ErrMalformed) {
+			t.Errorf("%d options: %v, want ErrTooManyOptions", n, err)
+		}
 	}
 	// An empty accepts array is a well-formed challenge with nothing to pay; the preflight says so.
 	if p, err := ParsePaymentRequired([]byte(`{"x402Version":2,"accepts":[]}`)); err != nil || len(p.Accepts) != 0 {
@@ -281,5 +288,34 @@ func TestMarshalNoHTMLEscape(t *testing.T) {
 	}
 	if string(b) != body {
 		t.Errorf("got %s, want %s", b, body)
+	}
+}
+
+// TestManyEmptyOptionsAreCheap: a challenge of 15,000 empty options (a 45 KB body) is refused for the
+// cost of reading 33: its allocations stay within a small multiple of the document itself. Measured in
+// bytes allocated (runtime.MemStats), not time.
+func TestManyEmptyOptionsAreCheap(t *testing.T) {
+	body := []byte(`{"x402Version":1,"accepts":[` + strings.Repeat("{},", 14999) + `{}]}`)
+	header, _ := EncodeHeaderJSON(json.RawMessage(strings.Replace(string(body), `"x402Version":1`, `"x402Version":2`, 1)))
+	for name, decode := range map[string]func() error{
+		"v1 body":   func() error { _, err := ParsePaymentRequired(body); return err },
+		"v2 header": func() error { _, err := DecodePaymentRequiredHeader(header); return err },
+	} {
+		const runs = 20
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range runs {
+			if err := decode(); !errors.Is(err, ErrTooManyOptions) {
+				t.Fatalf("%s: %v, want ErrTooManyOptions", name, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		perRun := (after.TotalAlloc - before.TotalAlloc) / runs
+		// The v1 body is copied once (about 45 KB); the header is decoded (about 60 KB base64, 45 KB JSON).
+		if perRun > 256<<10 {
+			t.Errorf("%s: %d bytes allocated per decode, want < 256 KiB", name, perRun)
+		}
+		t.Logf("%s: %d bytes allocated per decode", name, perRun)
 	}
 }

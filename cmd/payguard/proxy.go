@@ -111,7 +111,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	p, err := proxy.New(proxy.Options{
 		Metrics: metrics,
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
-		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,
+		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots, Upgrades: proxy.UpgradePolicy(cfg.Proxy.Upgrades),
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
 		Domains: scr.domains, Logger: log,

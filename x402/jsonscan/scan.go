@@ -135,6 +135,43 @@ func Array(data []byte) (elems [][]byte, ok bool) {
 	}
 }
 
+// ArrayUpTo is Array for at most n elements: it stops at the (n+1)th element and reports more, without
+// scanning or keeping anything past it, so a hostile array costs O(n) work and memory whatever its length.
+// ok reports whether what was scanned is valid (with more, the rest was not looked at).
+func ArrayUpTo(data []byte, n int) (elems [][]byte, more, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, false, false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return [][]byte{}, false, skipSpace(data, i+1) == len(data)
+	}
+	elems = make([][]byte, 0, min(n, 8))
+	for {
+		if len(elems) == n {
+			return elems, true, true
+		}
+		end, ok := value(data, i, 1)
+		if !ok {
+			return nil, false, false
+		}
+		elems = append(elems, data[i:end:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return nil, false, false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return elems, false, skipSpace(data, i+1) == len(data)
+		default:
+			return nil, false, false
+		}
+	}
+}
+
 // String decodes raw, one JSON string value without surrounding whitespace, as json.Unmarshal into a
 // string would. ok is false when raw is not a string.
 func String(raw []byte) (s string, ok bool) {

@@ -93,6 +93,18 @@ func FuzzArray(f *testing.F) {
 				t.Fatalf("Array(%q)[%d] = %q, encoding/json %q", b, i, got[i], want[i])
 			}
 		}
+		// ArrayUpTo is Array's prefix: the same elements up to n, more exactly when there are others.
+		for _, n := range []int{0, 1, 2, len(want), len(want) + 1} {
+			prefix, more, okN := ArrayUpTo(b, n)
+			if !okN || more != (len(want) > n) || len(prefix) != min(n, len(want)) {
+				t.Fatalf("ArrayUpTo(%q, %d) = %q more=%v ok=%v; Array: %d elements", b, n, prefix, more, okN, len(want))
+			}
+			for i := range prefix {
+				if !bytes.Equal(prefix[i], want[i]) {
+					t.Fatalf("ArrayUpTo(%q, %d)[%d] = %q, want %q", b, n, i, prefix[i], want[i])
+				}
+			}
+		}
 	})
 }
 

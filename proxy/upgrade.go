@@ -1,0 +1,234 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/elazarl/goproxy"
+)
+
+// Protocol upgrades (WebSocket and any other `Upgrade:`). After a 101 the proxy splices the agent's
+// connection to the seller's as raw bytes: nothing in that stream is an HTTP request payguard can read, so
+// a payment sent inside it (a frame carrying a signed authorization, or an HTTP request pipelined behind the
+// upgrade) would reach the seller unjudged. What payguard can do it does: the upgrade request itself is a
+// request like any other (its payment header, in any spelling, is decided before it leaves), a 101 the
+// agent did not ask for is never spliced, and by default no upgrade is allowed to a host that has ever
+// answered 402 (a seller of paid resources).
+
+// UpgradePolicy is proxy.upgrades: what payguard does with a request that asks to switch protocols.
+type UpgradePolicy string
+
+const (
+	// UpgradesRefuseAfter402 (the default) refuses upgrades to any host that has answered 402 through this
+	// proxy since it started; other upgrades go on, their requests decided like any other.
+	UpgradesRefuseAfter402 UpgradePolicy = "refuse_after_402"
+	// UpgradesAllow lets every upgrade through (its request still decided like any other).
+	UpgradesAllow UpgradePolicy = "allow"
+	// UpgradesRefuse refuses every upgrade.
+	UpgradesRefuse UpgradePolicy = "refuse"
+)
+
+// ParseUpgradePolicy reads proxy.upgrades; "" is the default.
+func ParseUpgradePolicy(s string) (UpgradePolicy, error) {
+	switch p := UpgradePolicy(s); p {
+	case "":
+		return UpgradesRefuseAfter402, nil
+	case UpgradesRefuseAfter402, UpgradesAllow, UpgradesRefuse:
+		return p, nil
+	}
+	return "", fmt.Errorf("proxy.upgrades: %q is not one of refuse_after_402, allow, refuse", s)
+}
+
+// maxPaidHosts bounds the memory of hosts that answered 402. Once full, every host counts as one (upgrades
+// are refused everywhere under refuse_after_402) rather than forgetting a seller: fail closed.
+const maxPaidHosts = 1 << 16
+
+// paidHosts remembers, in memory, the hosts that have answered 402. It is not shared between replicas and
+// is forgotten on restart (docs/proxy.md, threat model): use proxy.upgrades: refuse to close that gap.
+type paidHosts struct {
+	mu    sync.Mutex
+	hosts map[string]struct{}
+	full  bool
+}
+
+func newPaidHosts() *paidHosts { return &paidHosts{hosts: map[string]struct{}{}} }
+
+// add remembers host; added reports whether it is new.
+func (s *paidHosts) add(host string) (added bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.hosts[host]; ok || s.full {
+		return false
+	}
+	if len(s.hosts) >= maxPaidHosts {
+		s.full = true
+		return false
+	}
+	s.hosts[host] = struct{}{}
+	return true
+}
+
+func (s *paidHosts) has(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.hosts[host]
+	return ok || s.full
+}
+
+// upgradeHost is the host an upgrade policy is kept for: the request's host name, lower-cased, without the
+// port (a seller is one seller on every port).
+func upgradeHost(req *http.Request) string {
+	if req == nil || req.URL == nil {
+		return ""
+	}
+	return strings.ToLower(req.URL.Hostname())
+}
+
+// isUpgradeRequest reports whether req asks to switch protocols: an Upgrade header, or "upgrade" among
+// the Connection options (Go's transport and goproxy act on either).
+func isUpgradeRequest(req *http.Request) bool {
+	if len(req.Header.Values("Upgrade")) > 0 {
+		return true
+	}
+	for _, v := range req.Header.Values("Connection") {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// upgradeRefusal returns why an upgrade request must be refused under the policy, or "".
+func (p *Proxy) upgradeRefusal(req *http.Request) string {
+	switch p.opts.Upgrades {
+	case UpgradesAllow:
+		return ""
+	case UpgradesRefuse:
+		return "protocol upgrades are refused (proxy.upgrades: refuse): bytes after a 101 cannot be guarded"
+	}
+	if p.paid.has(upgradeHost(req)) {
+		return fmt.Sprintf("protocol upgrade to %s refused: it has answered 402, and payments inside an upgraded "+
+			"connection cannot be guarded (proxy.upgrades: refuse_after_402)", upgradeHost(req))
+	}
+	return ""
+}
+
+// guardSwitch judges a response before goproxy sees it: a 101 is spliced only when the agent asked for an
+// upgrade the policy still allows (a seller that answered 402 meanwhile loses it); any other response loses
+// its Upgrade header, so goproxy never takes it for a WebSocket handshake. It returns a replacement
+// response, or nil to go on.
+func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqState) *http.Response {
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		resp.Header.Del("Upgrade")
+		return nil
+	}
+	why := ""
+	switch {
+	case !st.upgrade:
+		why = "seller switched protocols on a request that did not ask to"
+	default:
+		why = p.upgradeRefusal(ctx.Req)
+	}
+	if why == "" {
+		p.trackSplice(resp, ctx.Req)
+		return nil
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	out := failClosed("upgrade_refused", why)
+	p.observe("upgrade", ctx.Req, out, st.start)
+	st.local = true
+	return refusal(ctx.Req, out, p.opts.RetryAfter)
+}
+
+// splices are the upgraded connections open to each host. When a host answers its first 402, its open
+// splices are closed under refuse_after_402: an upgrade allowed before the host showed itself a seller does
+// not outlive that answer.
+type splices struct {
+	mu     sync.Mutex
+	byHost map[string]map[*splice]struct{}
+}
+
+func newSplices() *splices { return &splices{byHost: map[string]map[*splice]struct{}{}} }
+
+// splice is the seller's side of an upgraded connection (the 101's body, which goproxy relays raw). It
+// stays an io.ReadWriter, as goproxy requires, and leaves the registry when it is closed or fails.
+type splice struct {
+	io.ReadWriteCloser
+	host string
+	reg  *splices
+}
+
+func (s *splices) add(host string, rwc io.ReadWriteCloser) *splice {
+	c := &splice{ReadWriteCloser: rwc, host: host, reg: s}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byHost[host] == nil {
+		s.byHost[host] = map[*splice]struct{}{}
+	}
+	s.byHost[host][c] = struct{}{}
+	return c
+}
+
+func (s *splices) remove(c *splice) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byHost[c.host], c)
+	if len(s.byHost[c.host]) == 0 {
+		delete(s.byHost, c.host)
+	}
+}
+
+// closeHost closes every open splice to host.
+func (s *splices) closeHost(host string) {
+	s.mu.Lock()
+	open := s.byHost[host]
+	delete(s.byHost, host)
+	s.mu.Unlock()
+	for c := range open {
+		c.ReadWriteCloser.Close()
+	}
+}
+
+func (c *splice) Read(p []byte) (int, error) {
+	n, err := c.ReadWriteCloser.Read(p)
+	if err != nil {
+		c.reg.remove(c)
+	}
+	return n, err
+}
+
+func (c *splice) Write(p []byte) (int, error) {
+	n, err := c.ReadWriteCloser.Write(p)
+	if err != nil {
+		c.reg.remove(c)
+	}
+	return n, err
+}
+
+func (c *splice) Close() error {
+	c.reg.remove(c)
+	return c.ReadWriteCloser.Close()
+}
+
+// sellerAnswered402 records that the request's host answered 402, and under refuse_after_402 closes the
+// upgraded connections still open to it.
+func (p *Proxy) sellerAnswered402(req *http.Request) {
+	host := upgradeHost(req)
+	if p.paid.add(host) && p.opts.Upgrades == UpgradesRefuseAfter402 {
+		p.splices.closeHost(host)
+	}
+}
+
+// trackSplice registers an allowed 101's connection so that it can be closed if its host answers 402.
+func (p *Proxy) trackSplice(resp *http.Response, req *http.Request) {
+	if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
+		resp.Body = p.splices.add(upgradeHost(req), rwc)
+	}
+}
