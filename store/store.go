@@ -20,7 +20,24 @@ var (
 	ErrBudgetExceeded = errors.New("store: daily cap would be exceeded")
 	ErrAlreadyUsed    = errors.New("store: already used")
 	ErrConflict       = errors.New("store: state conflict") // e.g. resolving a hold that is no longer pending
+	// ErrLedgerLost: the store found that state it recorded is gone (a wiped Redis, a bolt file that
+	// went back in time). Every payment is refused until an operator acts; the message names the command.
+	ErrLedgerLost = errors.New("store: ledger lost")
 )
+
+// Health is implemented by stores that can lose the ability to record payments while running (a journal
+// whose writes fail, a Redis that was wiped): Healthy is nil while they can, and readiness follows it.
+type Health interface {
+	Healthy(ctx context.Context) error
+}
+
+// Healthy is s's health when it reports one, nil for a store that cannot fail that way (memory).
+func Healthy(ctx context.Context, s any) error {
+	if h, ok := s.(Health); ok {
+		return h.Healthy(ctx)
+	}
+	return nil
+}
 
 // BudgetState is one budget's figures for one UTC day.
 type BudgetState struct {

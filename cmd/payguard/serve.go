@@ -120,6 +120,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
+	logStoreWarnings(st, log)
 	defer st.Close()
 
 	fc := cfg.Server.Fees

@@ -103,6 +103,7 @@ type ledgerLog struct {
 	last         *ledgerOp // the newest operation enqueued: waiting for it waits for all
 	seq          uint64
 	journals     [2]*os.File
+	mark         *os.File // the high-water mark (mark.go), written after each commit
 	sizes        [2]int64 // bytes in each journal, to undo a short write
 	cur          int      // the journal new operations go to; the applier takes the other one's turn
 	broken       error    // a commit failed: the ledger refuses everything until a restart
@@ -256,6 +257,15 @@ func (s *Store) openLedger(path string) error {
 			return fmt.Errorf("store/bolt: replaying the journal: %w", err)
 		}
 	}
+	var err error
+	if l.mark, err = openMark(path); err != nil {
+		s.closeJournals()
+		return err
+	}
+	if err := s.markNow(); err != nil { // the replay's commit, or the file as it was opened
+		s.closeJournals()
+		return err
+	}
 	for _, f := range l.journals {
 		if err := f.Truncate(0); err != nil {
 			s.closeJournals()
@@ -272,6 +282,10 @@ func (s *Store) closeJournals() {
 			f.Close()
 			s.log.journals[i] = nil
 		}
+	}
+	if s.log.mark != nil {
+		s.log.mark.Close()
+		s.log.mark = nil
 	}
 }
 
@@ -587,6 +601,9 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 			}
 			return nil
 		})
+		if err == nil {
+			err = s.markNow()
+		}
 	}
 	if err == nil {
 		// The file has the batch: its journal records are spent. If emptying fails, they stay and are
