@@ -107,6 +107,7 @@ type ledgerLog struct {
 	sizes        [2]int64 // bytes in each journal, to undo a short write
 	cur          int      // the journal new operations go to; the applier takes the other one's turn
 	broken       error    // a commit failed: the ledger refuses everything until a restart
+	journalErr   error    // the last journal write failed (a full disk); cleared by a later write (health.go)
 	closed       bool
 	wake         chan struct{} // capacity 1: the applier has work
 	urgent       chan struct{} // capacity 1: someone waits for the next commit
@@ -374,8 +375,10 @@ func (s *Store) enqueueLocked(op *ledgerOp) error {
 	f := l.journals[l.cur]
 	if _, err := f.Write(rec); err != nil {
 		f.Truncate(l.sizes[l.cur]) // a torn record would hide the ones after it from the replay
-		return fmt.Errorf("store/bolt: writing the journal: %w", err)
+		l.journalErr = fmt.Errorf("store/bolt: writing the journal: %w", err)
+		return l.journalErr
 	}
+	l.journalErr = nil
 	l.sizes[l.cur] += int64(len(rec))
 	l.seq = op.Seq
 	op.done = make(chan struct{})
