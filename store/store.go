@@ -125,6 +125,9 @@ type Tickets interface {
 	TakeTicket(ctx context.Context, key string, now time.Time) (Ticket, error)
 	// MarkPaymentSeen records a payment header digest; ErrAlreadyUsed if it was seen before (replay).
 	MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error
+	// ForgetPaymentSeen removes a digest's mark (nil when there is none): for a payment claimed before it
+	// was verified whose payment was then never presented for settlement, so its payer may present it again.
+	ForgetPaymentSeen(ctx context.Context, digest string) error
 	// ReserveTicket reserves amountMicros as Ledger.Reserve does and records t bound to that reservation
 	// (its ReservationID, Budget, Day and AmountMicros are set from the arguments) in the same step. The
 	// reservation counts against the cap as soon as it returns; a store may make it durable later (bolt:

@@ -281,11 +281,14 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 
 // storeNonces is the never-settle-twice guard on the store, shared by a fleet.
 func storeNonces(st store.Store) fees.NonceGuard {
-	return fees.NonceGuardFunc(func(ctx context.Context, key string, ttl time.Duration) error {
-		err := st.MarkPaymentSeen(ctx, key, ttl)
-		if errors.Is(err, store.ErrAlreadyUsed) {
-			return fees.ErrAlreadyUsed
-		}
-		return err
-	})
+	return fees.NonceGuardFuncs{
+		MarkFunc: func(ctx context.Context, key string, ttl time.Duration) error {
+			err := st.MarkPaymentSeen(ctx, key, ttl)
+			if errors.Is(err, store.ErrAlreadyUsed) {
+				return fees.ErrAlreadyUsed
+			}
+			return err
+		},
+		ReleaseFunc: st.ForgetPaymentSeen,
+	}
 }

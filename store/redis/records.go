@@ -106,6 +106,23 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 1 end
 return 0
 `)
 
+// forgetSeenScript: KEYS seen:<digest>. DEL under the epoch guard.
+var forgetSeenScript = guarded(`
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// ForgetPaymentSeen implements store.Tickets in one script.
+func (s *Store) ForgetPaymentSeen(ctx context.Context, digest string) error {
+	if err := store.CheckName("payment digest", digest); err != nil {
+		return err
+	}
+	if err := s.run(ctx, forgetSeenScript, []string{s.key("seen:", digest)}).Err(); err != nil {
+		return fmt.Errorf("store/redis: forget payment seen: %w", s.lost(err))
+	}
+	return nil
+}
+
 // MarkPaymentSeen implements store.Tickets with SET NX PX; expiry is Redis's.
 func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error {
 	if err := store.CheckName("payment digest", digest); err != nil {
