@@ -179,13 +179,20 @@ func Open(path string, opts Options) (s *Store, err error) {
 	return s, nil
 }
 
-// markNow records the file's newest commit in the mark; an error stops the ledger like a failed commit.
+// markNow records the file's newest commit in the mark.
 func (s *Store) markNow() error {
 	id, err := currentTxID(s.db)
-	if err == nil {
-		err = writeMark(s.log.mark, id)
-	}
 	if err != nil {
+		return fmt.Errorf("store/bolt: reading the newest commit: %w", err)
+	}
+	return s.mark(id)
+}
+
+// mark records commit txid in the mark (only the applier and Open call it); an error stops the ledger like
+// a failed commit.
+func (s *Store) mark(txid uint64) error {
+	b := appendMark(s.log.markBuf[:0], txid)
+	if _, err := s.log.mark.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("store/bolt: recording the commit in the mark: %w", err)
 	}
 	return nil

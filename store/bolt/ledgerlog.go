@@ -104,6 +104,7 @@ type ledgerLog struct {
 	seq          uint64
 	journals     [2]*os.File
 	mark         *os.File // the high-water mark (mark.go), written after each commit
+	markBuf      [markSize]byte
 	sizes        [2]int64 // bytes in each journal, to undo a short write
 	cur          int      // the journal new operations go to; the applier takes the other one's turn
 	broken       error    // a commit failed: the ledger refuses everything until a restart
@@ -593,7 +594,9 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 		err = failApply
 	}
 	if err == nil {
+		var txid uint64 // this commit's transaction, for the mark
 		err = s.db.Update(func(tx *bbolt.Tx) error {
+			txid = uint64(tx.ID())
 			if err := s.maybePurge(tx, s.now()); err != nil {
 				return err
 			}
@@ -605,7 +608,7 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 			return nil
 		})
 		if err == nil {
-			err = s.markNow()
+			err = s.mark(txid)
 		}
 	}
 	if err == nil {

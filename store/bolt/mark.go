@@ -54,16 +54,17 @@ func readMark(path string) (txid uint64, ok bool, err error) {
 	return binary.BigEndian.Uint64(b[len(markMagic):]), true, nil
 }
 
-func encodeMark(txid uint64) []byte {
-	b := append([]byte(markMagic), make([]byte, 12)...)
-	binary.BigEndian.PutUint64(b[len(markMagic):], txid)
-	binary.BigEndian.PutUint32(b[markSize-4:], crc32.Checksum(b[:markSize-4], castagnoli))
-	return b
+// appendMark appends the mark of txid to b: markSize bytes, written in place at offset 0 with one write,
+// within one sector.
+func appendMark(b []byte, txid uint64) []byte {
+	b = append(b, markMagic...)
+	b = binary.BigEndian.AppendUint64(b, txid)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[len(b)-markSize+4:], castagnoli))
 }
 
-// writeMark records txid in f (the open mark file) in place: one write of 20 bytes, within one sector.
+// writeMark records txid in f in place.
 func writeMark(f *os.File, txid uint64) error {
-	_, err := f.WriteAt(encodeMark(txid), 0)
+	_, err := f.WriteAt(appendMark(nil, txid), 0)
 	return err
 }
 
