@@ -82,7 +82,7 @@ func (c *StoreConfig) validate() error {
 	default:
 		return fmt.Errorf("store.driver %q: want bolt, memory or redis", c.Driver)
 	}
-	if c.Driver != StoreRedis && set > 0 {
+	if c.Driver != StoreRedis && (set > 0 || r.AllowVolatile || r.InitIfEmpty) {
 		return fmt.Errorf("store.redis is set but store.driver is %s", c.Driver)
 	}
 	return nil
