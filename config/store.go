@@ -33,6 +33,13 @@ type RedisConfig struct {
 	Addr    string `yaml:"addr"`     // host:port, no password, database 0
 	// Prefix starts every key, so several deployments can share one Redis.
 	Prefix string `yaml:"prefix"`
+	// AllowVolatile accepts a Redis whose CONFIG says it keeps nothing across a restart (save "" and
+	// appendonly no) or may evict keys (maxmemory-policy other than noeviction). Off, such a Redis is refused
+	// at start: a restart would silently reset the day's spend.
+	AllowVolatile bool `yaml:"allow_volatile"`
+	// InitIfEmpty creates the ledger epoch when the prefix has none. Off, a new deployment runs
+	// `payguard store init` once; on, a Redis wiped while every replica was down starts a fresh ledger.
+	InitIfEmpty bool `yaml:"init_if_empty"`
 }
 
 // DefaultStorePath is the bolt file used when none is configured.
@@ -75,7 +82,7 @@ func (c *StoreConfig) validate() error {
 	default:
 		return fmt.Errorf("store.driver %q: want bolt, memory or redis", c.Driver)
 	}
-	if c.Driver != StoreRedis && set > 0 {
+	if c.Driver != StoreRedis && (set > 0 || r.AllowVolatile || r.InitIfEmpty) {
 		return fmt.Errorf("store.redis is set but store.driver is %s", c.Driver)
 	}
 	return nil

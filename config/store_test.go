@@ -34,6 +34,9 @@ func TestStoreParse(t *testing.T) {
 		{"redis addr as url", "store: {driver: redis, redis: {addr: 'redis://a:1'}}", "host:port"},
 		{"redis empty prefix", "store: {driver: redis, redis: {addr: 'a:1', prefix: ''}}", "prefix must not be empty"},
 		{"redis settings on bolt", "store: {driver: bolt, redis: {addr: 'a:1'}}", "store.driver is bolt"},
+		{"redis safety switches", "store: {driver: redis, redis: {addr: 'a:1', allow_volatile: true, init_if_empty: true}}", ""},
+		{"allow_volatile on bolt does nothing", "store: {driver: bolt, redis: {allow_volatile: true}}", "store.driver is bolt"},
+		{"init_if_empty on memory does nothing", "store: {driver: memory, redis: {init_if_empty: true}}", "store.driver is memory"},
 		{"unknown key", "store: {driver: bolt, dir: x}", "field dir not found"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -35,6 +35,12 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 				return
 			}
 		}
+		// The store's own health: a journal that cannot be written or a wiped ledger refuses every payment,
+		// so the proxy is not ready while it lasts.
+		if err := store.Healthy(r.Context(), p.opts.Store); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": "store: " + err.Error()})
+			return
+		}
 		if _, err := p.opts.Store.State(r.Context(), p.opts.Budget, p.day()); err != nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": "store: " + err.Error()})
 			return

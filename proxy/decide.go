@@ -219,6 +219,9 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 		st, _ := p.opts.Store.State(ctx, p.opts.Budget, day)
 		return p.capBlock(v, st.Spent+st.Reserved)
 	}
+	if errors.Is(err, store.ErrLedgerLost) {
+		return failClosed("ledger_lost", "the budget ledger lost what it had recorded; no payment until an operator acts: "+err.Error())
+	}
 	if err != nil {
 		return failClosed("ledger_error", "budget reservation or payment ticket failed: "+err.Error())
 	}

@@ -36,6 +36,7 @@ var flagRisk = map[string]string{
 	FlagNewDomain:              RiskMedium,
 	FlagDomainAgeUnknown:       RiskUnknown,
 	FlagDomainNoDNS:            RiskMedium,
+	FlagUnrecognizedAddress:    RiskUnknown,
 }
 
 // riskRank orders the risks by strength: high > medium > unknown > low. "Unknown is not low risk", but a
@@ -193,6 +194,10 @@ func (c *Checker) Check(ctx context.Context, q Query) (CheckResult, error) {
 	}
 	if len(res.Sanctions.AddressMatches) > 0 {
 		res.Flags = append(res.Flags, FlagSanctionedAddress)
+	} else if address != "" && AddressKind(NormalizeAddress(address)) == "" {
+		// Not on the list says nothing about a string that is no wallet address (a typo, "0xZZ", a name
+		// in the wrong field): unknown, never low.
+		res.Flags = append(res.Flags, FlagUnrecognizedAddress)
 	}
 	if len(res.Sanctions.NameMatches.Exact) > 0 {
 		res.Flags = append(res.Flags, FlagSanctionedNameExact)

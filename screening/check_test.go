@@ -125,7 +125,14 @@ func TestCheckRisk(t *testing.T) {
 		flags []string
 		risk  string
 	}{
-		{"all clear and known", Query{Name: "Acme Widgets", Address: "0xabc", Domain: "old.com"}, []string{}, RiskLow},
+		{"all clear and known", Query{Name: "Acme Widgets", Address: "0x1111111111111111111111111111111111111111", Domain: "old.com"}, []string{}, RiskLow},
+		// Not on the list says nothing about a string that is no wallet address: never low (issue 18).
+		{"0xZZ is no address", Query{Address: "0xZZ"}, []string{FlagUnrecognizedAddress}, RiskUnknown},
+		{"0xabc is no address", Query{Address: "0xabc"}, []string{FlagUnrecognizedAddress}, RiskUnknown},
+		{"words are no address", Query{Address: "hello world"}, []string{FlagUnrecognizedAddress}, RiskUnknown},
+		{"a name in the address field", Query{Name: "Acme Widgets", Address: "Acme Widgets"}, []string{FlagUnrecognizedAddress}, RiskUnknown},
+		{"a recognized address without 0x is clear", Query{Address: "1111111111111111111111111111111111111111"}, []string{}, RiskLow},
+		{"a Solana address is clear", Query{Address: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"}, []string{}, RiskLow},
 		{"new domain at the threshold is not new", Query{Domain: "day30.com"}, []string{}, RiskLow},
 		{"name only, clear", Query{Name: "Acme Widgets"}, []string{}, RiskLow},
 		{"medium beats unknown", Query{Name: "Anglo Caribbean", Domain: "unknown-age.com"},

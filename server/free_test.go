@@ -2,6 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -180,5 +182,26 @@ func TestFacilitatorCheckShowsInHealthAndStatus(t *testing.T) {
 	fac, _ := e.do("GET", "/health", nil, nil).json(t)["facilitator"].(map[string]any)
 	if fac["ok"] != false || fac["error"] == "" {
 		t.Fatalf("health facilitator %v", fac)
+	}
+}
+
+// /health, serve's readiness, follows the store: while the store cannot record a paid call (a full disk
+// under the bolt journal, a wiped Redis ledger) it is 503 and says why; the old /health stayed 200.
+func TestHealthFollowsTheStore(t *testing.T) {
+	e := newEnv(t)
+	failing := &e.storeErr
+	if r := e.do("GET", "/health", nil, nil); r.StatusCode != 200 {
+		t.Fatalf("healthy: %d %s", r.StatusCode, r.body)
+	}
+	err := errors.New("store/bolt: writing the journal: no space left on device")
+	failing.Store(&err)
+	r := e.do("GET", "/health", nil, nil)
+	st, _ := r.json(t)["store"].(map[string]any)
+	if r.StatusCode != 503 || st["ready"] != false || !strings.Contains(fmt.Sprint(st["error"]), "no space left") {
+		t.Fatalf("store failing: %d %s", r.StatusCode, r.body)
+	}
+	failing.Store(nil)
+	if r := e.do("GET", "/health", nil, nil); r.StatusCode != 200 {
+		t.Fatalf("recovered: %d %s", r.StatusCode, r.body)
 	}
 }

@@ -82,7 +82,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		index["updated_at"] = at.UTC().Format(time.RFC3339)
 		index["fresh"] = now.Sub(at) <= time.Duration(s.opt.Config.IndexFreshness)
 	}
+	storeHealth := map[string]any{"ready": true}
+	if s.opt.StoreHealth != nil {
+		if err := s.opt.StoreHealth(r.Context()); err != nil {
+			storeHealth = map[string]any{"ready": false, "error": err.Error()}
+			status, code = "unavailable", http.StatusServiceUnavailable
+		}
+	}
 	body := map[string]any{
+		"store":      storeHealth,
 		"status":     status,
 		"version":    ServiceVersion,
 		"sanctions":  sanctions,

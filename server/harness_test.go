@@ -203,6 +203,7 @@ type env struct {
 	preflight *fakePreflight
 	trial     *fakeTrial
 	endpoints *fakeEndpoints
+	storeErr  atomic.Pointer[error] // what Options.StoreHealth reports
 	logs      *logbuf.Buffer
 	registry  *prometheus.Registry
 }
@@ -241,6 +242,12 @@ func newEnv(t *testing.T) *env {
 		Trial:     trial.New(e.trial, sc.TrialLimit, time.Duration(sc.TrialRetention), now),
 		Endpoints: e.endpoints, Preflight: e.preflight, Checker: e.checker, Sanctions: e.sanctions,
 		JWKS: e.signer.JWKS, FacilitatorURL: e.fac.Srv.URL, Now: now,
+		StoreHealth: func(context.Context) error {
+			if p := e.storeErr.Load(); p != nil {
+				return *p
+			}
+			return nil
+		},
 		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)), Metrics: e.registry,
 	})
 	if err != nil {

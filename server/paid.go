@@ -80,6 +80,7 @@ func (s *Server) servePaid(w http.ResponseWriter, r *http.Request, route paidRou
 	}
 	body, apiErr := do(r.Context())
 	if apiErr != nil {
+		charge.Abandon(r.Context())
 		s.CountPayment(route.Path, PayNotDone)
 		s.writeError(w, apiErr)
 		return

@@ -106,10 +106,11 @@ func TestPaidCheckV2AllowsAndSettlesOnce(t *testing.T) {
 	if sent["x402Version"].(float64) != 2 || sent["paymentRequirements"].(map[string]any)["amount"] != "10000" {
 		t.Fatalf("settle request %v", sent)
 	}
-	// Replay of the same payment: verified again by the facilitator but never settled twice.
+	// Replay of the same payment: refused before the facilitator sees it, never settled twice.
 	r = e.do("GET", "/v1/check?address=0xabc", nil, pay)
-	if r.StatusCode != 402 || r.json(t)["error"] != "invalid_exact_evm_nonce_already_used" || e.fac.Settles.Load() != 1 {
-		t.Fatalf("replay: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
+	if r.StatusCode != 402 || r.json(t)["error"] != "invalid_exact_evm_nonce_already_used" || e.fac.Settles.Load() != 1 ||
+		e.fac.Verifies.Load() != 1 {
+		t.Fatalf("replay: %d %s verifies %d settles %d", r.StatusCode, r.body, e.fac.Verifies.Load(), e.fac.Settles.Load())
 	}
 }
 

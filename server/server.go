@@ -97,6 +97,9 @@ type Options struct {
 	Preflight Preflight
 	Checker   Checker
 	Sanctions SanctionsStatus
+	// StoreHealth is the store's health (store.Healthy): an error makes /health 503, as a full disk or a
+	// wiped ledger refuses every paid call (nil: not reported).
+	StoreHealth func(context.Context) error
 	// RefreshHealth reports the sanctions refresher's state for /health (nil: not reported).
 	RefreshHealth func() any
 	// JWKS returns the receipt keys' public JWK Set (/.well-known/payguard-keys.json).

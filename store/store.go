@@ -20,7 +20,24 @@ var (
 	ErrBudgetExceeded = errors.New("store: daily cap would be exceeded")
 	ErrAlreadyUsed    = errors.New("store: already used")
 	ErrConflict       = errors.New("store: state conflict") // e.g. resolving a hold that is no longer pending
+	// ErrLedgerLost: the store found that state it recorded is gone (a wiped Redis, a bolt file that
+	// went back in time). Every payment is refused until an operator acts; the message names the command.
+	ErrLedgerLost = errors.New("store: ledger lost")
 )
+
+// Health is implemented by stores that can lose the ability to record payments while running (a journal
+// whose writes fail, a Redis that was wiped): Healthy is nil while they can, and readiness follows it.
+type Health interface {
+	Healthy(ctx context.Context) error
+}
+
+// Healthy is s's health when it reports one, nil for a store that cannot fail that way (memory).
+func Healthy(ctx context.Context, s any) error {
+	if h, ok := s.(Health); ok {
+		return h.Healthy(ctx)
+	}
+	return nil
+}
 
 // BudgetState is one budget's figures for one UTC day.
 type BudgetState struct {
@@ -108,6 +125,9 @@ type Tickets interface {
 	TakeTicket(ctx context.Context, key string, now time.Time) (Ticket, error)
 	// MarkPaymentSeen records a payment header digest; ErrAlreadyUsed if it was seen before (replay).
 	MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error
+	// ForgetPaymentSeen removes a digest's mark (nil when there is none): for a payment claimed before it
+	// was verified whose payment was then never presented for settlement, so its payer may present it again.
+	ForgetPaymentSeen(ctx context.Context, digest string) error
 	// ReserveTicket reserves amountMicros as Ledger.Reserve does and records t bound to that reservation
 	// (its ReservationID, Budget, Day and AmountMicros are set from the arguments) in the same step. The
 	// reservation counts against the cap as soon as it returns; a store may make it durable later (bolt:

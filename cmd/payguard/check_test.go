@@ -77,6 +77,13 @@ func TestCheckCommandSanctions(t *testing.T) {
 		{[]string{"--name", "AEROCARIBBEAN AIRLINES"}, []string{"sanctioned_name_exact"}, "high", 36},
 		{[]string{"--address", "0x098b716b8aaf21512996dc57eb0615e2383e2f96"}, []string{"sanctioned_address"}, "high", 27307},
 		{[]string{"--name", "Acme Widgets Ltd", "--address", "0x1111111111111111111111111111111111111111"}, []string{}, "low", 0},
+		// Confusable forms of a listed address are found (issue 18): zero-width space, no 0x, fullwidth ０ｘ.
+		{[]string{"--address", "0x098b716b8a\u200baf21512996dc57eb0615e2383e2f96"}, []string{"sanctioned_address"}, "high", 27307},
+		{[]string{"--address", "098b716b8aaf21512996dc57eb0615e2383e2f96"}, []string{"sanctioned_address"}, "high", 27307},
+		{[]string{"--address", "０ｘ098b716b8aaf21512996dc57eb0615e2383e2f96 "}, []string{"sanctioned_address"}, "high", 27307},
+		// A string that is no wallet address is never low.
+		{[]string{"--address", "0xZZ"}, []string{"unrecognized_address"}, "unknown", 0},
+		{[]string{"--address", "hello world"}, []string{"unrecognized_address"}, "unknown", 0},
 	}
 	for _, tt := range tests {
 		args := append([]string{"check", "--offline", "--config", env.config, "--sanctions-dir", env.sanctionsDir}, tt.args...)

@@ -97,7 +97,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -323,8 +323,22 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, r
 	return out, nil
 }
 
-func openStore(_ context.Context, cfg *config.Config) (store.Store, error) {
-	return open.FromConfig(cfg.Store)
+func openStore(_ context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
+	st, err := open.FromConfig(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	logStoreWarnings(st, log)
+	return st, nil
+}
+
+// logStoreWarnings logs what a store reports about itself at start (a Redis whose persistence is unknown).
+func logStoreWarnings(st store.Store, log *slog.Logger) {
+	if w, ok := st.(interface{ Warnings() []string }); ok {
+		for _, m := range w.Warnings() {
+			log.Warn(m)
+		}
+	}
 }
 
 // caFiles are the configured MITM CA files; both left empty means <data_dir>/ca/, so that a config that

@@ -120,6 +120,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
+	logStoreWarnings(st, log)
 	defer st.Close()
 
 	fc := cfg.Server.Fees
@@ -137,6 +138,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Seller:         seller,
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
+		StoreHealth:    func(ctx context.Context) error { return store.Healthy(ctx, st) },
 		Preflight:      engines.Preflight(engine),
 		Checker:        engines.Checker(checker),
 		Sanctions:      scr.sanctions,
@@ -279,11 +281,14 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 
 // storeNonces is the never-settle-twice guard on the store, shared by a fleet.
 func storeNonces(st store.Store) fees.NonceGuard {
-	return fees.NonceGuardFunc(func(ctx context.Context, key string, ttl time.Duration) error {
-		err := st.MarkPaymentSeen(ctx, key, ttl)
-		if errors.Is(err, store.ErrAlreadyUsed) {
-			return fees.ErrAlreadyUsed
-		}
-		return err
-	})
+	return fees.NonceGuardFuncs{
+		MarkFunc: func(ctx context.Context, key string, ttl time.Duration) error {
+			err := st.MarkPaymentSeen(ctx, key, ttl)
+			if errors.Is(err, store.ErrAlreadyUsed) {
+				return fees.ErrAlreadyUsed
+			}
+			return err
+		},
+		ReleaseFunc: st.ForgetPaymentSeen,
+	}
 }

@@ -423,7 +423,7 @@ describe('a fleet: two proxies sharing one Redis budget', () => {
     // A prefix of its own per run: the shared Redis (127.0.0.1:6379 on CI; see lib/redis.mjs) may hold other data.
     const prefix = `payguard-interop-${process.pid}-${Date.now()}:`;
     const { url } = await testRedis();
-    const storeYAML = ['store:', '  driver: redis', '  redis:', `    url: ${JSON.stringify(url)}`, `    prefix: ${JSON.stringify(prefix)}`].join('\n');
+    const storeYAML = ['store:', '  driver: redis', '  redis:', `    url: ${JSON.stringify(url)}`, `    prefix: ${JSON.stringify(prefix)}`, '    allow_volatile: true', '    init_if_empty: true'].join('\n');
     for (const name of ['fleet-a', 'fleet-b']) {
       fleet.push(await startGuard({
         dir: path.join(tmp, name), token: TOKEN, upstreamCAFiles: [pki.caFile], rules: { ...RULES, daily_cap_usd: 0.1 },

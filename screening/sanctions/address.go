@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+
+	"github.com/payguard/payguard/screening"
 )
 
 // remarkCap is the length at which OFAC cuts the sdn.csv remarks field; the rest of a longer remark is in
@@ -46,13 +48,13 @@ func isEVMAddress(s string) bool {
 	return true
 }
 
-// addressKey is the lookup key of an address. EVM addresses are case-insensitive (EIP-55 mixed case is only
+// addressKey is the lookup key of an address, after screening.NormalizeAddress. EVM addresses are case-insensitive (EIP-55 mixed case is only
 // a checksum). So are bech32 addresses (bc1..., ltc1..., zs1...) and Bitcoin Cash CashAddr (q.../p...,
 // with or without "bitcoincash:"): BIP-173 and CashAddr define the all-upper-case form, used in QR codes, as
 // the same address, so they are keyed in lower case without the prefix. Every other format (Base58 and the
 // like) is case-sensitive and kept as is.
 func addressKey(s string) string {
-	s = strings.TrimSpace(s)
+	s = screening.NormalizeAddress(s) // zero-width characters, fullwidth forms, a missing 0x
 	if isEVMAddress(s) {
 		return "0x" + strings.ToLower(s[2:])
 	}

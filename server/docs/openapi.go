@@ -104,7 +104,7 @@ func OpenAPI(i Info) ([]byte, error) {
 			"operationId": "checkPayee", "tags": []string{"paid"}, "security": paidSecurity(),
 			"parameters": []obj{
 				queryParam("name", "Merchant or payee legal name.", screening.MaxNameLen),
-				queryParam("address", "Payee wallet address.", screening.MaxAddressLen),
+				queryParam("address", "Payee wallet address. Confusable spellings are undone before the lookup (zero-width characters, fullwidth forms, white space, a missing 0x); any string is accepted and charged, and one that is no wallet address of a recognized format (EVM, Solana, bech32, CashAddr, Base58Check, XRP, Monero) is answered with the flag unrecognized_address and risk unknown.", screening.MaxAddressLen),
 				queryParam("domain", "Merchant domain or URL.", screening.MaxDomainLen),
 				trialParam(),
 			},

@@ -68,7 +68,7 @@ func schemas() obj {
 			"required": []string{"risk", "flags", "data_as_of"},
 			"properties": obj{
 				"risk":       obj{"type": "string", "enum": []string{"low", "medium", "high", "unknown"}, "description": "Strongest applicable signal; unknown is not low."},
-				"flags":      strArray("sanctioned_address, sanctioned_name_exact, sanctioned_name_possible, invalid_domain, new_domain, domain_age_unknown, domain_no_dns."),
+				"flags":      strArray("sanctioned_address, sanctioned_name_exact, sanctioned_name_possible, invalid_domain, new_domain, domain_age_unknown, domain_no_dns, unrecognized_address (the address given is no wallet address of a recognized format: risk unknown, never low)."),
 				"sanctions":  obj{"type": "object", "description": "Sanctions screening result."},
 				"domain":     nullable("object", "Domain age and DNS result, null when no domain was given."),
 				"data_as_of": str("Freshness of the sanctions data."),

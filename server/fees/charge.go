@@ -15,19 +15,32 @@ import (
 // errors.Is through the guard's adapter, see NonceGuardFunc).
 var ErrAlreadyUsed = errors.New("fees: payment already used")
 
-// NonceGuard remembers payments handed to /settle, so a payment is never settled twice: Mark returns an
-// error wrapping ErrAlreadyUsed when the key was marked before. A fleet shares one guard (the store).
+// NonceGuard remembers payments presented to this seller, so a payment is never verified, worked for or
+// settled twice: Begin marks a payment before it is verified, and Mark returns an error wrapping
+// ErrAlreadyUsed when the key was marked before, so a replay (concurrent or later, on any replica: a fleet
+// shares one guard, the store) is refused before the facilitator or the work sees it. Release forgets a mark
+// whose payment was never sent to /settle (verification failed, the work failed), so its payer may present
+// it again.
 type NonceGuard interface {
 	Mark(ctx context.Context, key string, ttl time.Duration) error
+	Release(ctx context.Context, key string) error
 }
 
-// NonceGuardFunc adapts a function (e.g. store.Tickets.MarkPaymentSeen with its ErrAlreadyUsed mapped) to
-// NonceGuard.
-type NonceGuardFunc func(ctx context.Context, key string, ttl time.Duration) error
+// NonceGuardFuncs adapts two functions (e.g. store.Tickets.MarkPaymentSeen, with its ErrAlreadyUsed mapped,
+// and ForgetPaymentSeen) to NonceGuard.
+type NonceGuardFuncs struct {
+	MarkFunc    func(ctx context.Context, key string, ttl time.Duration) error
+	ReleaseFunc func(ctx context.Context, key string) error
+}
 
-// Mark calls f.
-func (f NonceGuardFunc) Mark(ctx context.Context, key string, ttl time.Duration) error {
-	return f(ctx, key, ttl)
+// Mark calls MarkFunc.
+func (f NonceGuardFuncs) Mark(ctx context.Context, key string, ttl time.Duration) error {
+	return f.MarkFunc(ctx, key, ttl)
+}
+
+// Release calls ReleaseFunc.
+func (f NonceGuardFuncs) Release(ctx context.Context, key string) error {
+	return f.ReleaseFunc(ctx, key)
 }
 
 // MemoryNonces is a single-process NonceGuard.
@@ -61,6 +74,14 @@ func (m *MemoryNonces) Mark(_ context.Context, key string, ttl time.Duration) er
 		}
 	}
 	m.seen[key] = now.Add(ttl)
+	return nil
+}
+
+// Release forgets key.
+func (m *MemoryNonces) Release(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.seen, key)
 	return nil
 }
 
@@ -107,9 +128,10 @@ type Charge struct {
 	seller  *Seller
 	offer   Offer
 	payment *Payment
-	req     any // the requirement sent to the facilitator (v1 or v2 form)
+	req     any    // the requirement sent to the facilitator (v1 or v2 form)
+	nonce   string // the payment's key in the nonce guard, marked by Begin
 	payer   string
-	settled bool
+	settled bool // Settle or Abandon was called
 }
 
 // Payer is the paying address the facilitator reported at verification.
@@ -118,26 +140,59 @@ func (c *Charge) Payer() string { return c.payer }
 // Payment is the payment being charged.
 func (c *Charge) Payment() *Payment { return c.payment }
 
-// Begin matches a payment to the offer and verifies it with the facilitator. Nothing is settled.
-// Errors: *PaymentError (answer 402 with a fresh challenge carrying its Reason) or ErrFacilitatorUnavailable
-// (answer 503).
+// Begin matches a payment to the offer, claims its nonce and verifies it with the facilitator. Nothing is
+// settled. The claim comes before /verify: a payment already presented, or in flight on another request or
+// replica, is refused with *PaymentError invalid_exact_evm_nonce_already_used and costs neither a /verify
+// nor the work. A payment that fails verification is released (it was never settled). Errors: *PaymentError
+// (answer 402 with a fresh challenge carrying its Reason) or ErrFacilitatorUnavailable (answer 503). A
+// Charge that is returned must end in Settle or Abandon.
 func (s *Seller) Begin(ctx context.Context, o Offer, p *Payment) (*Charge, error) {
 	req, err := s.match(o, p)
 	if err != nil {
 		return nil, err
 	}
-	vr, err := s.fac.Verify(ctx, FacilitatorRequest{X402Version: p.Version, PaymentPayload: p.Raw, PaymentRequirements: req})
-	if err != nil {
-		return nil, err
+	key := p.NonceKey(s.terms.Network)
+	if err := s.nonces.Mark(ctx, key, s.nonceTTL()); err != nil {
+		if errors.Is(err, ErrAlreadyUsed) {
+			return nil, &PaymentError{Reason: "invalid_exact_evm_nonce_already_used", Message: "this payment was already presented"}
+		}
+		return nil, fmt.Errorf("%w: nonce guard: %v", ErrFacilitatorUnavailable, err)
 	}
-	if !vr.IsValid {
+	vr, err := s.fac.Verify(ctx, FacilitatorRequest{X402Version: p.Version, PaymentPayload: p.Raw, PaymentRequirements: req})
+	if err == nil && !vr.IsValid {
 		reason := vr.InvalidReason
 		if reason == "" {
 			reason = "invalid_payment"
 		}
-		return nil, &PaymentError{Reason: reason, Message: vr.InvalidMessage}
+		err = &PaymentError{Reason: reason, Message: vr.InvalidMessage}
 	}
-	return &Charge{seller: s, offer: o, payment: p, req: req, payer: vr.Payer}, nil
+	if err != nil {
+		s.release(ctx, key)
+		return nil, err
+	}
+	return &Charge{seller: s, offer: o, payment: p, req: req, nonce: key, payer: vr.Payer}, nil
+}
+
+// nonceTTL is how long a payment's nonce is remembered: past its authorization's validity (the terms'
+// timeout) and a day more.
+func (s *Seller) nonceTTL() time.Duration {
+	return time.Duration(s.terms.MaxTimeoutSeconds)*time.Second + 24*time.Hour
+}
+
+// release forgets a claim whose payment was never sent to /settle; it runs even when the request's context
+// is done. A failure keeps the claim (the payer then signs a new payment: the safe side).
+func (s *Seller) release(ctx context.Context, key string) {
+	_ = s.nonces.Release(context.WithoutCancel(ctx), key)
+}
+
+// Abandon ends a charge whose work failed: nothing is settled and the payment's claim is released, so its
+// payer may present it again. It does nothing after Settle.
+func (c *Charge) Abandon(ctx context.Context) {
+	if c.settled {
+		return
+	}
+	c.settled = true
+	c.seller.release(ctx, c.nonce)
 }
 
 // match finds the requirement the payment is for. v1 payloads name only scheme and network; a v2 payload's
@@ -192,10 +247,10 @@ func (e *OutcomeUnknownError) Error() string { return e.Err.Error() }
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 
 // Settle settles the verified payment once the work is done. The delivery receipt (OfferReceipt offers) is
-// signed first, so a signing failure is ErrSigningUnavailable with nothing settled. The payment's nonce is
-// marked before /settle is called: a replay of the same payment gets *PaymentError
-// invalid_exact_evm_nonce_already_used and never reaches /settle. Other errors: ErrFacilitatorUnavailable
-// (request never sent: nothing settled), *OutcomeUnknownError (never retried), *SettleFailedError.
+// signed first, so a signing failure is ErrSigningUnavailable with nothing settled (and the claim
+// released). The payment's nonce was claimed by Begin, so a replay never reaches /settle. Other errors:
+// ErrFacilitatorUnavailable (request never sent: nothing settled, the claim released), *OutcomeUnknownError
+// (never retried; the claim is kept), *SettleFailedError (the claim is kept: /settle saw the payment).
 func (c *Charge) Settle(ctx context.Context) (*x402.SettleResponse, error) {
 	if c.settled {
 		return nil, fmt.Errorf("fees: Settle called twice for one charge")
@@ -206,20 +261,17 @@ func (c *Charge) Settle(ctx context.Context) (*x402.SettleResponse, error) {
 	if c.offer.OfferReceipt {
 		var err error
 		if receipt, err = s.signReceipt(c.offer, c.payer); err != nil {
+			s.release(ctx, c.nonce)
 			return nil, err
 		}
-	}
-	ttl := time.Duration(s.terms.MaxTimeoutSeconds)*time.Second + 24*time.Hour
-	if err := s.nonces.Mark(ctx, c.payment.NonceKey(s.terms.Network), ttl); err != nil {
-		if errors.Is(err, ErrAlreadyUsed) {
-			return nil, &PaymentError{Reason: "invalid_exact_evm_nonce_already_used", Message: "this payment was already presented for settlement"}
-		}
-		return nil, fmt.Errorf("%w: nonce guard: %v", ErrFacilitatorUnavailable, err)
 	}
 	resp, err := s.fac.Settle(ctx, FacilitatorRequest{X402Version: c.payment.Version, PaymentPayload: c.payment.Raw, PaymentRequirements: c.req})
 	if err != nil {
 		if errors.Is(err, ErrSettlementUnknown) {
 			return nil, &OutcomeUnknownError{Nonce: c.payment.Nonce(), Err: err}
+		}
+		if errors.Is(err, ErrFacilitatorUnavailable) { // the request was never sent
+			s.release(ctx, c.nonce)
 		}
 		return nil, err
 	}

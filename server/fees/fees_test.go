@@ -74,6 +74,12 @@ func TestMemoryNonces(t *testing.T) {
 	if err := m.Mark(context.Background(), "k", time.Minute); err != nil {
 		t.Fatalf("after expiry: %v", err)
 	}
+	if err := m.Release(context.Background(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Mark(context.Background(), "k", time.Minute); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
 }
 
 func TestSettleNotSentIsUnavailableNotUnknown(t *testing.T) {

@@ -222,7 +222,7 @@ func (h *Handler) checkMerchantPrompt(ctx context.Context, req *sdk.GetPromptReq
 	text := fmt.Sprintf("Check this merchant before I deal with it: call the payguard tool %s with\n%s\n\n"+
 		"Then explain the result plainly:\n"+
 		"- risk: high means do not pay without a human review; medium means look closer; unknown means something could not be checked and is NOT the same as low; low means nothing was flagged and everything asked about was known.\n"+
-		"- each flag and what it means (sanctioned_address: exact wallet match on the OFAC SDN list; sanctioned_name_exact / sanctioned_name_possible: name matches, which are not proof of identity and must be verified; new_domain, domain_age_unknown, domain_no_dns, invalid_domain: domain signals).\n"+
+		"- each flag and what it means (sanctioned_address: exact wallet match on the OFAC SDN list; sanctioned_name_exact / sanctioned_name_possible: name matches, which are not proof of identity and must be verified; new_domain, domain_age_unknown, domain_no_dns, invalid_domain: domain signals; unrecognized_address: the address is no wallet address payguard recognizes, so risk is unknown, not low).\n"+
 		"- the data_as_of date of the sanctions data.\n"+
 		"A tool error means the check is unavailable: say so and do not treat the merchant as cleared. "+
 		"This is informational screening, not legal advice.", ToolCheckPayee, strings.Join(given, "\n"))

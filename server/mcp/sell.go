@@ -72,6 +72,7 @@ func (h *Handler) sell(ctx context.Context, req *sdk.CallToolRequest, t *paidToo
 	}
 	body, terr := do(ctx)
 	if terr != nil {
+		charge.Abandon(ctx)
 		h.srv.CountPayment(metricsRoute, server.PayNotDone)
 		return h.errorResult(terr)
 	}

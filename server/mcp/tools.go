@@ -158,7 +158,7 @@ func (h *Handler) toolDefs() ([]toolDef, error) {
 				"person name against SDN names and aliases, and a merchant domain's registration age and DNS records. " +
 				"Returns a CheckResult: risk (low, medium, high or unknown; unknown is NOT low), flags (sanctioned_address, " +
 				"sanctioned_name_exact, sanctioned_name_possible, invalid_domain, new_domain, domain_age_unknown, " +
-				"domain_no_dns), sanctions and domain details, data_as_of and a disclaimer. A name match is not proof of " +
+				"domain_no_dns, unrecognized_address: not a wallet address, risk unknown), sanctions and domain details, data_as_of and a disclaimer. A name match is not proof of " +
 				"identity: verify before acting. Price " + h.price(ToolCheckPayee) + " in USDC via x402. " + trial +
 				" Informational screening only, not legal advice."},
 		{name: ToolPreflight, title: "Decide allow, hold or block before paying", schema: preS,

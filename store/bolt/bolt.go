@@ -94,8 +94,21 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// Open opens or creates the file at path (and its directory, mode 0700).
-func Open(path string, opts Options) (*Store, error) {
+// Open opens or creates the file at path (and its directory, mode 0700). A file older than its mark, or
+// one bbolt finds damaged, is refused with an error wrapping store.ErrLedgerLost (mark.go); a bbolt panic
+// while opening becomes that error too.
+func Open(path string, opts Options) (s *Store, err error) {
+	// bbolt's file, closed if bbolt panics while opening. Its mapping stays (bbolt gives no way to reach
+	// it), and with it the file's lock, until the process exits, which a refused start does.
+	var file *os.File
+	defer func() {
+		if r := recover(); r != nil {
+			if file != nil {
+				file.Close()
+			}
+			s, err = nil, damaged(path, fmt.Sprint("bbolt panicked opening it: ", r))
+		}
+	}()
 	if path == "" {
 		return nil, fmt.Errorf("store/bolt: empty path")
 	}
@@ -108,14 +121,26 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store/bolt: creating the data directory: %w", err)
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: opts.Timeout})
+	if err := checkEmptied(path); err != nil {
+		return nil, err
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: opts.Timeout,
+		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag, mode)
+			file = f
+			return f, err
+		}})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("store/bolt: database %s is locked by another payguard (waited %v; stop the other process or use another path)", path, opts.Timeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store/bolt: opening %s: %w", path, err)
 	}
-	s := &Store{db: db, now: opts.Now, batching: opts.BatchDelay >= 0}
+	if err := checkFile(db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s = &Store{db: db, now: opts.Now, batching: opts.BatchDelay >= 0}
 	if opts.BatchDelay == 0 {
 		opts.BatchDelay = DefaultBatchDelay
 	}
@@ -152,6 +177,25 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// markNow records the file's newest commit in the mark.
+func (s *Store) markNow() error {
+	id, err := currentTxID(s.db)
+	if err != nil {
+		return fmt.Errorf("store/bolt: reading the newest commit: %w", err)
+	}
+	return s.mark(id)
+}
+
+// mark records commit txid in the mark (only the applier and Open call it); an error stops the ledger like
+// a failed commit.
+func (s *Store) mark(txid uint64) error {
+	b := appendMark(s.log.markBuf[:0], txid)
+	if _, err := s.log.mark.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("store/bolt: recording the commit in the mark: %w", err)
+	}
+	return nil
 }
 
 // Close applies the queued ledger operations and releases the file and its lock. Concurrent and repeated

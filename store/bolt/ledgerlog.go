@@ -103,9 +103,12 @@ type ledgerLog struct {
 	last         *ledgerOp // the newest operation enqueued: waiting for it waits for all
 	seq          uint64
 	journals     [2]*os.File
+	mark         *os.File // the high-water mark (mark.go), written after each commit
+	markBuf      [markSize]byte
 	sizes        [2]int64 // bytes in each journal, to undo a short write
 	cur          int      // the journal new operations go to; the applier takes the other one's turn
 	broken       error    // a commit failed: the ledger refuses everything until a restart
+	journalErr   error    // the last journal write failed (a full disk); cleared by a later write (health.go)
 	closed       bool
 	wake         chan struct{} // capacity 1: the applier has work
 	urgent       chan struct{} // capacity 1: someone waits for the next commit
@@ -256,6 +259,15 @@ func (s *Store) openLedger(path string) error {
 			return fmt.Errorf("store/bolt: replaying the journal: %w", err)
 		}
 	}
+	var err error
+	if l.mark, err = openMark(path); err != nil {
+		s.closeJournals()
+		return err
+	}
+	if err := s.markNow(); err != nil { // the replay's commit, or the file as it was opened
+		s.closeJournals()
+		return err
+	}
 	for _, f := range l.journals {
 		if err := f.Truncate(0); err != nil {
 			s.closeJournals()
@@ -272,6 +284,10 @@ func (s *Store) closeJournals() {
 			f.Close()
 			s.log.journals[i] = nil
 		}
+	}
+	if s.log.mark != nil {
+		s.log.mark.Close()
+		s.log.mark = nil
 	}
 }
 
@@ -360,8 +376,10 @@ func (s *Store) enqueueLocked(op *ledgerOp) error {
 	f := l.journals[l.cur]
 	if _, err := f.Write(rec); err != nil {
 		f.Truncate(l.sizes[l.cur]) // a torn record would hide the ones after it from the replay
-		return fmt.Errorf("store/bolt: writing the journal: %w", err)
+		l.journalErr = fmt.Errorf("store/bolt: writing the journal: %w", err)
+		return l.journalErr
 	}
+	l.journalErr = nil
 	l.sizes[l.cur] += int64(len(rec))
 	l.seq = op.Seq
 	op.done = make(chan struct{})
@@ -576,7 +594,9 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 		err = failApply
 	}
 	if err == nil {
+		var txid uint64 // this commit's transaction, for the mark
 		err = s.db.Update(func(tx *bbolt.Tx) error {
+			txid = uint64(tx.ID())
 			if err := s.maybePurge(tx, s.now()); err != nil {
 				return err
 			}
@@ -587,6 +607,9 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 			}
 			return nil
 		})
+		if err == nil {
+			err = s.mark(txid)
+		}
 	}
 	if err == nil {
 		// The file has the batch: its journal records are spent. If emptying fails, they stay and are

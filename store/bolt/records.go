@@ -198,6 +198,17 @@ func indexTicketExpiry(tx *bbolt.Tx) error {
 	})
 }
 
+// ForgetPaymentSeen implements store.Tickets in one write transaction (possibly shared, see write).
+func (s *Store) ForgetPaymentSeen(ctx context.Context, digest string) error {
+	if err := store.CheckName("payment digest", digest); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.write(func(tx *bbolt.Tx) error { return tx.Bucket(bucketSeen).Delete([]byte(digest)) })
+}
+
 // MarkPaymentSeen implements store.Tickets in one write transaction (possibly shared, see write); expiry is
 // judged by the store's clock.
 func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error {

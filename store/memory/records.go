@@ -167,6 +167,19 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 	return store.Ticket{}, fmt.Errorf("%w: no unused, unexpired ticket with key %q", store.ErrNotFound, key)
 }
 
+// ForgetPaymentSeen implements store.Tickets.
+func (s *Store) ForgetPaymentSeen(ctx context.Context, digest string) error {
+	if err := store.CheckName("payment digest", digest); err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	delete(s.seen, digest)
+	return nil
+}
+
 // MarkPaymentSeen implements store.Tickets.
 func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Duration) error {
 	if err := store.CheckName("payment digest", digest); err != nil {

@@ -15,7 +15,13 @@ import (
 
 // Open opens the store named by driver: "bolt" (path is the file), "memory", or "redis" (redisURL and key
 // prefix; an empty prefix means redis.DefaultPrefix). An unknown driver or an unreachable Redis is an error.
+// A Redis is opened with the default safety checks (persistence, ledger epoch); FromConfig passes the
+// config's exceptions.
 func Open(driver, path, redisURL, prefix string) (store.Store, error) {
+	return open(driver, path, redisURL, config.RedisConfig{Prefix: prefix})
+}
+
+func open(driver, path, redisURL string, rc config.RedisConfig) (store.Store, error) {
 	switch driver {
 	case config.StoreBolt:
 		if path == "" {
@@ -25,7 +31,8 @@ func Open(driver, path, redisURL, prefix string) (store.Store, error) {
 	case config.StoreMemory:
 		return memory.New(), nil
 	case config.StoreRedis:
-		return redis.Open(context.Background(), redis.Options{URL: redisURL, Prefix: prefix})
+		return redis.Open(context.Background(), redis.Options{URL: redisURL, Prefix: rc.Prefix,
+			AllowVolatile: rc.AllowVolatile, InitIfEmpty: rc.InitIfEmpty})
 	}
 	return nil, fmt.Errorf("store: unknown driver %q (want bolt, memory or redis)", driver)
 }
@@ -41,5 +48,5 @@ func FromConfig(c config.StoreConfig) (store.Store, error) {
 		}
 		redisURL = u
 	}
-	return Open(c.Driver, c.Path, redisURL, c.Redis.Prefix)
+	return open(c.Driver, c.Path, redisURL, c.Redis)
 }

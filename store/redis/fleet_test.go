@@ -22,7 +22,7 @@ func TestReplicasShareOneCap(t *testing.T) {
 	prefix := first.Prefix()
 	replicas := []*redis.Store{first}
 	for range 3 {
-		r, err := redis.Open(context.Background(), redis.Options{URL: redisURL(), Prefix: prefix})
+		r, err := redis.Open(context.Background(), testOptions(prefix))
 		if err != nil {
 			t.Fatal(err)
 		}

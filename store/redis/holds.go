@@ -16,7 +16,7 @@ import (
 // sortable(CreatedAt) followed by its id; holdorder lists ids in creation order.
 
 // createHoldScript: KEYS hold:<id>, holdkey:<key>, holdorder; ARGV json, id, sortable(CreatedAt).
-var createHoldScript = goredis.NewScript(`
+var createHoldScript = guarded(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('RPUSH', KEYS[3], ARGV[2])
@@ -28,7 +28,7 @@ return 1
 `)
 
 // casScript: KEYS[1]; ARGV old, new. Sets the key to new only if it still holds old.
-var casScript = goredis.NewScript(`
+var casScript = guarded(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
 return 1
@@ -56,9 +56,9 @@ func (s *Store) CreateHold(ctx context.Context, h store.Hold) error {
 		return err
 	}
 	keys := []string{s.holdKey(h.ID), s.key("holdkey:", h.Key), s.key("holdorder")}
-	n, err := createHoldScript.Run(ctx, s.rdb, keys, v, h.ID, sortable(h.CreatedAt)).Int()
+	n, err := s.run(ctx, createHoldScript, keys, v, h.ID, sortable(h.CreatedAt)).Int()
 	if err != nil {
-		return fmt.Errorf("store/redis: create hold %s: %w", h.ID, err)
+		return fmt.Errorf("store/redis: create hold %s: %w", h.ID, s.lost(err))
 	}
 	if n != 1 {
 		return fmt.Errorf("%w: hold %s already exists", store.ErrConflict, h.ID)
@@ -174,9 +174,9 @@ func (s *Store) updateHold(ctx context.Context, id string, apply func(store.Hold
 		if err != nil {
 			return store.Hold{}, err
 		}
-		n, err := casScript.Run(ctx, s.rdb, []string{s.holdKey(id)}, raw, v).Int()
+		n, err := s.run(ctx, casScript, []string{s.holdKey(id)}, raw, v).Int()
 		if err != nil {
-			return store.Hold{}, fmt.Errorf("store/redis: update hold %s: %w", id, err)
+			return store.Hold{}, fmt.Errorf("store/redis: update hold %s: %w", id, s.lost(err))
 		}
 		if n == 1 {
 			if refused != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/payguard/payguard/store"
 )
 
@@ -16,7 +14,7 @@ import (
 // reserveScript: KEYS[1] ledger hash; ARGV amount, -amount, cap, id, ttl ms. Returns {1} or
 // {0, spent, reserved}. HINCRBY is exact and fails on int64 overflow, which can only mean "over the cap";
 // the sum is compared with the cap as canonical decimal strings, never as Lua numbers.
-var reserveScript = goredis.NewScript(`
+var reserveScript = guarded(`
 local function gt(a, b)
   if #a ~= #b then return #a > #b end
   return a > b
@@ -40,7 +38,7 @@ return {1}
 `)
 
 // commitScript: KEYS[1] ledger hash; ARGV id. Returns 1 (committed now or before) or 0 (unknown).
-var commitScript = goredis.NewScript(`
+var commitScript = guarded(`
 if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 1 then return 1 end
 local amount = redis.call('HGET', KEYS[1], 'r:' .. ARGV[1])
 if not amount then return 0 end
@@ -53,6 +51,11 @@ redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], amount)
 return 1
 `)
 
+// stateScript: KEYS[1] ledger hash. A read, guarded too: a wiped ledger reads as zero spend.
+var stateScript = guarded(`
+return redis.call('HMGET', KEYS[1], 'spent', 'reserved')
+`)
+
 func (s *Store) ledgerKey(budget, day string) string { return s.key("ledger:", day, ":", budget) }
 
 // Reserve implements store.Ledger in one script.
@@ -61,11 +64,11 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 		return "", err
 	}
 	id := store.NewID()
-	res, err := reserveScript.Run(ctx, s.rdb, []string{s.ledgerKey(budget, day)},
+	res, err := s.run(ctx, reserveScript, []string{s.ledgerKey(budget, day)},
 		strconv.FormatInt(amountMicros, 10), strconv.FormatInt(-amountMicros, 10),
 		strconv.FormatInt(capMicros, 10), id, millis(LedgerRetention)).Slice()
 	if err != nil {
-		return "", fmt.Errorf("store/redis: reserve in budget %s on %s: %w", budget, day, err)
+		return "", fmt.Errorf("store/redis: reserve in budget %s on %s: %w", budget, day, s.lost(err))
 	}
 	if len(res) == 3 {
 		return "", fmt.Errorf("%w: budget %s on %s: spent %v + reserved %v + %d > cap %d",
@@ -83,9 +86,9 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if err := store.CheckCommit(budget, day, reservationID); err != nil {
 		return err
 	}
-	n, err := commitScript.Run(ctx, s.rdb, []string{s.ledgerKey(budget, day)}, reservationID).Int()
+	n, err := s.run(ctx, commitScript, []string{s.ledgerKey(budget, day)}, reservationID).Int()
 	if err != nil {
-		return fmt.Errorf("store/redis: commit %s in budget %s on %s: %w", reservationID, budget, day, err)
+		return fmt.Errorf("store/redis: commit %s in budget %s on %s: %w", reservationID, budget, day, s.lost(err))
 	}
 	if n != 1 {
 		return store.NoReservation(budget, day, reservationID)
@@ -98,9 +101,12 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 	if err := store.CheckDay(day); err != nil {
 		return store.BudgetState{}, err
 	}
-	vals, err := s.rdb.HMGet(ctx, s.ledgerKey(budget, day), "spent", "reserved").Result()
+	vals, err := s.run(ctx, stateScript, []string{s.ledgerKey(budget, day)}).Slice()
 	if err != nil {
-		return store.BudgetState{}, fmt.Errorf("store/redis: state of budget %s on %s: %w", budget, day, err)
+		return store.BudgetState{}, fmt.Errorf("store/redis: state of budget %s on %s: %w", budget, day, s.lost(err))
+	}
+	if len(vals) != 2 {
+		return store.BudgetState{}, fmt.Errorf("store/redis: state script returned %v", vals)
 	}
 	st := store.BudgetState{Day: day}
 	for i, dst := range []*int64{&st.Spent, &st.Reserved} {

@@ -17,7 +17,7 @@ import (
 // maps id → ticket JSON.
 
 // putTicketScript: KEYS tid:<id>, tlist:<key>, tdata:<key>; ARGV entry, id, json, ttl ms.
-var putTicketScript = goredis.NewScript(`
+var putTicketScript = guarded(`
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[4]) then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
@@ -29,7 +29,7 @@ return 1
 
 // takeTicketScript: KEYS tlist:<key>, tdata:<key>; ARGV sortable(now). Takes the newest entry that has not
 // expired, removes it and returns its JSON, or false.
-var takeTicketScript = goredis.NewScript(`
+var takeTicketScript = guarded(`
 local entries = redis.call('LRANGE', KEYS[1], 0, -1)
 for i = #entries, 1, -1 do
   local e = entries[i]
@@ -53,9 +53,9 @@ func (s *Store) putTicket(ctx context.Context, t store.Ticket) error {
 	}
 	ttl := max(t.ExpiresAt.Sub(s.now()), 0) + ticketGrace
 	keys := []string{s.key("tid:", t.ID), s.key("tlist:", t.Key), s.key("tdata:", t.Key)}
-	n, err := putTicketScript.Run(ctx, s.rdb, keys, sortable(t.ExpiresAt)+" "+t.ID, t.ID, v, millis(ttl)).Int()
+	n, err := s.run(ctx, putTicketScript, keys, sortable(t.ExpiresAt)+" "+t.ID, t.ID, v, millis(ttl)).Int()
 	if err != nil {
-		return fmt.Errorf("store/redis: put ticket %s: %w", t.ID, err)
+		return fmt.Errorf("store/redis: put ticket %s: %w", t.ID, s.lost(err))
 	}
 	if n != 1 {
 		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
@@ -85,12 +85,12 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 
 // TakeTicket implements store.Tickets in one script: newest means stored last.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
-	raw, err := takeTicketScript.Run(ctx, s.rdb, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Text()
+	raw, err := s.run(ctx, takeTicketScript, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Text()
 	if errors.Is(err, goredis.Nil) {
 		return store.Ticket{}, fmt.Errorf("%w: no unused, unexpired ticket with key %q", store.ErrNotFound, key)
 	}
 	if err != nil {
-		return store.Ticket{}, fmt.Errorf("store/redis: take ticket %q: %w", key, err)
+		return store.Ticket{}, fmt.Errorf("store/redis: take ticket %q: %w", key, s.lost(err))
 	}
 	var t store.Ticket
 	if err := json.Unmarshal([]byte(raw), &t); err != nil {
@@ -98,6 +98,29 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 	}
 	t.Used = true
 	return t, nil
+}
+
+// seenScript: KEYS seen:<digest>; ARGV ttl ms. SET NX PX under the epoch guard: 1 when new, 0 when seen.
+var seenScript = guarded(`
+if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 1 end
+return 0
+`)
+
+// forgetSeenScript: KEYS seen:<digest>. DEL under the epoch guard.
+var forgetSeenScript = guarded(`
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// ForgetPaymentSeen implements store.Tickets in one script.
+func (s *Store) ForgetPaymentSeen(ctx context.Context, digest string) error {
+	if err := store.CheckName("payment digest", digest); err != nil {
+		return err
+	}
+	if err := s.run(ctx, forgetSeenScript, []string{s.key("seen:", digest)}).Err(); err != nil {
+		return fmt.Errorf("store/redis: forget payment seen: %w", s.lost(err))
+	}
+	return nil
 }
 
 // MarkPaymentSeen implements store.Tickets with SET NX PX; expiry is Redis's.
@@ -108,11 +131,11 @@ func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Dur
 	if ttl <= 0 {
 		return fmt.Errorf("%w: payment digest ttl %v must be positive", store.ErrInvalid, ttl)
 	}
-	ok, err := s.rdb.SetNX(ctx, s.key("seen:", digest), 1, time.Duration(millis(ttl))*time.Millisecond).Result()
+	n, err := s.run(ctx, seenScript, []string{s.key("seen:", digest)}, millis(ttl)).Int()
 	if err != nil {
-		return fmt.Errorf("store/redis: mark payment seen: %w", err)
+		return fmt.Errorf("store/redis: mark payment seen: %w", s.lost(err))
 	}
-	if !ok {
+	if n != 1 {
 		return fmt.Errorf("%w: payment %s was seen before", store.ErrAlreadyUsed, digest)
 	}
 	return nil
@@ -120,7 +143,7 @@ func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Dur
 
 // trialScript: KEYS trial counter; ARGV limit, retention ms. Returns {ok, count}. Counts are small
 // integers, exact as Lua numbers.
-var trialScript = goredis.NewScript(`
+var trialScript = guarded(`
 local c = tonumber(redis.call('GET', KEYS[1]) or '0')
 if c >= tonumber(ARGV[1]) then return {0, c} end
 c = redis.call('INCR', KEYS[1])
@@ -133,9 +156,9 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	if err := store.CheckTrial(client, day, retention); err != nil {
 		return false, 0, err
 	}
-	res, err := trialScript.Run(ctx, s.rdb, []string{s.key("trial:", day, client)}, limit, millis(retention)).Int64Slice()
+	res, err := s.run(ctx, trialScript, []string{s.key("trial:", day, client)}, limit, millis(retention)).Int64Slice()
 	if err != nil {
-		return false, 0, fmt.Errorf("store/redis: trial for %s on %s: %w", client, day, err)
+		return false, 0, fmt.Errorf("store/redis: trial for %s on %s: %w", client, day, s.lost(err))
 	}
 	if len(res) != 2 {
 		return false, 0, fmt.Errorf("store/redis: trial script returned %v", res)

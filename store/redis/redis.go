@@ -39,13 +39,23 @@ type Options struct {
 	// Now is the clock for checks whose interface method takes no time (UseHold's expiry); nil means
 	// time.Now. Digest and trial expiry use Redis's own clock.
 	Now func() time.Time
+	// AllowVolatile accepts a Redis whose CONFIG says it keeps nothing across a restart or may evict keys;
+	// without it Open refuses one (a refused CONFIG is reported as unknown, not refused).
+	AllowVolatile bool
+	// InitIfEmpty creates the ledger epoch when the prefix has none (a new deployment's first start).
+	// Without it a missing epoch is ErrNoEpoch: a wiped Redis never silently starts a fresh ledger.
+	InitIfEmpty bool
+
+	skipEpoch bool // InitEpoch opens without reading the epoch it is about to write
 }
 
 // Store implements store.Store on Redis.
 type Store struct {
-	rdb    *goredis.Client
-	prefix string
-	now    func() time.Time
+	rdb         *goredis.Client
+	prefix      string
+	now         func() time.Time
+	epoch       string // the ledger epoch read at Open; every guarded script checks it (epoch.go)
+	persistence Persistence
 }
 
 var _ store.Store = (*Store)(nil)
@@ -72,7 +82,50 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("store/redis: cannot reach redis at %s: %w", ro.Addr, err)
 	}
-	return &Store{rdb: rdb, prefix: opts.Prefix, now: opts.Now}, nil
+	s := &Store{rdb: rdb, prefix: opts.Prefix, now: opts.Now, persistence: checkPersistence(pingCtx, rdb)}
+	if problem := persistenceProblem(s.persistence); problem != "" && !opts.AllowVolatile {
+		rdb.Close()
+		return nil, fmt.Errorf("store/redis: refusing the redis at %s: %s", ro.Addr, problem)
+	}
+	if !opts.skipEpoch {
+		if err := s.loadEpoch(pingCtx, opts.InitIfEmpty); err != nil {
+			rdb.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Persistence is what Redis's CONFIG said at Open.
+func (s *Store) Persistence() Persistence { return s.persistence }
+
+// Warnings are facts about the store an operator should see in the log at start.
+func (s *Store) Warnings() []string {
+	var w []string
+	p := s.persistence
+	switch {
+	case !p.Known:
+		w = append(w, "redis "+p.String()+": payguard cannot tell whether this Redis keeps the ledger across a "+
+			"restart; the ledger epoch still refuses payments after a wipe")
+	case persistenceProblem(p) != "":
+		w = append(w, "redis may forget the ledger ("+p.String()+"), accepted by store.redis.allow_volatile")
+	case p.AppendOnly != "yes":
+		w = append(w, "redis keeps RDB snapshots only ("+p.String()+"): a crash loses the spend since the last "+
+			"snapshot; appendonly yes is safer")
+	}
+	return w
+}
+
+// Healthy reports whether the ledger epoch this store opened with is still in Redis (readiness).
+func (s *Store) Healthy(ctx context.Context) error {
+	v, err := s.rdb.Get(ctx, s.epochKey()).Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("store/redis: unreachable: %w", err)
+	}
+	if v != s.epoch {
+		return s.lost(errors.New(ledgerLostReply))
+	}
+	return nil
 }
 
 // Close closes the connection pool.

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/redis"
@@ -34,7 +36,7 @@ var (
 func openTest(t testing.TB) *redis.Store {
 	t.Helper()
 	prefix := fmt.Sprintf("%s%d:", runPrefix, storeSeq.Add(1))
-	s, err := redis.Open(context.Background(), redis.Options{URL: redisURL(), Prefix: prefix})
+	s, err := redis.Open(context.Background(), testOptions(prefix))
 	if err != nil {
 		t.Fatalf("opening the redis store at %s: %v", redisURL(), err)
 	}
@@ -42,16 +44,24 @@ func openTest(t testing.TB) *redis.Store {
 	return s
 }
 
-// cleanPrefix deletes the keys under prefix on a connection of its own (the store may be closed by now).
+// testOptions opens prefix on the test Redis. The shared test Redis runs without persistence (CI starts it
+// so), which Open refuses unless told; each test's fresh prefix is a new deployment, so it gets its epoch.
+func testOptions(prefix string) redis.Options {
+	return redis.Options{URL: redisURL(), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true}
+}
+
+// cleanPrefix deletes the keys under prefix on a connection of its own (the store may be closed by now, or
+// its epoch deleted by the test).
 func cleanPrefix(t testing.TB, prefix string) {
-	s, err := redis.Open(context.Background(), redis.Options{URL: redisURL(), Prefix: prefix})
+	ro, err := goredis.ParseURL(redisURL())
 	if err != nil {
 		t.Errorf("cleaning up %s: %v", prefix, err)
 		return
 	}
-	defer s.Close()
+	rdb := goredis.NewClient(ro)
+	defer rdb.Close()
 	ctx := context.Background()
-	iter := s.Client().Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
 	var keys []string
 	for iter.Next(ctx) {
 		keys = append(keys, iter.Val())
@@ -61,7 +71,7 @@ func cleanPrefix(t testing.TB, prefix string) {
 		return
 	}
 	if len(keys) > 0 {
-		if err := s.Client().Del(ctx, keys...).Err(); err != nil {
+		if err := rdb.Del(ctx, keys...).Err(); err != nil {
 			t.Errorf("deleting %d keys under %s: %v", len(keys), prefix, err)
 		}
 	}

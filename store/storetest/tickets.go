@@ -107,6 +107,12 @@ func testPaymentSeen(t *testing.T, s store.Store) {
 	must(t, "another digest", s.MarkPaymentSeen(ctx, "sha256:bb", time.Hour))
 	wantErr(t, "MarkPaymentSeen with no ttl", s.MarkPaymentSeen(ctx, "sha256:cc", 0), store.ErrInvalid)
 	wantErr(t, "MarkPaymentSeen with no digest", s.MarkPaymentSeen(ctx, "", time.Hour), store.ErrInvalid)
+	// A forgotten mark may be made again; forgetting an unknown digest is no error; the other stays.
+	must(t, "ForgetPaymentSeen", s.ForgetPaymentSeen(ctx, "sha256:aa"))
+	must(t, "MarkPaymentSeen after ForgetPaymentSeen", s.MarkPaymentSeen(ctx, "sha256:aa", time.Hour))
+	must(t, "ForgetPaymentSeen of an unknown digest", s.ForgetPaymentSeen(ctx, "sha256:never"))
+	wantErr(t, "MarkPaymentSeen of a digest not forgotten", s.MarkPaymentSeen(ctx, "sha256:bb", time.Hour), store.ErrAlreadyUsed)
+	wantErr(t, "ForgetPaymentSeen with no digest", s.ForgetPaymentSeen(ctx, ""), store.ErrInvalid)
 
 	// The one tiny-TTL case: a digest is forgotten after its ttl. (Only "after": a check "still remembered
 	// within 20 ms" would be flaky on a loaded machine; the hour-long cases above cover remembering.)

@@ -176,6 +176,8 @@ store:
   redis:
     url_env: PAYGUARD_REDIS_URL
     prefix: {{ .Values.store.redis.prefix | quote }}
+    allow_volatile: {{ .Values.store.redis.allowVolatile | default false }}
+    init_if_empty: {{ .Values.store.redis.initIfEmpty | default false }}
 {{- else if eq .Values.store.driver "bolt" }}
   driver: bolt
   path: {{ printf "%s/payguard.db" $data | quote }}
