@@ -38,6 +38,12 @@ type ProxyConfig struct {
 	MaxIdleConnsPerHost int `yaml:"max_idle_conns_per_host"`
 	// Budget names the daily budget in the ledger; proxies sharing a store and a budget share one cap.
 	Budget string `yaml:"budget"`
+
+	// TicketTTLMax bounds how long an allowed 402's ticket, and the budget it reserves, waits for the paid
+	// retry: the challenge's maxTimeoutSeconds (at least 1m) up to this. A ticket that expires unused gives
+	// its reservation back (store.TicketReleaseGrace later); a payment that arrives after it is decided
+	// afresh.
+	TicketTTLMax Duration `yaml:"ticket_ttl_max"`
 }
 
 func defaultProxy() ProxyConfig {
@@ -53,6 +59,7 @@ func defaultProxy() ProxyConfig {
 		CertCacheSize:       1024,
 		MaxIdleConnsPerHost: 256,
 		Budget:              "default",
+		TicketTTLMax:        Duration(5 * time.Minute),
 	}
 }
 
@@ -82,6 +89,9 @@ func (c *ProxyConfig) validate() error {
 	}
 	if c.MaxIdleConnsPerHost < 1 || c.MaxIdleConnsPerHost > 100_000 {
 		return fmt.Errorf("proxy.max_idle_conns_per_host must be between 1 and 100000, got %d", c.MaxIdleConnsPerHost)
+	}
+	if c.TicketTTLMax < Duration(time.Minute) || c.TicketTTLMax > Duration(time.Hour) {
+		return fmt.Errorf("proxy.ticket_ttl_max must be between 1m and 1h, got %s", c.TicketTTLMax)
 	}
 	if c.Budget == "" || len(c.Budget) > 128 {
 		return fmt.Errorf("proxy.budget must be 1 to 128 characters")

@@ -240,7 +240,13 @@ func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, receiptID s
 	if err != nil {
 		return store.Ticket{}, fmt.Errorf("encode chosen option: %w", err)
 	}
-	ttl := time.Duration(opt.MaxTimeoutSeconds) * time.Second
+	// The ticket holds budget while it lives, so a seller's maxTimeoutSeconds is bounded by the setting; an
+	// agent that pays later is decided afresh (decidePayment). Compared in seconds: a huge value must not
+	// overflow a Duration.
+	ttl := p.opts.TicketTTLMax
+	if opt.MaxTimeoutSeconds < int64(ttl/time.Second) {
+		ttl = time.Duration(opt.MaxTimeoutSeconds) * time.Second
+	}
 	if ttl < time.Minute {
 		ttl = time.Minute
 	}

@@ -57,6 +57,9 @@ type Options struct {
 	UpstreamRoots *x509.CertPool
 	// HoldWait is how long a held 402 waits for a person; HoldTTL how long a hold stays usable.
 	HoldWait, HoldTTL time.Duration
+	// TicketTTLMax bounds an allowed 402's ticket (its maxTimeoutSeconds, at least a minute, up to this):
+	// unused, it gives its reservation back (store.Tickets). Zero means 5 minutes.
+	TicketTTLMax time.Duration
 	// RetryAfter is the Retry-After sent with an unresolved hold (default 10 s).
 	RetryAfter time.Duration
 	// CertCacheSize bounds the MITM leaf cache (default 1024).
@@ -99,6 +102,9 @@ func New(o Options) (*Proxy, error) {
 	}
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
+	}
+	if o.TicketTTLMax <= 0 {
+		o.TicketTTLMax = 5 * time.Minute
 	}
 	if o.HoldTTL <= 0 {
 		o.HoldTTL = 15 * time.Minute

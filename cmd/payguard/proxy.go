@@ -113,6 +113,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
+		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
 		Domains: scr.domains, Logger: log,
 	})
