@@ -70,7 +70,10 @@ type Options struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	Now         func() time.Time
 	Logger      *slog.Logger
-	Metrics     *Metrics
+	// SanctionsStatus, when set, describes the sanctions list for /readyz (entries, data_as_of and its
+	// source, age, last refresh success and error, next attempt).
+	SanctionsStatus func() any
+	Metrics         *Metrics
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.

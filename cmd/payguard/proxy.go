@@ -115,7 +115,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
 		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
-		Domains: scr.domains, Logger: log,
+		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status,
 	})
 	if err != nil {
 		return err
@@ -271,6 +271,7 @@ type proxyScreening struct {
 	sanctions screening.Sanctions
 	domains   screening.Domains
 	ready     func() error
+	status    func() any // the list and its refreshes, for /readyz
 }
 
 // openScreening loads the sanctions list as `payguard serve` does: --sanctions-dir as given (never
@@ -289,7 +290,13 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, r
 			return out, fmt.Errorf("--sanctions-dir: %w", err)
 		}
 		screener.Swap(list)
-		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
+		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf(),
+			"data_as_of_source", list.DataAsOfSource())
+		// Never refreshed, but its age is still watched.
+		if err := reg.Register(sanctions.NewCollector(screener, nil, time.Now)); err != nil {
+			return out, err
+		}
+		out.status = func() any { return sanctions.StatusOf(screener, nil, time.Now()) }
 	case sc.Enabled:
 		ref, err := sanctions.NewRefresher(screener, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
 			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
@@ -303,6 +310,7 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, r
 		if !sf.offline {
 			go ref.Run(ctx)
 		}
+		out.status = func() any { return sanctions.StatusOf(screener, ref, time.Now()) }
 	default:
 		log.Warn("sanctions screening is disabled in the configuration: sanctions facts are unknown")
 	}

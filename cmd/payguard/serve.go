@@ -247,8 +247,12 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 			return out, fmt.Errorf("--sanctions-dir: %w", err)
 		}
 		out.sanctions.Swap(list)
-		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
-		out.health = func() any { return map[string]any{"source": sf.sanctionsDir, "refresh": "disabled (--sanctions-dir)"} }
+		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf(),
+			"data_as_of_source", list.DataAsOfSource())
+		if err := reg.Register(sanctions.NewCollector(out.sanctions, nil, time.Now)); err != nil {
+			return out, err
+		}
+		out.health = func() any { return sanctions.StatusOf(out.sanctions, nil, time.Now()) }
 	case sc.Enabled:
 		ref, err := sanctions.NewRefresher(out.sanctions, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
 			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
@@ -261,7 +265,7 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 		if !sf.offline {
 			go ref.Run(ctx)
 		}
-		out.health = func() any { return ref.Health() }
+		out.health = func() any { return sanctions.StatusOf(out.sanctions, ref, time.Now()) }
 	default:
 		log.Warn("sanctions screening is disabled in the configuration: paid calls answer 503 sanctions_data_unavailable")
 	}
