@@ -26,6 +26,7 @@ type Config struct {
 	Store     StoreConfig     `yaml:"store"`
 	Screening ScreeningConfig `yaml:"screening"`
 	Keys      KeysConfig      `yaml:"keys"`
+	Log       LogConfig       `yaml:"log"`
 	// Rules takes SPEC's snake_case rule names; omitted rules keep SPEC's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
@@ -86,13 +87,14 @@ func defaults() *Config {
 		Store:     defaultStore(),
 		Screening: defaultScreening(),
 		Keys:      defaultKeys(),
+		Log:       defaultLog(),
 		Rules:     policy.DefaultRules(),
 	}
 }
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys} {
+	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log} {
 		if err := v.validate(); err != nil {
 			return err
 		}

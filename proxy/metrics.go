@@ -23,6 +23,8 @@ type Metrics struct {
 	upstreamErrors   prometheus.Counter
 	nonX402          prometheus.Counter
 	paymentsFailed   prometheus.Counter
+	// agentHandshakeFailures counts agents' TLS handshakes with payguard that failed (errors.go).
+	agentHandshakeFailures prometheus.Counter
 }
 
 // NewMetrics makes the metrics and their registry.
@@ -55,8 +57,11 @@ func NewMetrics() *Metrics {
 			Name: "payguard_payments_rechallenged_total", Help: "Released payments the seller answered with a fresh challenge (passed on with nothing to pay).",
 		}),
 	}
+	m.agentHandshakeFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "payguard_agent_tls_handshake_failures_total", Help: "TLS handshakes with the agent that failed (usually: the agent does not trust payguard's CA).",
+	})
 	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.latency,
-		m.upstreamErrors, m.nonX402, m.paymentsFailed)
+		m.upstreamErrors, m.nonX402, m.paymentsFailed, m.agentHandshakeFailures)
 	return m
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -87,6 +86,7 @@ type Proxy struct {
 	waiters *holdWaiters
 	log     *slog.Logger
 	metrics *Metrics
+	clients sync.Map // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
 }
 
 // New builds a proxy.
@@ -162,9 +162,9 @@ func (p *Proxy) newGoproxy() *goproxy.ProxyHttpServer {
 	gp.ConnectDial = nil // dial through Tr.DialContext; never via HTTPS_PROXY from the environment
 	gp.AllowHTTP2 = false
 	gp.Verbose = false
-	gp.Logger = slogPrintf{p.log}
+	gp.Logger = goproxyLog{p}
 	gp.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "payguard: this is a forward proxy; send absolute-form requests or CONNECT", http.StatusBadRequest)
+		writeError(w, http.StatusBadRequest, notProxyRequest)
 	})
 	gp.OnRequest().HandleConnectFunc(p.handleConnect)
 	gp.OnRequest().DoFunc(p.onRequest)
@@ -195,7 +195,8 @@ func (p *Proxy) isTunnelHost(hostport string) bool {
 	return err == nil && p.tunnel[host]
 }
 
-func (p *Proxy) tlsConfigFor(hostport string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
+func (p *Proxy) tlsConfigFor(hostport string, ctx *goproxy.ProxyCtx) (*tls.Config, error) {
+	p.noteClient(ctx)
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -207,13 +208,6 @@ func (p *Proxy) tlsConfigFor(hostport string, _ *goproxy.ProxyCtx) (*tls.Config,
 	}
 	return &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"}}, nil
-}
-
-// slogPrintf adapts slog to goproxy's Printf logger (goproxy logs only warnings when not verbose).
-type slogPrintf struct{ l *slog.Logger }
-
-func (s slogPrintf) Printf(format string, v ...any) {
-	s.l.Debug("goproxy", "msg", strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
 func (p *Proxy) budgetLock(budget string) *sync.Mutex {

@@ -47,6 +47,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	configPath := fs.String("config", "", "YAML configuration file (default: the embedded default)")
 	offline := fs.Bool("offline", false, "no network lookups: no sanctions download (the cached list or --sanctions-dir is used; with neither, every payment is held), domain age and DNS unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,7 +60,11 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "payguard proxy:", err)
 		return 2
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	log, err := newLogger(stderr, cfg, *logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "payguard proxy: --log-level:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serveProxy(ctx, cfg, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log, stdout); err != nil {

@@ -43,8 +43,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	offline := fs.Bool("offline", false, "no network lookups: no sanctions refresh, domain age and DNS unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML (no refresh); default: the cached list, refreshed daily")
 	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--offline] [--sanctions-dir DIR] [--listen ADDR]")
+		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -62,12 +63,17 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		cfg.Server.Listen = *listen
 	}
+	// The log goes to stderr, as the proxy's does; stdout is left for what a command prints.
+	log, err := newLogger(stderr, cfg, *logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "payguard serve: --log-level:", err)
+		return 2
+	}
 	terms, err := feeTerms(cfg.Server.Fees)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
 	}
-	log := slog.New(slog.NewJSONHandler(stdout, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serveAPI(ctx, cfg, terms, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log); err != nil {
