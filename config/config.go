@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -59,10 +61,21 @@ func Load(path string) (*Config, error) {
 // Parse decodes YAML over the defaults and validates the result.
 func Parse(data []byte) (*Config, error) {
 	c := defaults()
+	// Unknown keys first, by their path and with a suggestion (explain.go); then the decoder, whose errors
+	// are restated with the path of the line they name.
+	var doc yaml.Node
+	var lines map[int]string
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		w := checkKeys(&doc, reflect.TypeFor[Config]())
+		if len(w.unknown) > 0 {
+			return nil, errors.New(strings.Join(w.unknown, "\n"))
+		}
+		lines = w.lines
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, explain(err, lines)
 	}
 	// A second document (after ---) would be ignored, unknown keys and settings alike: refuse it.
 	var extra yaml.Node

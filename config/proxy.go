@@ -5,6 +5,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // ProxyConfig is the `proxy:` section: the forward proxy the agent sends its traffic through.
@@ -130,15 +132,14 @@ type Duration time.Duration
 // String formats the duration the way it is written in YAML.
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// UnmarshalYAML reads Go duration text.
-func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
-	var s string
-	if err := unmarshal(&s); err != nil {
-		return fmt.Errorf("duration: %w", err)
+// UnmarshalYAML reads Go duration text. Its errors name the line, which config.Parse turns into the key.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 30s or 15m", n.Line)
 	}
-	v, err := time.ParseDuration(s)
+	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("duration %q: %w", s, err)
+		return fmt.Errorf("line %d: %q is not a duration such as 30s or 15m", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil

@@ -34,7 +34,7 @@ func TestStoreParse(t *testing.T) {
 		{"redis addr as url", "store: {driver: redis, redis: {addr: 'redis://a:1'}}", "host:port"},
 		{"redis empty prefix", "store: {driver: redis, redis: {addr: 'a:1', prefix: ''}}", "prefix must not be empty"},
 		{"redis settings on bolt", "store: {driver: bolt, redis: {addr: 'a:1'}}", "store.driver is bolt"},
-		{"unknown key", "store: {driver: bolt, dir: x}", "field dir not found"},
+		{"unknown key", "store: {driver: bolt, dir: x}", "store.dir: unknown key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.yaml))

@@ -36,6 +36,14 @@ func init() {
 	register("serve", command{summary: "run the public pay-per-call screening API (x402), default 127.0.0.1:8080", run: runServe})
 }
 
+// payToMissing explains the one setting `payguard serve` cannot start without, and how to give it.
+const payToMissing = `server.fees.pay_to is not set: the service is paid in USDC and needs the public wallet
+address (0x…) that receives its fees. Everything else has a working default. To start:
+
+  payguard config default > payguard.yaml
+  # edit payguard.yaml: server.fees.pay_to: "0xYourWallet"  (and server.base_url for a public host)
+  payguard serve --config payguard.yaml`
+
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -104,7 +112,7 @@ func feeTerms(c config.FeesConfig) (fees.Terms, error) {
 	}
 	t.NetworkV1, _ = x402.V1Name(c.Network)
 	if c.PayTo == "" {
-		return t, errors.New("server.fees.pay_to is not set: the service needs its public wallet to be paid")
+		return t, errors.New(payToMissing)
 	}
 	if err := t.Validate(); err != nil {
 		return t, fmt.Errorf("server.fees: %w (set asset, asset_name and asset_version for a token payguard does not know)", err)
