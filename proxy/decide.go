@@ -36,6 +36,9 @@ type verdict struct {
 	Hold     *store.Hold       // the hold involved, if any
 	Release  *release          // allow: what to commit when the seller settles
 	Class    string            // reason class for metrics
+	// Judged is the option the decision judged (judged.go), so that a block's log line names the amount and
+	// payee it refused although it chose none.
+	Judged *x402.Requirement
 }
 
 // release is a reservation whose payment may go to the seller; settlement commits it.
@@ -96,7 +99,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err))
 	}
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
-		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons)}
+		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons), Judged: judgedOption(pr, res)}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
 		// The option as the seller wrote it (the engine saw the copy with the real resource URL).
 		opt := pr.Accepts[res.ChosenIndex]

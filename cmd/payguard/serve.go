@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payguard/payguard/config"
@@ -126,6 +127,8 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return err
 	}
 	registry := prometheus.NewRegistry()
+	// The Go runtime's and the process's own series (go_*, process_*), as the proxy exports.
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	scr, err := serveScreening(ctx, cfg, sf, registry, log)
 	if err != nil {
 		return err
