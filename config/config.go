@@ -85,6 +85,7 @@ func Parse(data []byte) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config: more than one YAML document (a second one starts at line %d); put everything in one", extra.Line)
 	}
+	c.applyDataDir()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

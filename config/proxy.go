@@ -13,10 +13,10 @@ import (
 type ProxyConfig struct {
 	// Listen is the proxy's address (HTTP_PROXY / HTTPS_PROXY for the agent).
 	Listen string `yaml:"listen"`
-	// DataDir holds state the proxy creates on first run: the MITM CA (when CACertFile and CAKeyFile are
-	// left at their defaults, or both set to "", and do not exist yet) and the generated admin token. The
-	// store path, receipt keys and sanctions cache have their own keys (store.path, keys.receipt_key_file,
-	// screening.sanctions.cache_dir): set them too when moving the data dir.
+	// DataDir holds all the state payguard (proxy and serve) creates: the MITM CA, the receipt keys, the
+	// bolt ledger, the sanctions cache, the generated admin token and the lock that keeps a second process
+	// out. Moving it (here, --data-dir or PAYGUARD_DATA_DIR; datadir.go) moves each of those whose own key
+	// was left at its place under the data dir; a key set to somewhere else stays there.
 	DataDir string `yaml:"data_dir"`
 	// CACertFile and CAKeyFile are the MITM CA (PEM; ECDSA P-256 from `payguard ca init`). When both files
 	// are missing at start, the proxy generates them there. Both "" means <data_dir>/ca/payguard-ca.pem and

@@ -48,6 +48,8 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	offline := fs.Bool("offline", false, "no network lookups: no sanctions download (the cached list or --sanctions-dir is used; with neither, every payment is held), domain age and DNS unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
+	listen := fs.String("listen", "", "proxy listen address, overrides proxy.listen (default 127.0.0.1:8402)")
+	applyDataDir := dataDirFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,6 +61,10 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "payguard proxy:", err)
 		return 2
+	}
+	applyDataDir(cfg)
+	if *listen != "" {
+		cfg.Proxy.Listen = *listen
 	}
 	log, err := newLogger(stderr, cfg, *logLevel)
 	if err != nil {
@@ -78,9 +84,11 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // Once both listeners are up it writes a short summary for the operator to banner: where the proxy and the
 // admin API listen, which certificate agents must trust, and where the admin token is.
 func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger, banner io.Writer) error {
-	if err := os.MkdirAll(cfg.Proxy.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+	release, err := lockDataDir(cfg.Proxy.DataDir, "proxy", cfg.Proxy.Listen)
+	if err != nil {
+		return err
 	}
+	defer release()
 	caCert, caKey := caFiles(cfg.Proxy)
 	ca, created, err := mitm.LoadOrCreateCA(caCert, caKey, time.Now())
 	if err != nil {

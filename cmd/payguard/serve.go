@@ -53,8 +53,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML (no refresh); default: the cached list, refreshed daily")
 	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
+	applyDataDir := dataDirFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
+		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--data-dir DIR] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -69,6 +70,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
 	}
+	applyDataDir(cfg)
 	if *listen != "" {
 		cfg.Server.Listen = *listen
 	}
@@ -122,6 +124,11 @@ func feeTerms(c config.FeesConfig) (fees.Terms, error) {
 }
 
 func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
+	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", cfg.Server.Listen)
+	if err != nil {
+		return err
+	}
+	defer release()
 	keys, err := loadOrCreateReceiptKeys(cfg.Keys.ReceiptKeyFile, log)
 	if err != nil {
 		return err

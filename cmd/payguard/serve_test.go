@@ -77,6 +77,8 @@ server:
 store:
   driver: bolt
   path: ` + filepath.Join(dir, "payguard.db") + `
+proxy:
+  data_dir: ` + dir + `
 keys:
   receipt_key_file: ` + filepath.Join(dir, "keys.json") + `
 `))
