@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -26,6 +28,7 @@ type Config struct {
 	Store     StoreConfig     `yaml:"store"`
 	Screening ScreeningConfig `yaml:"screening"`
 	Keys      KeysConfig      `yaml:"keys"`
+	Log       LogConfig       `yaml:"log"`
 	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
@@ -58,10 +61,21 @@ func Load(path string) (*Config, error) {
 // Parse decodes YAML over the defaults and validates the result.
 func Parse(data []byte) (*Config, error) {
 	c := defaults()
+	// Unknown keys first, by their path and with a suggestion (explain.go); then the decoder, whose errors
+	// are restated with the path of the line they name.
+	var doc yaml.Node
+	var lines map[int]string
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		w := checkKeys(&doc, reflect.TypeFor[Config]())
+		if len(w.unknown) > 0 {
+			return nil, errors.New(strings.Join(w.unknown, "\n"))
+		}
+		lines = w.lines
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, explain(err, lines)
 	}
 	// A second document (after ---) would be ignored, unknown keys and settings alike: refuse it.
 	var extra yaml.Node
@@ -71,6 +85,7 @@ func Parse(data []byte) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config: more than one YAML document (a second one starts at line %d); put everything in one", extra.Line)
 	}
+	c.applyDataDir()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -86,13 +101,14 @@ func defaults() *Config {
 		Store:     defaultStore(),
 		Screening: defaultScreening(),
 		Keys:      defaultKeys(),
+		Log:       defaultLog(),
 		Rules:     policy.DefaultRules(),
 	}
 }
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys} {
+	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log} {
 		if err := v.validate(); err != nil {
 			return err
 		}

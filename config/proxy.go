@@ -5,16 +5,18 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // ProxyConfig is the `proxy:` section: the forward proxy the agent sends its traffic through.
 type ProxyConfig struct {
 	// Listen is the proxy's address (HTTP_PROXY / HTTPS_PROXY for the agent).
 	Listen string `yaml:"listen"`
-	// DataDir holds state the proxy creates on first run: the MITM CA (when CACertFile and CAKeyFile are
-	// left at their defaults, or both set to "", and do not exist yet) and the generated admin token. The
-	// store path, receipt keys and sanctions cache have their own keys (store.path, keys.receipt_key_file,
-	// screening.sanctions.cache_dir): set them too when moving the data dir.
+	// DataDir holds all the state payguard (proxy and serve) creates: the MITM CA, the receipt keys, the
+	// bolt ledger, the sanctions cache, the generated admin token and the lock that keeps a second process
+	// out. Moving it (here, --data-dir or PAYGUARD_DATA_DIR; datadir.go) moves each of those whose own key
+	// was left at its place under the data dir; a key set to somewhere else stays there.
 	DataDir string `yaml:"data_dir"`
 	// CACertFile and CAKeyFile are the MITM CA (PEM; ECDSA P-256 from `payguard ca init`). When both files
 	// are missing at start, the proxy generates them there. Both "" means <data_dir>/ca/payguard-ca.pem and
@@ -42,6 +44,12 @@ type ProxyConfig struct {
 	MaxIdleConnsPerHost int `yaml:"max_idle_conns_per_host"`
 	// Budget names the daily budget in the ledger; proxies sharing a store and a budget share one cap.
 	Budget string `yaml:"budget"`
+
+	// TicketTTLMax bounds how long an allowed 402's ticket, and the budget it reserves, waits for the paid
+	// retry: the challenge's maxTimeoutSeconds (at least 1m) up to this. A ticket that expires unused gives
+	// its reservation back (store.TicketReleaseGrace later); a payment that arrives after it is decided
+	// afresh.
+	TicketTTLMax Duration `yaml:"ticket_ttl_max"`
 }
 
 func defaultProxy() ProxyConfig {
@@ -58,6 +66,7 @@ func defaultProxy() ProxyConfig {
 		CertCacheSize:       1024,
 		MaxIdleConnsPerHost: 256,
 		Budget:              "default",
+		TicketTTLMax:        Duration(5 * time.Minute),
 	}
 }
 
@@ -92,6 +101,9 @@ func (c *ProxyConfig) validate() error {
 	}
 	if c.MaxIdleConnsPerHost < 1 || c.MaxIdleConnsPerHost > 100_000 {
 		return fmt.Errorf("proxy.max_idle_conns_per_host must be between 1 and 100000, got %d", c.MaxIdleConnsPerHost)
+	}
+	if c.TicketTTLMax < Duration(time.Minute) || c.TicketTTLMax > Duration(time.Hour) {
+		return fmt.Errorf("proxy.ticket_ttl_max must be between 1m and 1h, got %s", c.TicketTTLMax)
 	}
 	if c.Budget == "" || len(c.Budget) > 128 {
 		return fmt.Errorf("proxy.budget must be 1 to 128 characters")
@@ -130,15 +142,14 @@ type Duration time.Duration
 // String formats the duration the way it is written in YAML.
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// UnmarshalYAML reads Go duration text.
-func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
-	var s string
-	if err := unmarshal(&s); err != nil {
-		return fmt.Errorf("duration: %w", err)
+// UnmarshalYAML reads Go duration text. Its errors name the line, which config.Parse turns into the key.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 30s or 15m", n.Line)
 	}
-	v, err := time.ParseDuration(s)
+	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("duration %q: %w", s, err)
+		return fmt.Errorf("line %d: %q is not a duration such as 30s or 15m", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil

@@ -37,7 +37,7 @@ func TestStoreParse(t *testing.T) {
 		{"redis safety switches", "store: {driver: redis, redis: {addr: 'a:1', allow_volatile: true, init_if_empty: true}}", ""},
 		{"allow_volatile on bolt does nothing", "store: {driver: bolt, redis: {allow_volatile: true}}", "store.driver is bolt"},
 		{"init_if_empty on memory does nothing", "store: {driver: memory, redis: {init_if_empty: true}}", "store.driver is memory"},
-		{"unknown key", "store: {driver: bolt, dir: x}", "field dir not found"},
+		{"unknown key", "store: {driver: bolt, dir: x}", "store.dir: unknown key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.yaml))

@@ -29,23 +29,29 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		body := map[string]any{"status": "ready"}
+		if p.opts.SanctionsStatus != nil {
+			body["sanctions"] = p.opts.SanctionsStatus()
+		}
+		code := http.StatusOK
 		if ready != nil {
 			if err := ready(); err != nil {
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
-				return
+				body["status"], body["error"], code = "not ready", err.Error(), http.StatusServiceUnavailable
 			}
 		}
 		// The store's own health: a journal that cannot be written or a wiped ledger refuses every payment,
 		// so the proxy is not ready while it lasts.
-		if err := store.Healthy(r.Context(), p.opts.Store); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": "store: " + err.Error()})
-			return
+		if code == http.StatusOK {
+			if err := store.Healthy(r.Context(), p.opts.Store); err != nil {
+				body["status"], body["error"], code = "not ready", "store: "+err.Error(), http.StatusServiceUnavailable
+			}
 		}
-		if _, err := p.opts.Store.State(r.Context(), p.opts.Budget, p.day()); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": "store: " + err.Error()})
-			return
+		if code == http.StatusOK {
+			if _, err := p.opts.Store.State(r.Context(), p.opts.Budget, p.day()); err != nil {
+				body["status"], body["error"], code = "not ready", "store: "+err.Error(), http.StatusServiceUnavailable
+			}
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, code, body)
 	})
 	mux.Handle("GET /metrics", p.metrics.Handler())
 

@@ -36,6 +36,9 @@ type verdict struct {
 	Hold     *store.Hold       // the hold involved, if any
 	Release  *release          // allow: what to commit when the seller settles
 	Class    string            // reason class for metrics
+	// Judged is the option the decision judged (judged.go), so that a block's log line names the amount and
+	// payee it refused although it chose none.
+	Judged *x402.Requirement
 }
 
 // release is a reservation whose payment may go to the seller; settlement commits it.
@@ -114,7 +117,7 @@ func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.P
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false
 	}
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
-		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons)}
+		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons), Judged: judgedOption(pr, res)}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
 		// The option as the seller wrote it (the engine saw the copy with the real resource URL).
 		opt := pr.Accepts[res.ChosenIndex]
@@ -263,7 +266,13 @@ func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, receiptID s
 	if err != nil {
 		return store.Ticket{}, fmt.Errorf("encode chosen option: %w", err)
 	}
-	ttl := time.Duration(opt.MaxTimeoutSeconds) * time.Second
+	// The ticket holds budget while it lives, so a seller's maxTimeoutSeconds is bounded by the setting; an
+	// agent that pays later is decided afresh (decidePayment). Compared in seconds: a huge value must not
+	// overflow a Duration.
+	ttl := p.opts.TicketTTLMax
+	if opt.MaxTimeoutSeconds < int64(ttl/time.Second) {
+		ttl = time.Duration(opt.MaxTimeoutSeconds) * time.Second
+	}
 	if ttl < time.Minute {
 		ttl = time.Minute
 	}

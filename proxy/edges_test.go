@@ -277,15 +277,18 @@ func TestMetricsOnPrivateRegistry(t *testing.T) {
 		`payguard_usd_spent_today 0.01`,
 		`payguard_usd_reserved_today 0`,
 		`payguard_holds_pending 0`,
+		`payguard_ledger_up 1`,
 		`payguard_decision_duration_seconds_count{stage="challenge"} 1`,
 		`payguard_build_info{commit="`,
+		// The Go runtime's and the process's series, as serve exports them (on payguard's own registry).
+		"go_goroutines ", "process_cpu_seconds_total ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if strings.Contains(text, "go_goroutines") || strings.Contains(text, "process_") {
-		t.Error("/metrics serves the global registry's collectors")
+	if strings.Contains(text, " -1\n") {
+		t.Error("/metrics has a -1 sentinel")
 	}
 }
 

@@ -89,9 +89,11 @@ func (p *Proxy) roundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Respo
 	resp, err := p.tr.RoundTrip(req)
 	if err != nil {
 		p.metrics.upstreamErrors.Inc()
-		p.log.Warn("upstream error", "method", req.Method, "host", req.URL.Host, "error", err.Error())
+		e := upstreamError(req.URL.Host, err)
+		p.log.Warn("upstream error", "method", req.Method, "host", req.URL.Host, "error", e.Error,
+			"cause", err.Error(), "hint", e.Hint)
 		stateOf(ctx).local = true
-		return textResponse(req, http.StatusBadGateway, "payguard: upstream request failed\n"), nil
+		return errorResponse(req, http.StatusBadGateway, e), nil
 	}
 	return resp, nil
 }
@@ -104,7 +106,8 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	}
 	if resp == nil {
 		p.metrics.upstreamErrors.Inc()
-		return textResponse(ctx.Req, http.StatusBadGateway, "payguard: upstream request failed\n")
+		return errorResponse(ctx.Req, http.StatusBadGateway, proxyError{Error: "upstream_failed",
+			Message: "the upstream request failed before a response", Hint: "see payguard's log for the cause"})
 	}
 	stripPayguardHeaders(resp.Header)
 	guardTrailers(resp)

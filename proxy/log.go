@@ -22,6 +22,19 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	if v.Option != nil {
 		payTo = v.Option.PayTo
 	}
+	// A refusal chose no option: log the one it judged, so the line says what amount to whom was refused.
+	var atomic, network string
+	if j := v.Judged; j != nil {
+		atomic, network = j.Amount, j.Network
+		if payTo == "" {
+			payTo = j.PayTo
+		}
+		if amount == "" {
+			if micros, ok := usdOfUSDC(j); ok {
+				amount = usdString(micros)
+			}
+		}
+	}
 	if v.Hold != nil {
 		holdID = v.Hold.ID
 	}
@@ -35,6 +48,8 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 		"path", req.URL.Path,
 		"amount_usd", amount,
 		"pay_to", payTo,
+		"amount_atomic", atomic,
+		"network", network,
 		"receipt_id", v.receiptID(),
 		"hold_id", holdID,
 		"latency_ms", float64(latency.Microseconds())/1000,

@@ -82,8 +82,9 @@ func TestOneCanonicalLogLinePerDecision(t *testing.T) {
 	if lines[0]["amount_usd"] != "0.01" || !strings.EqualFold(lines[0]["pay_to"].(string), sellerPayTo) {
 		t.Errorf("allow line amount/payee = %v / %v", lines[0]["amount_usd"], lines[0]["pay_to"])
 	}
-	if lines[2]["amount_usd"] != "" {
-		t.Errorf("a block that chose no option logs amount %v, want none", lines[2]["amount_usd"])
+	// A block chose no option, but its line says what it refused: the judged option's amount and payee.
+	if lines[2]["amount_usd"] != "5" || lines[2]["pay_to"] == "" {
+		t.Errorf("a block that chose no option logs amount %v to %v, want the judged $5 and its payee", lines[2]["amount_usd"], lines[2]["pay_to"])
 	}
 	if lines[3]["hold_id"] != holdResp.Header.Get(HeaderHold) || lines[3]["hold_id"] == "" {
 		t.Errorf("hold line hold_id = %v, want %s", lines[3]["hold_id"], holdResp.Header.Get(HeaderHold))

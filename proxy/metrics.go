@@ -1,16 +1,14 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payguard/payguard/internal/buildinfo"
-	"github.com/payguard/payguard/store"
 )
 
 // Metrics are the proxy's Prometheus metrics, on their own registry (never the global one).
@@ -24,6 +22,8 @@ type Metrics struct {
 	upstreamErrors   prometheus.Counter
 	nonX402          prometheus.Counter
 	paymentsFailed   prometheus.Counter
+	// agentHandshakeFailures counts agents' TLS handshakes with payguard that failed (errors.go).
+	agentHandshakeFailures prometheus.Counter
 }
 
 // NewMetrics makes the metrics and their registry.
@@ -56,46 +56,19 @@ func NewMetrics() *Metrics {
 			Name: "payguard_payments_rechallenged_total", Help: "Released payments the seller answered with a fresh challenge (passed on with nothing to pay).",
 		}),
 	}
+	m.agentHandshakeFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "payguard_agent_tls_handshake_failures_total", Help: "TLS handshakes with the agent that failed (usually: the agent does not trust payguard's CA).",
+	})
 	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.latency,
-		m.upstreamErrors, m.nonX402, m.paymentsFailed, buildinfo.NewCollector())
+		m.upstreamErrors, m.nonX402, m.paymentsFailed, m.agentHandshakeFailures, buildinfo.NewCollector(),
+		// The Go runtime's and the process's own series (go_*, process_*), as `payguard serve` exports.
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// watch adds the gauges read from the proxy's state at scrape time.
+// watch adds the gauges read from the proxy's state at scrape time (stategauges.go).
 func (m *Metrics) watch(p *Proxy) {
-	budget := func(pick func(store.BudgetState) int64) func() float64 {
-		return func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			st, err := p.opts.Store.State(ctx, p.opts.Budget, p.day())
-			if err != nil {
-				return -1
-			}
-			return float64(pick(st)) / 1e6
-		}
-	}
-	m.Registry.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "payguard_usd_reserved_today", Help: "USD reserved and not yet settled today (UTC); -1 when the ledger is unavailable.",
-		}, budget(func(s store.BudgetState) int64 { return s.Reserved })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "payguard_usd_spent_today", Help: "USD settled today (UTC); -1 when the ledger is unavailable.",
-		}, budget(func(s store.BudgetState) int64 { return s.Spent })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "payguard_holds_pending", Help: "Holds waiting for a person; -1 when the store is unavailable.",
-		}, func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			hs, err := p.opts.Store.ListHolds(ctx, store.HoldPending)
-			if err != nil {
-				return -1
-			}
-			return float64(len(hs))
-		}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "payguard_mitm_certificates_cached", Help: "MITM leaf certificates in the cache.",
-		}, func() float64 { return float64(p.certs.Len()) }),
-	)
+	m.Registry.MustRegister(stateCollector{p})
 }
 
 // Handler serves the registry in the Prometheus text format.

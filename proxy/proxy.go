@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -59,6 +58,9 @@ type Options struct {
 	UpstreamRoots *x509.CertPool
 	// HoldWait is how long a held 402 waits for a person; HoldTTL how long a hold stays usable.
 	HoldWait, HoldTTL time.Duration
+	// TicketTTLMax bounds an allowed 402's ticket (its maxTimeoutSeconds, at least a minute, up to this):
+	// unused, it gives its reservation back (store.Tickets). Zero means 5 minutes.
+	TicketTTLMax time.Duration
 	// RetryAfter is the Retry-After sent with an unresolved hold (default 10 s).
 	RetryAfter time.Duration
 	// CertCacheSize bounds the MITM leaf cache (default 1024).
@@ -69,7 +71,10 @@ type Options struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	Now         func() time.Time
 	Logger      *slog.Logger
-	Metrics     *Metrics
+	// SanctionsStatus, when set, describes the sanctions list for /readyz (entries, data_as_of and its
+	// source, age, last refresh success and error, next attempt).
+	SanctionsStatus func() any
+	Metrics         *Metrics
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.
@@ -85,6 +90,7 @@ type Proxy struct {
 	splices *splices   // upgraded connections open, by host
 	log     *slog.Logger
 	metrics *Metrics
+	clients sync.Map // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
 }
 
 // New builds a proxy.
@@ -108,6 +114,9 @@ func New(o Options) (*Proxy, error) {
 	}
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
+	}
+	if o.TicketTTLMax <= 0 {
+		o.TicketTTLMax = 5 * time.Minute
 	}
 	if o.HoldTTL <= 0 {
 		o.HoldTTL = 15 * time.Minute
@@ -162,9 +171,9 @@ func (p *Proxy) newGoproxy() *goproxy.ProxyHttpServer {
 	gp.ConnectDial = nil // dial through Tr.DialContext; never via HTTPS_PROXY from the environment
 	gp.AllowHTTP2 = false
 	gp.Verbose = false
-	gp.Logger = slogPrintf{p.log}
+	gp.Logger = goproxyLog{p}
 	gp.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "payguard: this is a forward proxy; send absolute-form requests or CONNECT", http.StatusBadRequest)
+		writeError(w, http.StatusBadRequest, notProxyRequest)
 	})
 	gp.OnRequest().HandleConnectFunc(p.handleConnect)
 	gp.OnRequest().DoFunc(p.onRequest)
@@ -195,7 +204,8 @@ func (p *Proxy) isTunnelHost(hostport string) bool {
 	return err == nil && p.tunnel[host]
 }
 
-func (p *Proxy) tlsConfigFor(hostport string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
+func (p *Proxy) tlsConfigFor(hostport string, ctx *goproxy.ProxyCtx) (*tls.Config, error) {
+	p.noteClient(ctx)
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -207,13 +217,6 @@ func (p *Proxy) tlsConfigFor(hostport string, _ *goproxy.ProxyCtx) (*tls.Config,
 	}
 	return &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"}}, nil
-}
-
-// slogPrintf adapts slog to goproxy's Printf logger (goproxy logs only warnings when not verbose).
-type slogPrintf struct{ l *slog.Logger }
-
-func (s slogPrintf) Printf(format string, v ...any) {
-	s.l.Debug("goproxy", "msg", strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
 func (p *Proxy) budgetLock(budget string) *sync.Mutex {

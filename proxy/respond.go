@@ -15,11 +15,16 @@ import (
 
 // refusalBody is the JSON the agent gets instead of a challenge or instead of forwarding its payment.
 type refusalBody struct {
-	Decision string             `json:"decision"`
-	Reasons  []string           `json:"reasons"`
-	Receipt  *preflight.Receipt `json:"receipt,omitempty"`
-	Hold     *holdRef           `json:"hold,omitempty"`
-	Message  string             `json:"message"`
+	// Error is a stable code (payment_blocked, payment_held, payment_denied, approval_required), ReasonClass
+	// the refusal's class (as in the metrics) and Hint what to do about it (errors.go).
+	Error       string             `json:"error"`
+	ReasonClass string             `json:"reason_class,omitempty"`
+	Hint        string             `json:"hint"`
+	Decision    string             `json:"decision"`
+	Reasons     []string           `json:"reasons"`
+	Receipt     *preflight.Receipt `json:"receipt,omitempty"`
+	Hold        *holdRef           `json:"hold,omitempty"`
+	Message     string             `json:"message"`
 }
 
 type holdRef struct {
@@ -32,7 +37,8 @@ type holdRef struct {
 
 // refusal renders a block or an unresolved hold as 403 with a JSON body and the decision headers.
 func refusal(req *http.Request, v verdict, retryAfter time.Duration) *http.Response {
-	b := refusalBody{Decision: v.Decision, Reasons: v.Reasons}
+	b := refusalBody{Error: refusalCode(v), ReasonClass: v.Class, Hint: refusalHint(v.Class), Decision: v.Decision,
+		Reasons: v.Reasons}
 	if b.Reasons == nil {
 		b.Reasons = []string{}
 	}
@@ -72,12 +78,6 @@ func refusal(req *http.Request, v verdict, retryAfter time.Duration) *http.Respo
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	return newResponse(req, http.StatusForbidden, h, data)
-}
-
-func textResponse(req *http.Request, status int, text string) *http.Response {
-	h := http.Header{}
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	return newResponse(req, status, h, []byte(text))
 }
 
 func newResponse(req *http.Request, status int, h http.Header, body []byte) *http.Response {

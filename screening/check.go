@@ -92,12 +92,15 @@ var ErrNoInput = &InputError{Message: "give at least one of name, address or dom
 
 // CheckResult is SPEC §7.1's payee check answer.
 type CheckResult struct {
-	Risk       string          `json:"risk"`
-	Flags      []string        `json:"flags"`
-	Sanctions  SanctionsResult `json:"sanctions"`
-	Domain     *DomainFacts    `json:"domain"` // null when no domain was given
-	DataAsOf   string          `json:"data_as_of"`
-	Disclaimer string          `json:"disclaimer"`
+	Risk      string          `json:"risk"`
+	Flags     []string        `json:"flags"`
+	Sanctions SanctionsResult `json:"sanctions"`
+	Domain    *DomainFacts    `json:"domain"` // null when no domain was given
+	DataAsOf  string          `json:"data_as_of"`
+	// DataAsOfSource says what DataAsOf is: publish_date (SDN.XML's), http_last_modified (the download's
+	// Last-Modified), fetch_time, or file_mtime (a local copy's modification time). Absent when unknown.
+	DataAsOfSource string `json:"data_as_of_source,omitempty"`
+	Disclaimer     string `json:"disclaimer"`
 }
 
 // SanctionsResult is the sanctions part of a CheckResult.
@@ -190,6 +193,9 @@ func (c *Checker) Check(ctx context.Context, q Query) (CheckResult, error) {
 	if s := c.sanctions; s != nil && sanctionsReady(s) {
 		if t := s.DataAsOf(); !t.IsZero() {
 			res.DataAsOf = t.UTC().Format(time.RFC3339)
+			if src, ok := s.(interface{ DataAsOfSource() string }); ok {
+				res.DataAsOfSource = src.DataAsOfSource()
+			}
 		}
 	}
 	if len(res.Sanctions.AddressMatches) > 0 {

@@ -18,6 +18,8 @@ func (s *Server) routes() {
 	m.HandleFunc("/v1/sample", s.get(s.handleSample))
 	m.HandleFunc("/v1/rules/default", s.get(s.handleRules))
 	m.HandleFunc("/health", s.get(s.handleHealth))
+	m.HandleFunc("/healthz", s.get(s.handleHealthz))
+	m.HandleFunc("/readyz", s.get(s.handleReadyz))
 	m.HandleFunc("/status", s.get(s.handleStatus))
 	m.HandleFunc("/openapi.json", s.get(s.handleOpenAPI))
 	m.HandleFunc("/llms.txt", s.get(func(w http.ResponseWriter, r *http.Request) {

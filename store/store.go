@@ -51,10 +51,12 @@ type BudgetState struct {
 type Ledger interface {
 	Reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64) (reservationID string, err error)
 	// Commit moves a reservation's amount from reserved to spent (idempotent). A reservation unknown under
-	// that budget and day is ErrNotFound. There is no release: a reservation whose payment failed or was
-	// abandoned keeps counting until the day ends (SPEC §11.4).
+	// that budget and day, or released with its unused ticket (Tickets), is ErrNotFound. Reserve's own
+	// reservations are never released: a payment forwarded whose outcome is unknown keeps counting until the
+	// day ends (SPEC §11.4).
 	Commit(ctx context.Context, budget, day, reservationID string) error
-	// State is zero for a budget or day never reserved against.
+	// State is zero for a budget or day never reserved against. It counts no reservation whose ticket
+	// expired unused more than TicketReleaseGrace ago by the store's clock (see Tickets).
 	State(ctx context.Context, budget, day string) (BudgetState, error)
 }
 
@@ -116,8 +118,23 @@ type Ticket struct {
 	Used         bool      `json:"used"`
 }
 
+// TicketReleaseGrace is how long after its ticket's ExpiresAt an untaken ticket's reservation is released.
+// Safety does not rest on it (a release and a TakeTicket of the same ticket are atomic against each other,
+// so a ticket is either taken, and its reservation kept, or released, and never taken); it keeps a replica
+// whose clock runs ahead from releasing a ticket another replica can still match, which would send that
+// payment to a fresh decision instead.
+const TicketReleaseGrace = time.Minute
+
 // Tickets stores tickets. TakeTicket atomically marks the newest unused, unexpired ticket with that key as
 // used and returns it; ErrNotFound when there is none.
+//
+// A reservation made by ReserveTicket is a lease: it counts against the cap from the start, and it is
+// released (the amount leaves reserved, and Commit no longer knows it) once the store's clock passes its
+// ticket's ExpiresAt + TicketReleaseGrace with the ticket not taken, because a 402 the agent never paid must
+// not spend its budget. TakeTicket pins the reservation: from then on it counts until it is committed or
+// the day ends, whatever happens to the payment (SPEC: a payment forwarded with an unknown outcome keeps
+// its reservation). The release happens, at the latest, when State reads the budget or a reservation
+// would otherwise not fit under the cap, so neither ever counts a released lease.
 //
 // Newest means stored last. A ticket is unexpired while now <= ExpiresAt. ReserveTicket gives a ticket
 // without an ID a random one; a duplicate ID is ErrConflict; a ticket needs a Key and an ExpiresAt.

@@ -47,6 +47,9 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	configPath := fs.String("config", "", "YAML configuration file (default: the embedded default)")
 	offline := fs.Bool("offline", false, "no network lookups: no sanctions download (the cached list or --sanctions-dir is used; with neither, every payment is held), domain age and DNS unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
+	listen := fs.String("listen", "", "proxy listen address, overrides proxy.listen (default 127.0.0.1:8402)")
+	applyDataDir := dataDirFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,7 +62,15 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "payguard proxy:", err)
 		return 2
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	applyDataDir(cfg)
+	if *listen != "" {
+		cfg.Proxy.Listen = *listen
+	}
+	log, err := newLogger(stderr, cfg, *logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "payguard proxy: --log-level:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serveProxy(ctx, cfg, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log, stdout); err != nil {
@@ -73,9 +84,11 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // Once both listeners are up it writes a short summary for the operator to banner: where the proxy and the
 // admin API listen, which certificate agents must trust, and where the admin token is.
 func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger, banner io.Writer) error {
-	if err := os.MkdirAll(cfg.Proxy.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+	release, err := lockDataDir(cfg.Proxy.DataDir, "proxy", cfg.Proxy.Listen)
+	if err != nil {
+		return err
 	}
+	defer release()
 	caCert, caKey := caFiles(cfg.Proxy)
 	ca, created, err := mitm.LoadOrCreateCA(caCert, caKey, time.Now())
 	if err != nil {
@@ -113,8 +126,9 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots, Upgrades: proxy.UpgradePolicy(cfg.Proxy.Upgrades),
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
+		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
-		Domains: scr.domains, Logger: log,
+		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status,
 	})
 	if err != nil {
 		return err
@@ -270,6 +284,7 @@ type proxyScreening struct {
 	sanctions screening.Sanctions
 	domains   screening.Domains
 	ready     func() error
+	status    func() any // the list and its refreshes, for /readyz
 }
 
 // openScreening loads the sanctions list as `payguard serve` does: --sanctions-dir as given (never
@@ -288,7 +303,13 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, r
 			return out, fmt.Errorf("--sanctions-dir: %w", err)
 		}
 		screener.Swap(list)
-		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
+		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf(),
+			"data_as_of_source", list.DataAsOfSource())
+		// Never refreshed, but its age is still watched.
+		if err := reg.Register(sanctions.NewCollector(screener, nil, time.Now)); err != nil {
+			return out, err
+		}
+		out.status = func() any { return sanctions.StatusOf(screener, nil, time.Now()) }
 	case sc.Enabled:
 		ref, err := sanctions.NewRefresher(screener, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
 			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
@@ -302,6 +323,7 @@ func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, r
 		if !sf.offline {
 			go ref.Run(ctx)
 		}
+		out.status = func() any { return sanctions.StatusOf(screener, ref, time.Now()) }
 	default:
 		log.Warn("sanctions screening is disabled in the configuration: sanctions facts are unknown")
 	}

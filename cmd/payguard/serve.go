@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payguard/payguard/config"
@@ -36,6 +37,14 @@ func init() {
 	register("serve", command{summary: "run the public pay-per-call screening API (x402), default 127.0.0.1:8080", run: runServe})
 }
 
+// payToMissing explains the one setting `payguard serve` cannot start without, and how to give it.
+const payToMissing = `server.fees.pay_to is not set: the service is paid in USDC and needs the public wallet
+address (0x…) that receives its fees. Everything else has a working default. To start:
+
+  payguard config default > payguard.yaml
+  # edit payguard.yaml: server.fees.pay_to: "0xYourWallet"  (and server.base_url for a public host)
+  payguard serve --config payguard.yaml`
+
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -43,8 +52,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	offline := fs.Bool("offline", false, "no network lookups: no sanctions refresh, domain age and DNS unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML (no refresh); default: the cached list, refreshed daily")
 	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
+	applyDataDir := dataDirFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--offline] [--sanctions-dir DIR] [--listen ADDR]")
+		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--data-dir DIR] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -59,15 +70,21 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
 	}
+	applyDataDir(cfg)
 	if *listen != "" {
 		cfg.Server.Listen = *listen
+	}
+	// The log goes to stderr, as the proxy's does; stdout is left for what a command prints.
+	log, err := newLogger(stderr, cfg, *logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "payguard serve: --log-level:", err)
+		return 2
 	}
 	terms, err := feeTerms(cfg.Server.Fees)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
 	}
-	log := slog.New(slog.NewJSONHandler(stdout, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serveAPI(ctx, cfg, terms, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log); err != nil {
@@ -98,7 +115,7 @@ func feeTerms(c config.FeesConfig) (fees.Terms, error) {
 	}
 	t.NetworkV1, _ = x402.V1Name(c.Network)
 	if c.PayTo == "" {
-		return t, errors.New("server.fees.pay_to is not set: the service needs its public wallet to be paid")
+		return t, errors.New(payToMissing)
 	}
 	if err := t.Validate(); err != nil {
 		return t, fmt.Errorf("server.fees: %w (set asset, asset_name and asset_version for a token payguard does not know)", err)
@@ -107,11 +124,18 @@ func feeTerms(c config.FeesConfig) (fees.Terms, error) {
 }
 
 func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
+	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", cfg.Server.Listen)
+	if err != nil {
+		return err
+	}
+	defer release()
 	keys, err := loadOrCreateReceiptKeys(cfg.Keys.ReceiptKeyFile, log)
 	if err != nil {
 		return err
 	}
 	registry := prometheus.NewRegistry()
+	// The Go runtime's and the process's own series (go_*, process_*), as the proxy exports.
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	scr, err := serveScreening(ctx, cfg, sf, registry, log)
 	if err != nil {
 		return err
@@ -249,8 +273,12 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 			return out, fmt.Errorf("--sanctions-dir: %w", err)
 		}
 		out.sanctions.Swap(list)
-		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf())
-		out.health = func() any { return map[string]any{"source": sf.sanctionsDir, "refresh": "disabled (--sanctions-dir)"} }
+		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf(),
+			"data_as_of_source", list.DataAsOfSource())
+		if err := reg.Register(sanctions.NewCollector(out.sanctions, nil, time.Now)); err != nil {
+			return out, err
+		}
+		out.health = func() any { return sanctions.StatusOf(out.sanctions, nil, time.Now()) }
 	case sc.Enabled:
 		ref, err := sanctions.NewRefresher(out.sanctions, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
 			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
@@ -263,7 +291,7 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 		if !sf.offline {
 			go ref.Run(ctx)
 		}
-		out.health = func() any { return ref.Health() }
+		out.health = func() any { return sanctions.StatusOf(out.sanctions, ref, time.Now()) }
 	default:
 		log.Warn("sanctions screening is disabled in the configuration: paid calls answer 503 sanctions_data_unavailable")
 	}

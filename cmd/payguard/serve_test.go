@@ -77,6 +77,8 @@ server:
 store:
   driver: bolt
   path: ` + filepath.Join(dir, "payguard.db") + `
+proxy:
+  data_dir: ` + dir + `
 keys:
   receipt_key_file: ` + filepath.Join(dir, "keys.json") + `
 `))
@@ -160,6 +162,20 @@ keys:
 		!bytes.Contains(b, []byte(`payguard_server_trial_calls_total{result="granted"} 1`)) ||
 		!bytes.Contains(b, []byte(`payguard_build_info{commit="`)) {
 		t.Fatalf("metrics:\n%s", b)
+	}
+	// As the proxy: the Go runtime's and the process's series, and the sanctions list's gauges (from
+	// --sanctions-dir), and the probes.
+	for _, want := range []string{"go_goroutines ", "process_cpu_seconds_total ", "payguard_sanctions_list_age_seconds ", "payguard_sanctions_list_loaded 1"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("serve's /metrics lacks %q", want)
+		}
+	}
+	for _, probe := range []string{"/healthz", "/readyz"} {
+		if resp, err := http.Get(base + probe); err != nil || resp.StatusCode != 200 {
+			t.Errorf("serve %s: %v %v", probe, resp, err)
+		} else {
+			resp.Body.Close()
+		}
 	}
 
 	cancel()

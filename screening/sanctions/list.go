@@ -56,7 +56,28 @@ type List struct {
 	dataAsOf time.Time
 	source   string
 	xml      bool // loaded from SDN.XML, whose Publish_Date is the data-as-of
-	warnings []string
+	// asOfSource says what dataAsOf is (an AsOf… constant).
+	asOfSource string
+	warnings   []string
+}
+
+// What a list's DataAsOf is, from the most to the least telling. SDN.XML states its publication date; the
+// CSV set states none, so a download's HTTP Last-Modified (OFAC's publication, as its server reports it)
+// stands in, then the time of the fetch, and for files given by hand their modification time (which a copy
+// may have reset).
+const (
+	AsOfPublishDate  = "publish_date"       // SDN.XML's Publish_Date
+	AsOfLastModified = "http_last_modified" // the download's Last-Modified header
+	AsOfFetchTime    = "fetch_time"         // when payguard downloaded it (no Last-Modified)
+	AsOfFileModTime  = "file_mtime"         // the local file's modification time
+)
+
+// DataAsOfSource says what DataAsOf is: one of the AsOf… constants ("" for a list built in memory).
+func (l *List) DataAsOfSource() string {
+	if l == nil {
+		return ""
+	}
+	return l.asOfSource
 }
 
 func (l *List) fromXML() bool { return l.xml }
@@ -94,8 +115,8 @@ func (l *List) Source() string { return l.source }
 // whose uid is not in sdn.csv, or a truncated address fragment that was dropped).
 func (l *List) Warnings() []string { return l.warnings }
 
-// DataAsOf is the list's publish date when the source states it (SDN.XML), otherwise when the data was
-// fetched (the file's modification time or the download's Last-Modified / fetch time).
+// DataAsOf is the list's publish date when the source states it (SDN.XML), otherwise the download's
+// Last-Modified, the fetch time, or the file's modification time; DataAsOfSource says which.
 func (l *List) DataAsOf() time.Time {
 	if l == nil {
 		return time.Time{}

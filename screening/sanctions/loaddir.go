@@ -51,7 +51,11 @@ func loadDir(dir string, index bool) (*List, LoadStats, error) {
 			return nil, LoadStats{}, fmt.Errorf("sanctions: %w", err)
 		}
 		defer f.Close()
-		return ParseXML(f, modTime(f), p)
+		l, st, err := ParseXML(f, modTime(f), p)
+		if err == nil && !l.fromXML() {
+			l.dataAsOf, l.asOfSource = recordedAsOf(dir, l.dataAsOf)
+		}
+		return l, st, err
 	}
 	if _, ok := names[FileSDN]; !ok {
 		return nil, LoadStats{}, fmt.Errorf("sanctions: %s has neither sdn.csv nor SDN.XML", dir)
@@ -88,11 +92,25 @@ func loadDir(dir string, index bool) (*List, LoadStats, error) {
 			return nil, LoadStats{}, err
 		}
 	}
-	asOf := modTime(sdn)
-	if meta, err := readMeta(dir); err == nil && !meta.DataAsOf.IsZero() {
-		asOf = meta.DataAsOf
+	asOf, asOfSource := recordedAsOf(dir, modTime(sdn))
+	l, st, err := parseCSV(files, asOf, dir, index)
+	if err == nil {
+		l.asOfSource = asOfSource
 	}
-	return parseCSV(files, asOf, dir, index)
+	return l, st, err
+}
+
+// recordedAsOf is the data-as-of a Refresher recorded for the files in dir (meta.json: the download's
+// Last-Modified or its fetch time), else mtime, the main file's modification time.
+func recordedAsOf(dir string, mtime time.Time) (time.Time, string) {
+	if meta, err := readMeta(dir); err == nil && !meta.DataAsOf.IsZero() {
+		src := meta.DataAsOfSource
+		if src == "" { // a cache written before the source was recorded
+			src = AsOfFetchTime
+		}
+		return meta.DataAsOf, src
+	}
+	return mtime, AsOfFileModTime
 }
 
 // dirFiles maps the lower-case names of the OFAC files in dir to their paths.

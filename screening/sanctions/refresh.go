@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ const (
 	DefaultInterval   = 24 * time.Hour
 	DefaultMinEntries = 5000
 	DefaultMinRatio   = 0.9
+	DefaultRetryMin   = 15 * time.Second
 	maxDownloadBytes  = 256 << 20
 )
 
@@ -43,6 +45,14 @@ type RefresherConfig struct {
 	CacheDir string
 	// Interval between refreshes in Run. Default: DefaultInterval (daily).
 	Interval time.Duration
+	// RetryMin is Run's first retry delay after a failed refresh; each further failure in a row doubles it,
+	// up to Interval, and every delay is drawn from its upper half (jitter, so a fleet started together
+	// does not retry together). Default: DefaultRetryMin.
+	RetryMin time.Duration
+	// After is Run's timer (tests replace it); default time.After.
+	After func(time.Duration) <-chan time.Time
+	// Jitter returns a number in [0, 1) for the retry jitter; default math/rand/v2's Float64.
+	Jitter func() float64
 	// A new list must have at least MinEntries entries and at least MinRatio times the entries of the list
 	// it replaces. Defaults: DefaultMinEntries, DefaultMinRatio.
 	MinEntries int
@@ -66,6 +76,8 @@ type Health struct {
 	Entries             int       `json:"entries"`
 	DataAsOf            time.Time `json:"data_as_of,omitzero"`
 	Source              string    `json:"source,omitempty"`
+	// NextAttempt is when Run refreshes next (a retry after a failure, else the next interval).
+	NextAttempt time.Time `json:"next_attempt,omitzero"`
 }
 
 // Refresher keeps a Screener's list fresh: it downloads the configured files (conditionally, with ETag and
@@ -81,12 +93,10 @@ type Refresher struct {
 	m        refreshMetrics
 }
 
+// refreshMetrics are the refresh counter; the list's gauges are a collector reading the state at scrape
+// time (status.go).
 type refreshMetrics struct {
-	refreshes   *prometheus.CounterVec
-	failures    prometheus.Gauge
-	lastSuccess prometheus.Gauge
-	entries     prometheus.Gauge
-	dataAsOf    prometheus.Gauge
+	refreshes *prometheus.CounterVec
 }
 
 // NewRefresher returns a refresher for s. It registers its metrics on cfg.Registerer when one is given.
@@ -137,26 +147,23 @@ func NewRefresher(s *Screener, cfg RefresherConfig) (*Refresher, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.RetryMin <= 0 {
+		cfg.RetryMin = DefaultRetryMin
+	}
+	if cfg.After == nil {
+		cfg.After = time.After
+	}
+	if cfg.Jitter == nil {
+		cfg.Jitter = rand.Float64
+	}
 	r := &Refresher{cfg: cfg, screener: s, sources: sources}
 	r.m = refreshMetrics{
 		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payguard_sanctions_refresh_total", Help: "Sanctions list refresh attempts by result (success, not_modified, failure).",
 		}, []string{"result"}),
-		failures: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "payguard_sanctions_refresh_consecutive_failures", Help: "Sanctions list refreshes failed in a row.",
-		}),
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "payguard_sanctions_last_success_timestamp_seconds", Help: "Unix time of the last successful sanctions refresh.",
-		}),
-		entries: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "payguard_sanctions_entries", Help: "Entries in the sanctions list being served.",
-		}),
-		dataAsOf: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "payguard_sanctions_data_as_of_timestamp_seconds", Help: "Unix time of the served sanctions list's data_as_of.",
-		}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{r.m.refreshes, r.m.failures, r.m.lastSuccess, r.m.entries, r.m.dataAsOf} {
+		for _, c := range []prometheus.Collector{r.m.refreshes, NewCollector(s, r, cfg.Now)} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("sanctions: registering metrics: %w", err)
 			}
@@ -174,9 +181,10 @@ func (r *Refresher) Health() Health {
 
 // cacheMeta is stored beside the cached files.
 type cacheMeta struct {
-	DataAsOf  time.Time            `json:"data_as_of"`
-	FetchedAt time.Time            `json:"fetched_at"`
-	Files     map[string]cacheFile `json:"files"`
+	DataAsOf       time.Time            `json:"data_as_of"`
+	DataAsOfSource string               `json:"data_as_of_source,omitempty"` // an AsOf… constant
+	FetchedAt      time.Time            `json:"fetched_at"`
+	Files          map[string]cacheFile `json:"files"`
 }
 
 type cacheFile struct {
@@ -216,24 +224,50 @@ func (r *Refresher) LoadCache() error {
 	return nil
 }
 
-// Run refreshes now and then every Interval until ctx ends. Failures are logged and counted; the list
-// being served stays.
+// Run refreshes now and then every Interval until ctx ends. A failed refresh is retried after a backoff
+// (RetryMin, doubling per failure in a row, at most Interval, with jitter), so a proxy started during a
+// network blip does not wait a day for its list. Each failure is logged once, with the delay before the
+// next try, and counted; the list being served stays.
 func (r *Refresher) Run(ctx context.Context) {
-	t := time.NewTicker(r.cfg.Interval)
-	defer t.Stop()
 	for {
-		_ = r.Refresh(ctx)
+		err := r.refreshLogged(ctx, true)
+		wait := r.cfg.Interval
+		if err != nil {
+			wait = r.retryDelay(r.Health().ConsecutiveFailures)
+		}
+		r.hmu.Lock()
+		r.health.NextAttempt = r.cfg.Now().Add(wait)
+		r.hmu.Unlock()
+		if err != nil {
+			r.cfg.Logger.Error("sanctions list refresh failed; the current list keeps serving", "err", err,
+				"consecutive_failures", r.Health().ConsecutiveFailures, "entries", r.screener.List().Len(),
+				"retry_in", wait.Round(time.Second).String())
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-r.cfg.After(wait):
 		}
 	}
 }
 
+// retryDelay is the wait after the n-th failure in a row: RetryMin·2^(n-1) capped at Interval, drawn from
+// its upper half.
+func (r *Refresher) retryDelay(n int) time.Duration {
+	d := r.cfg.RetryMin
+	for i := 1; i < n && d < r.cfg.Interval; i++ {
+		d *= 2
+	}
+	d = min(d, r.cfg.Interval)
+	return d/2 + time.Duration(r.cfg.Jitter()*float64(d/2))
+}
+
 // Refresh downloads, validates and installs a new list. It returns nil when the list was replaced or the
-// server said nothing changed (304).
-func (r *Refresher) Refresh(ctx context.Context) error {
+// server said nothing changed (304). A failure is logged and counted.
+func (r *Refresher) Refresh(ctx context.Context) error { return r.refreshLogged(ctx, false) }
+
+// refreshLogged is Refresh; Run logs failures itself (quiet), with its retry delay.
+func (r *Refresher) refreshLogged(ctx context.Context, quiet bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.cfg.Now()
@@ -248,16 +282,15 @@ func (r *Refresher) Refresh(ctx context.Context) error {
 		r.health.LastErrorAt = now
 		r.health.ConsecutiveFailures++
 		r.m.refreshes.WithLabelValues("failure").Inc()
-		r.m.failures.Set(float64(r.health.ConsecutiveFailures))
-		r.cfg.Logger.Error("sanctions list refresh failed; the current list keeps serving",
-			"err", err, "consecutive_failures", r.health.ConsecutiveFailures, "entries", r.screener.List().Len())
+		if !quiet {
+			r.cfg.Logger.Error("sanctions list refresh failed; the current list keeps serving",
+				"err", err, "consecutive_failures", r.health.ConsecutiveFailures, "entries", r.screener.List().Len())
+		}
 		return err
 	}
 	r.health.LastSuccess = now
 	r.health.LastError = ""
 	r.health.ConsecutiveFailures = 0
-	r.m.failures.Set(0)
-	r.m.lastSuccess.Set(float64(now.Unix()))
 	if changed {
 		r.m.refreshes.WithLabelValues("success").Inc()
 	} else {
@@ -329,12 +362,12 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 	}
 	if !l.fromXML() {
 		// The CSV set states no publish date: the server's Last-Modified, else the fetch time.
-		l.dataAsOf = now.UTC()
+		l.dataAsOf, l.asOfSource = now.UTC(), AsOfFetchTime
 		if !mainLastModified.IsZero() {
-			l.dataAsOf = mainLastModified
+			l.dataAsOf, l.asOfSource = mainLastModified, AsOfLastModified
 		}
 	}
-	meta.DataAsOf = l.dataAsOf
+	meta.DataAsOf, meta.DataAsOfSource = l.dataAsOf, l.asOfSource
 	if err := r.validate(l, st); err != nil {
 		return false, err
 	}
@@ -390,8 +423,6 @@ func (r *Refresher) install(l *List) {
 	r.health.DataAsOf = l.DataAsOf()
 	r.health.Source = l.Source()
 	r.hmu.Unlock()
-	r.m.entries.Set(float64(l.Len()))
-	r.m.dataAsOf.Set(float64(l.DataAsOf().Unix()))
 }
 
 func readMeta(dir string) (*cacheMeta, error) {

@@ -176,8 +176,11 @@ func TestRefresherXML(t *testing.T) {
 	if h := r.Health(); !h.DataAsOf.Equal(s.DataAsOf()) || h.Entries != 2 || h.ConsecutiveFailures != 0 {
 		t.Errorf("health %+v", h)
 	}
-	if got := metricValue(t, r.m.dataAsOf); got != float64(s.DataAsOf().Unix()) {
+	if got := gaugeValue(t, reg, "payguard_sanctions_data_as_of_timestamp_seconds"); got != float64(s.DataAsOf().Unix()) {
 		t.Errorf("data_as_of gauge %v", got)
+	}
+	if got := s.List().DataAsOfSource(); got != AsOfPublishDate {
+		t.Errorf("data_as_of source %q, want %q (the XML states its publish date)", got, AsOfPublishDate)
 	}
 }
 

@@ -165,7 +165,7 @@ func TestRefresher(t *testing.T) {
 			t.Errorf("%s: health = %+v", b.name, h)
 		}
 	}
-	if got := metricValue(t, r.m.failures); got != 5 {
+	if got := gaugeValue(t, reg, "payguard_sanctions_refresh_consecutive_failures"); got != 5 {
 		t.Errorf("consecutive failures gauge = %v, want 5", got)
 	}
 	if got := metricValue(t, r.m.refreshes.WithLabelValues("failure")); got != 5 {
@@ -196,10 +196,10 @@ func TestRefresher(t *testing.T) {
 	if s.List().Len() != 6 || !s.DataAsOf().Equal(v2) || r.Health().ConsecutiveFailures != 0 {
 		t.Errorf("after v2: len=%d data_as_of=%v health=%+v", s.List().Len(), s.DataAsOf(), r.Health())
 	}
-	if got := metricValue(t, r.m.lastSuccess); got != float64(cfg.Now().Unix()) {
+	if got := gaugeValue(t, reg, "payguard_sanctions_last_success_timestamp_seconds"); got != float64(cfg.Now().Unix()) {
 		t.Errorf("last success gauge = %v", got)
 	}
-	if got := metricValue(t, r.m.entries); got != 6 {
+	if got := gaugeValue(t, reg, "payguard_sanctions_entries"); got != 6 {
 		t.Errorf("entries gauge = %v", got)
 	}
 

@@ -43,5 +43,8 @@ func (s *Screener) ScreenName(name string) screening.NameResult { return s.cur.L
 // DataAsOf implements screening.Sanctions.
 func (s *Screener) DataAsOf() time.Time { return s.cur.Load().DataAsOf() }
 
+// DataAsOfSource says what DataAsOf is (List.DataAsOfSource); screening.Check reports it.
+func (s *Screener) DataAsOfSource() string { return s.cur.Load().DataAsOfSource() }
+
 // Ready implements screening.Sanctions.
 func (s *Screener) Ready() bool { return s.cur.Load().Ready() }

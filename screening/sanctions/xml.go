@@ -93,6 +93,9 @@ func ParseXML(r io.Reader, fallback time.Time, source string) (*List, LoadStats,
 	}
 	l := newList(entries, dataAsOf, source, warnings, true)
 	l.xml = published
+	if published {
+		l.asOfSource = AsOfPublishDate
+	}
 	return l, st, nil
 }
 

@@ -72,6 +72,8 @@ func schemas() obj {
 				"sanctions":  obj{"type": "object", "description": "Sanctions screening result."},
 				"domain":     nullable("object", "Domain age and DNS result, null when no domain was given."),
 				"data_as_of": str("Freshness of the sanctions data."),
+				"data_as_of_source": obj{"type": "string", "enum": []string{"publish_date", "http_last_modified", "fetch_time", "file_mtime"},
+					"description": "What data_as_of is: SDN.XML's publish date, the download's Last-Modified, the fetch time, or a local file's modification time."},
 				"disclaimer": str("Informational-screening notice."),
 			},
 		},

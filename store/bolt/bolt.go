@@ -176,6 +176,14 @@ func Open(path string, opts Options) (s *Store, err error) {
 		db.Close()
 		return nil, err
 	}
+	// Leases that fell due while payguard was down are released now, not at the first decision.
+	s.log.mu.Lock()
+	_, err = s.releaseLocked(s.now())
+	s.log.mu.Unlock()
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store/bolt: releasing expired tickets in %s: %w", path, err)
+	}
 	return s, nil
 }
 
@@ -252,9 +260,8 @@ func (s *Store) purge(tx *bbolt.Tx, now time.Time) error {
 	if err := expired(tx.Bucket(bucketTrial), second); err != nil {
 		return err
 	}
-	if err := purgeTickets(tx, now); err != nil {
-		return err
-	}
+	// Tickets are not swept here: an expired ticket's reservation is released with it, under the ledger's
+	// lock (release.go), which this transaction (the applier's, or Open's) does not hold.
 	cutoff := []byte(store.Day(now.Add(-store.LedgerRetention)))
 	for _, b := range [][]byte{bucketBudgets, bucketReservations} {
 		if err := purgeDaysBefore(tx.Bucket(b), cutoff); err != nil {

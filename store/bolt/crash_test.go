@@ -42,6 +42,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(4)
 	}
+	if path := os.Getenv(leaseChildEnv); path != "" {
+		if err := leaseChild(path); err != nil {
+			fmt.Fprintln(os.Stderr, "lease crash child:", err)
+			os.Exit(3)
+		}
+		os.Exit(4)
+	}
 	if path := os.Getenv(childEnv); path != "" {
 		if err := crashChild(path); err != nil {
 			fmt.Fprintln(os.Stderr, "crash child:", err)

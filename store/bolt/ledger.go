@@ -73,6 +73,9 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 	if s.log.broken != nil {
 		return store.BudgetState{}, s.log.broken
 	}
+	if _, err := s.releaseDueLocked(ctx, s.now()); err != nil {
+		return store.BudgetState{}, err
+	}
 	f, err := s.budgetLocked(string(budgetKey(budget, day)))
 	if err != nil {
 		return store.BudgetState{}, err

@@ -118,6 +118,8 @@ type ledgerLog struct {
 	failApply    error         // tests: fail the next commits with this error
 	applyGate    chan struct{} // tests: if set, each commit waits for a value from it
 	records      recordEncoder // builds each operation's journal record (under mu)
+	nextRelease  int64         // unix ns before which no lease is due (release.go); 0: look in the file
+	lastRelease  time.Time     // the applier's last release (release.go)
 }
 
 var errClosed = errors.New("store/bolt: store is closed")
@@ -344,7 +346,7 @@ func (s *Store) reservationLocked(day, id string) (*pendingRes, error) {
 	}
 	var r *pendingRes
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		if rec := tx.Bucket(bucketReservations).Get([]byte(day + id)); len(rec) >= 9 {
+		if rec := tx.Bucket(bucketReservations).Get([]byte(day + id)); len(rec) >= 9 && rec[8] != resReleased {
 			r = &pendingRes{amount: int64(binary.BigEndian.Uint64(rec[:8])), committed: rec[8] == 1,
 				budgetKey: string(rec[9:])}
 		}
@@ -424,6 +426,19 @@ func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicro
 		return nil, err
 	}
 	if !store.Fits(f.spent, f.reserved, amountMicros, capMicros) {
+		// Leases due may be what fills the budget: release them and decide again.
+		if n, err := s.releaseDueLocked(ctx, s.now()); err != nil {
+			return nil, err
+		} else if n > 0 {
+			if err := s.roomLocked(ctx); err != nil { // the lock was let go while waiting
+				return nil, err
+			}
+			if f, err = s.budgetLocked(key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !store.Fits(f.spent, f.reserved, amountMicros, capMicros) {
 		return nil, fmt.Errorf("%w: budget %s on %s: spent %d + reserved %d + %d > cap %d",
 			store.ErrBudgetExceeded, budget, day, f.spent, f.reserved, amountMicros, capMicros)
 	}
@@ -442,6 +457,7 @@ func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicro
 	l.reservations[day+id] = &pendingRes{amount: amountMicros, budgetKey: key, refs: 1}
 	if t != nil {
 		l.ticketIDs[t.ID] = struct{}{}
+		s.noteTicketLocked(t.ExpiresAt)
 	}
 	return op, nil
 }
@@ -584,6 +600,9 @@ func (s *Store) applyLoop() {
 // try; a disk that fails for good stops the ledger at its next commit.
 func (s *Store) purgeWhileIdle() {
 	_ = s.db.Update(func(tx *bbolt.Tx) error { return s.maybePurge(tx, s.now()) })
+	s.log.mu.Lock()
+	s.releasePeriodicallyLocked()
+	s.log.mu.Unlock()
 }
 
 // applyBatch commits batch, the operations journaled in journal j, and settles them.
@@ -627,6 +646,7 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 		for _, op := range batch {
 			s.settleLocked(op)
 		}
+		s.releasePeriodicallyLocked()
 	} else if l.broken == nil {
 		// The figures keep counting the failed operations: they are in the journal, which the restart replays.
 		l.broken = err
@@ -699,7 +719,7 @@ func applyOp(tx *bbolt.Tx, op *ledgerOp) error {
 		return putTicketTx(tx, t, op.Ticket)
 	case opCommit:
 		rec := res.Get(resKey)
-		if len(rec) < 9 || string(rec[9:]) != string(key) || rec[8] == 1 {
+		if len(rec) < 9 || string(rec[9:]) != string(key) || rec[8] != resOpen {
 			return nil
 		}
 		amount := int64(binary.BigEndian.Uint64(rec[:8]))

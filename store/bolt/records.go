@@ -125,43 +125,6 @@ func expiryKey(expiresAt time.Time, id []byte) []byte {
 	return append(u64(uint64(max(expiresAt.UnixNano(), 0))), id...)
 }
 
-// purgeTickets deletes the tickets, and the ids kept for duplicate checks, that expired before now, oldest
-// first through the expiry index, so a sweep reads only what it deletes (at most maxPurgeKeys; the next sweep
-// goes on). A ticket that was taken is gone already; its id goes now.
-func purgeTickets(tx *bbolt.Tx, now time.Time) error {
-	index, tickets, ids := tx.Bucket(bucketTicketExpiry), tx.Bucket(bucketTickets), tx.Bucket(bucketTicketIDs)
-	nowNS := uint64(now.UnixNano())
-	type entry struct{ k, v []byte }
-	var dead []entry
-	c := index.Cursor()
-	for k, v := c.First(); k != nil && len(dead) < maxPurgeKeys; k, v = c.Next() {
-		if len(k) < 8 || binary.BigEndian.Uint64(k) >= nowNS {
-			break
-		}
-		dead = append(dead, entry{append([]byte(nil), k...), append([]byte(nil), v...)})
-	}
-	for _, e := range dead {
-		if err := index.Delete(e.k); err != nil {
-			return err
-		}
-		if err := ids.Delete(e.k[8:]); err != nil {
-			return err
-		}
-		if len(e.v) < 8 {
-			continue
-		}
-		ticketKey := e.v[8:]
-		// The ticket may be gone (taken), and its place may hold a newer ticket with the same key: a per-key
-		// bucket emptied by TakeTicket is deleted, and its successor's sequence starts again at 1.
-		if perKey := tickets.Bucket(ticketKey); perKey != nil && isTicket(perKey.Get(e.v[:8]), e.k[8:]) {
-			if err := deleteTicketAt(tickets, perKey, ticketKey, e.v[:8]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // isTicket reports whether v is the stored ticket with that id.
 func isTicket(v, id []byte) bool {
 	if v == nil {

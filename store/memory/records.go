@@ -144,6 +144,9 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 	kept.Option = bytes.Clone(t.Option) // the caller's slice stays the caller's
 	s.ticketIDs[t.ID] = true
 	s.tickets[t.Key] = append(s.tickets[t.Key], &kept)
+	if s.nextRelease.IsZero() || t.ExpiresAt.Before(s.nextRelease) {
+		s.nextRelease = t.ExpiresAt
+	}
 	return t, nil
 }
 
@@ -232,6 +235,7 @@ func (s *Store) purgeLocked() {
 		return
 	}
 	s.lastPurge = now
+	s.releaseLocked(now) // before the tickets go: an expired ticket's reservation leaves with it
 	cutoff := store.Day(now.Add(-store.LedgerRetention))
 	for k := range s.budgets {
 		if k.day < cutoff {
@@ -251,7 +255,7 @@ func (s *Store) purgeLocked() {
 	for key, list := range s.tickets {
 		kept := list[:0]
 		for _, t := range list {
-			if t.Used || t.ExpiresAt.Before(now) {
+			if t.Used || t.ExpiresAt.Add(store.TicketReleaseGrace).Before(now) {
 				delete(s.ticketIDs, t.ID)
 				continue
 			}

@@ -4,17 +4,40 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/payguard/payguard/store"
 )
 
 // A budget's day is one hash: total (= spent + reserved), spent, reserved, r:<id> per open reservation and
-// c:<id> per committed one, each holding the amount.
+// c:<id> per committed one, each holding the amount. Its leases (store.Tickets: the reservations of tickets
+// not yet taken) are a sorted set beside it, lease:<day>:<budget>, id → the time (unix ms) after which the
+// reservation is released. Every script that reads the figures first releases the leases due (sweepLua), and
+// claimScript pins one; both touch the two keys in one script, so a lease is released or pinned, never both.
 
-// reserveScript: KEYS[1] ledger hash; ARGV amount, -amount, cap, id, ttl ms. Returns {1} or
-// {0, spent, reserved}. HINCRBY is exact and fails on int64 overflow, which can only mean "over the cap";
-// the sum is compared with the cap as canonical decimal strings, never as Lua numbers.
-var reserveScript = guarded(`
+// sweepLua releases the leases of KEYS[2] due before ARGV[sweepArg] (unix ms) from the ledger hash KEYS[1].
+const sweepLua = `
+local function sweep(now)
+  local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. now)
+  for _, id in ipairs(due) do
+    local amount = redis.call('HGET', KEYS[1], 'r:' .. id)
+    if amount then
+      if amount ~= '0' then
+        redis.call('HINCRBY', KEYS[1], 'reserved', '-' .. amount)
+        redis.call('HINCRBY', KEYS[1], 'total', '-' .. amount)
+      end
+      redis.call('HDEL', KEYS[1], 'r:' .. id)
+    end
+    redis.call('ZREM', KEYS[2], id)
+  end
+end
+`
+
+// reserveScript: KEYS[1] ledger hash, KEYS[2] its leases; ARGV amount, -amount, cap, id, ttl ms, now ms,
+// lease-until ms (empty: not a lease). Returns {1} or {0, spent, reserved}. HINCRBY is exact and fails on
+// int64 overflow, which can only mean "over the cap"; the sum is compared with the cap as canonical decimal
+// strings, never as Lua numbers.
+var reserveScript = guarded(sweepLua + `
 local function gt(a, b)
   if #a ~= #b then return #a > #b end
   return a > b
@@ -22,6 +45,7 @@ end
 local function refused()
   return {0, redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[1], 'reserved') or '0'}
 end
+sweep(ARGV[6])
 local r = redis.pcall('HINCRBY', KEYS[1], 'total', ARGV[1])
 if type(r) == 'table' and r.err then return refused() end
 -- a negative total can only be a wrapped sum (a server that does not refuse the overflow): over the cap
@@ -34,7 +58,27 @@ end
 redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[1])
 redis.call('HSET', KEYS[1], 'r:' .. ARGV[4], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
+if ARGV[7] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[7], ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+end
 return {1}
+`)
+
+// stateScript: KEYS[1] ledger hash, KEYS[2] its leases; ARGV now ms. Returns {spent, reserved}.
+var stateScript = guarded(sweepLua + `
+sweep(ARGV[1])
+return {redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[1], 'reserved') or '0'}
+`)
+
+// claimScript: KEYS[1] ledger hash, KEYS[2] its leases; ARGV id. Pins a lease (the ticket was taken) and
+// returns 1, or 0 when the reservation was released (or never existed). A reservation without a lease (a
+// plain Reserve, or a ticket stored before leases) is pinned already.
+var claimScript = guarded(`
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then return 1 end
+if redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[1]) == 1 then return 1 end
+if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 1 then return 1 end
+return 0
 `)
 
 // commitScript: KEYS[1] ledger hash; ARGV id. Returns 1 (committed now or before) or 0 (unknown).
@@ -51,22 +95,36 @@ redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], amount)
 return 1
 `)
 
-// stateScript: KEYS[1] ledger hash. A read, guarded too: a wiped ledger reads as zero spend.
-var stateScript = guarded(`
-return redis.call('HMGET', KEYS[1], 'spent', 'reserved')
-`)
-
 func (s *Store) ledgerKey(budget, day string) string { return s.key("ledger:", day, ":", budget) }
+
+// ledgerKeys are a budget day's hash and its leases.
+func (s *Store) ledgerKeys(budget, day string) []string {
+	return []string{s.ledgerKey(budget, day), s.key("lease:", day, ":", budget)}
+}
+
+// unixMillis is t in whole unix milliseconds, rounded up, as a decimal string.
+func unixMillis(t time.Time) string {
+	return strconv.FormatInt((t.UnixNano()+int64(time.Millisecond)-1)/int64(time.Millisecond), 10)
+}
 
 // Reserve implements store.Ledger in one script.
 func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64) (string, error) {
 	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
 		return "", err
 	}
+	return s.reserve(ctx, budget, day, amountMicros, capMicros, time.Time{})
+}
+
+// reserve reserves, as a lease released after leaseUntil unless it is zero.
+func (s *Store) reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64, leaseUntil time.Time) (string, error) {
 	id := store.NewID()
-	res, err := s.run(ctx, reserveScript, []string{s.ledgerKey(budget, day)},
+	lease := ""
+	if !leaseUntil.IsZero() {
+		lease = unixMillis(leaseUntil)
+	}
+	res, err := s.run(ctx, reserveScript, s.ledgerKeys(budget, day),
 		strconv.FormatInt(amountMicros, 10), strconv.FormatInt(-amountMicros, 10),
-		strconv.FormatInt(capMicros, 10), id, millis(LedgerRetention)).Slice()
+		strconv.FormatInt(capMicros, 10), id, millis(LedgerRetention), unixMillis(s.now()), lease).Slice()
 	if err != nil {
 		return "", fmt.Errorf("store/redis: reserve in budget %s on %s: %w", budget, day, s.lost(err))
 	}
@@ -101,7 +159,7 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 	if err := store.CheckDay(day); err != nil {
 		return store.BudgetState{}, err
 	}
-	vals, err := s.run(ctx, stateScript, []string{s.ledgerKey(budget, day)}).Slice()
+	vals, err := s.run(ctx, stateScript, s.ledgerKeys(budget, day), unixMillis(s.now())).Slice()
 	if err != nil {
 		return store.BudgetState{}, fmt.Errorf("store/redis: state of budget %s on %s: %w", budget, day, s.lost(err))
 	}
@@ -110,13 +168,19 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 	}
 	st := store.BudgetState{Day: day}
 	for i, dst := range []*int64{&st.Spent, &st.Reserved} {
-		if vals[i] == nil {
-			continue
-		}
 		str, _ := vals[i].(string)
 		if *dst, err = strconv.ParseInt(str, 10, 64); err != nil {
 			return store.BudgetState{}, fmt.Errorf("store/redis: budget %s on %s holds a bad figure %q", budget, day, vals[i])
 		}
 	}
 	return st, nil
+}
+
+// claim pins the lease of a taken ticket's reservation; false means it was released first.
+func (s *Store) claim(ctx context.Context, budget, day, id string) (bool, error) {
+	n, err := s.run(ctx, claimScript, s.ledgerKeys(budget, day), id).Int()
+	if err != nil {
+		return false, fmt.Errorf("store/redis: pin reservation %s in budget %s on %s: %w", id, budget, day, s.lost(err))
+	}
+	return n == 1, nil
 }

@@ -63,15 +63,17 @@ func (s *Store) putTicket(ctx context.Context, t store.Ticket) error {
 	return nil
 }
 
-// ReserveTicket implements store.Tickets: Reserve, then putTicket. The ledger and ticket keys may live in
-// different cluster slots, so the two are not one script; a ticket that fails leaves its reservation, which
-// counts like any abandoned one (the budget errs on the safe side).
+// ReserveTicket implements store.Tickets: a leased Reserve, then putTicket. The ledger and ticket keys are
+// not one script; a ticket that fails leaves its lease, released when the ticket would have expired.
 func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
 	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
 	if err := store.CheckTicket(&t); err != nil {
 		return store.Ticket{}, err
 	}
-	id, err := s.Reserve(ctx, budget, day, amountMicros, capMicros)
+	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
+		return store.Ticket{}, err
+	}
+	id, err := s.reserve(ctx, budget, day, amountMicros, capMicros, t.ExpiresAt.Add(store.TicketReleaseGrace))
 	if err != nil {
 		return store.Ticket{}, err
 	}
@@ -95,6 +97,16 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 	var t store.Ticket
 	if err := json.Unmarshal([]byte(raw), &t); err != nil {
 		return store.Ticket{}, fmt.Errorf("store/redis: ticket under key %q is corrupt: %w", key, err)
+	}
+	// Taken, the ticket is gone; its reservation is pinned next, in the ledger's keys. Should this process
+	// die in between, no payment was released and the lease is released in time; should the lease have been
+	// released first (a replica whose clock runs ahead), the payment is not released either.
+	ok, err := s.claim(ctx, t.Budget, t.Day, t.ReservationID)
+	if err != nil {
+		return store.Ticket{}, err
+	}
+	if !ok {
+		return store.Ticket{}, fmt.Errorf("%w: ticket %s expired and its reservation was released", store.ErrNotFound, t.ID)
 	}
 	t.Used = true
 	return t, nil

@@ -63,8 +63,11 @@ func Run(t *testing.T, newStore NewStore) {
 	}
 }
 
-// base is a fixed instant for stored times; cases that depend on the store's own clock use time.Now.
-var base = time.Date(2026, 11, 22, 9, 30, 0, 123456789, time.UTC)
+// base is the instant for stored times: the start of the run, to the second, plus nanoseconds that a store
+// must keep. It is near the store's own clock because tickets stored with ReserveTicket are leases the
+// store releases after they expire by its clock (store.Tickets); cases that depend on the store's own clock
+// use time.Now.
+var base = time.Now().UTC().Truncate(time.Second).Add(123456789)
 
 const day = "2026-11-22"
 

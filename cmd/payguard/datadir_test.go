@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/server/fees"
+)
+
+// --data-dir moves all the state the proxy creates (CA, receipt keys, ledger, admin token) into one
+// directory, and a second payguard on that directory (here serve, after a proxy) refuses to start with a
+// message that names the process holding it. Nothing is created in the working directory.
+func TestDataDirIsOneAndExclusive(t *testing.T) {
+	t.Setenv(adminTokenEnv, "")
+	t.Setenv(config.DataDirEnv, "")
+	wd := t.TempDir()
+	t.Chdir(wd)
+	dir := filepath.Join(t.TempDir(), "state")
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SetDataDir(dir)
+	startProxy(t, cfg, screeningFlags{offline: true})
+	for _, f := range []string{"ca/payguard-ca.pem", "ca/payguard-ca-key.pem", "receipt-keys.json", "payguard.db", "admin-token", dataDirLockFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not in the data dir: %v", f, err)
+		}
+	}
+	if ents, _ := os.ReadDir(wd); len(ents) != 0 {
+		t.Errorf("the working directory got %d entries (%s...)", len(ents), ents[0].Name())
+	}
+
+	serveCfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveCfg.SetDataDir(dir)
+	serveCfg.Server.Listen = "127.0.0.1:0"
+	err = serveAPI(context.Background(), serveCfg, feesForTest(t, serveCfg), screeningFlags{offline: true}, slog.New(slog.DiscardHandler))
+	want := fmt.Sprintf("is used by payguard proxy (pid %d", os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--data-dir") {
+		t.Fatalf("second process on the data dir: %v, want it to say %q", err, want)
+	}
+	// A second proxy is refused the same way, before it touches the ledger.
+	err = serveProxy(context.Background(), serveCfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), nil)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second proxy: %v", err)
+	}
+}
+
+// feesForTest gives serve the pay_to it needs.
+func feesForTest(t *testing.T, cfg *config.Config) fees.Terms {
+	t.Helper()
+	cfg.Server.Fees.PayTo = "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E"
+	terms, err := feeTerms(cfg.Server.Fees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return terms
+}
+
+// The flag and PAYGUARD_DATA_DIR reach the command: `payguard proxy --data-dir` with a bad listen address
+// fails after taking the lock in the directory it was given.
+func TestDataDirFlag(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := filepath.Join(t.TempDir(), "flag")
+	var out, errb strings.Builder
+	if code := runMain([]string{"proxy", "--offline", "--data-dir", dir, "--listen", "256.0.0.1:bad"}, nil, &out, &errb); code != 1 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "proxy listener: listen tcp: lookup tcp/bad") {
+		t.Errorf("--listen was not used: %s", errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ca", "payguard-ca.pem")); err != nil {
+		t.Errorf("--data-dir did not get the CA: %v", err)
+	}
+	env := filepath.Join(t.TempDir(), "env")
+	t.Setenv(config.DataDirEnv, env)
+	if code := runMain([]string{"proxy", "--offline", "--listen", "256.0.0.1:bad"}, nil, &out, &errb); code != 1 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(env, "receipt-keys.json")); err != nil {
+		t.Errorf("%s did not move the keys: %v", config.DataDirEnv, err)
+	}
+}
