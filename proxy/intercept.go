@@ -21,8 +21,9 @@ const (
 // reqState travels from the request handler to the response handler in goproxy's ProxyCtx.UserData.
 type reqState struct {
 	start   time.Time
-	local   bool     // the response was made by payguard, not by the upstream
-	release *release // a payment was released upstream; its settlement is recorded
+	local   bool              // the response was made by payguard, not by the upstream
+	release *release          // a payment was released upstream; its settlement is recorded
+	paid    *x402.Requirement // the option that payment was released for (observed with the answer)
 }
 
 func stateOf(ctx *goproxy.ProxyCtx) *reqState {
@@ -66,7 +67,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	}
 	p.observe("payment", req, out, st.start)
 	if out.Decision == allow && out.Release != nil {
-		st.release = out.Release
+		st.release, st.paid = out.Release, out.Option
 		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via).Inc()
 		return req, nil
 	}
@@ -101,6 +102,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	stripPayguardHeaders(resp.Header)
 	if st.release != nil {
 		p.recordSettlement(ctx.Req.Context(), st.release, resp)
+		p.observePaid(ctx.Req, st.paid, resp.StatusCode)
 		resp.Header.Set(HeaderDecision, allow)
 		if st.release.ReceiptID != "" {
 			resp.Header.Set(HeaderReceipt, st.release.ReceiptID)
@@ -125,6 +127,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
+	defer p.observeChallenge(req, pr)() // recorded after the decision: it never judges this challenge against itself
 	if st.release != nil {
 		// The seller refused or failed a payment payguard released. Its fresh challenge is passed on with
 		// nothing left to pay: the agent learns why (error is kept) and pays again only through a new

@@ -68,6 +68,9 @@ type Options struct {
 	Now         func() time.Time
 	Logger      *slog.Logger
 	Metrics     *Metrics
+	// Observer, when set, receives an Endpoint Index observation of every decoded 402 and every paid
+	// response (see observe.go).
+	Observer Observer
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.

@@ -1,0 +1,159 @@
+package index
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payguard/payguard/store"
+)
+
+// Defaults for Writer.
+const (
+	DefaultQueue     = 4096
+	maxBatch         = 128
+	writeTimeout     = 5 * time.Second
+	defaultCloseWait = 5 * time.Second
+)
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// Queue bounds the observations waiting to be written; when it is full an observation is dropped and
+	// counted, never waited for (default DefaultQueue).
+	Queue int
+	// Keep is the retention every write enforces.
+	Keep store.Retention
+	// Registry, when set, gets the writer's metrics.
+	Registry prometheus.Registerer
+	Logger   *slog.Logger
+}
+
+// Writer writes observations to the store off the request path: Observe only queues (never blocks), and one
+// goroutine drains the queue in batches. It is safe for concurrent use.
+type Writer struct {
+	st      store.Endpoints
+	keep    store.Retention
+	queue   chan store.Observation
+	log     *slog.Logger
+	done    chan struct{}
+	mu      sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
+	closed  bool
+
+	written *prometheus.CounterVec
+	dropped *prometheus.CounterVec
+}
+
+// NewWriter starts a writer to st.
+func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
+	if o.Queue <= 0 {
+		o.Queue = DefaultQueue
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
+		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_written_total",
+			Help: "Endpoint observations written to the store, by source."}, []string{"source"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_dropped_total",
+			Help: "Endpoint observations not written: queue_full (never waited for), store_error, invalid or closed."}, []string{"reason"}),
+	}
+	for _, s := range []string{store.SourceChallenge, store.SourcePaid, store.SourceProbe} {
+		w.written.WithLabelValues(s)
+	}
+	for _, r := range []string{"queue_full", "store_error", "invalid", "closed"} {
+		w.dropped.WithLabelValues(r)
+	}
+	if o.Registry != nil {
+		o.Registry.MustRegister(w.written, w.dropped)
+	}
+	go w.run()
+	return w
+}
+
+// Observe queues o; when the queue is full (or the writer is closed) it drops o and counts it. It never
+// blocks on the store.
+func (w *Writer) Observe(o store.Observation) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		w.dropped.WithLabelValues("closed").Inc()
+		return
+	}
+	select {
+	case w.queue <- o:
+	default:
+		w.dropped.WithLabelValues("queue_full").Inc()
+	}
+}
+
+// Close stops accepting observations and waits (at most a few seconds) for the queued ones to be written.
+// Observations made after Close are dropped and counted.
+func (w *Writer) Close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+	}
+	w.mu.Unlock()
+	select {
+	case <-w.done:
+	case <-time.After(defaultCloseWait):
+		w.log.Warn("index writer: observations still queued at shutdown were not written")
+	}
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	batch := make([]store.Observation, 0, maxBatch)
+	for o := range w.queue {
+		batch = append(batch[:0], o)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case more, ok := <-w.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
+		w.write(batch)
+	}
+}
+
+func (w *Writer) write(batch []store.Observation) {
+	valid := batch[:0:0]
+	for _, o := range batch {
+		if err := store.CheckObservation(o); err != nil {
+			w.dropped.WithLabelValues("invalid").Inc()
+			continue
+		}
+		valid = append(valid, o)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if b, ok := w.st.(store.ObservationBatcher); ok && len(valid) > 1 {
+		if err := b.PutObservations(ctx, valid, w.keep); err != nil {
+			w.dropped.WithLabelValues("store_error").Add(float64(len(valid)))
+			w.log.Warn("index writer: observations not written", "count", len(valid), "error", err.Error())
+			return
+		}
+		for _, o := range valid {
+			w.written.WithLabelValues(o.Source).Inc()
+		}
+		return
+	}
+	for _, o := range valid {
+		if err := w.st.PutObservation(ctx, o, w.keep); err != nil {
+			w.dropped.WithLabelValues("store_error").Inc()
+			w.log.Warn("index writer: observation not written", "url", o.URL, "error", err.Error())
+			continue
+		}
+		w.written.WithLabelValues(o.Source).Inc()
+	}
+}

@@ -1,0 +1,71 @@
+package index
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/memory"
+)
+
+// blockingStore holds every write until released: the store is slow or down.
+type blockingStore struct {
+	*memory.Store
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingStore) PutObservation(ctx context.Context, o store.Observation, keep store.Retention) error {
+	<-b.release
+	return b.Store.PutObservation(ctx, o, keep)
+}
+
+// A store that does not answer never slows Observe: the queue fills, the rest is dropped and counted, and what
+// was queued is written once the store answers.
+func TestWriterDropsWhenFullAndNeverBlocks(t *testing.T) {
+	st := &blockingStore{Store: memory.New(), release: make(chan struct{})}
+	reg := prometheus.NewRegistry()
+	w := NewWriter(st, WriterOptions{Queue: 4, Registry: reg})
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 100; i++ {
+			w.Observe(store.Observation{URL: target, Method: "GET", ObservedAt: t0.Add(time.Duration(i) * time.Second), Source: store.SourceChallenge})
+		}
+		close(done)
+	}()
+	<-done // returns although the store answers nothing: Observe never waits for it
+	dropped := value(t, w.dropped.WithLabelValues("queue_full"))
+	// The writer goroutine may hold one batch (up to the queue's 4 plus the one it took) while blocked.
+	if dropped < 100-4-maxBatch || dropped > 96 {
+		t.Fatalf("dropped %v of 100 with a queue of 4", dropped)
+	}
+	close(st.release)
+	w.Close()
+	written := value(t, w.written.WithLabelValues(store.SourceChallenge))
+	if written+dropped != 100 {
+		t.Fatalf("written %v + dropped %v != 100", written, dropped)
+	}
+	obs, _ := st.Observations(context.Background(), target)
+	if float64(len(obs)) != written {
+		t.Fatalf("store holds %d, writer counted %v", len(obs), written)
+	}
+	w.Observe(store.Observation{URL: target, Method: "GET", ObservedAt: t0})
+	if got := value(t, w.dropped.WithLabelValues("closed")); got != 1 {
+		t.Fatalf("observation after Close: dropped(closed) = %v", got)
+	}
+}
+
+// value reads a counter (prometheus/testutil needs a module this repository does not carry).
+func value(t *testing.T, m prometheus.Counter) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.GetCounter().GetValue()
+}

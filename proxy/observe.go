@@ -1,0 +1,42 @@
+package proxy
+
+import (
+	"net/http"
+
+	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
+)
+
+// Observer receives the Endpoint Index observations the proxy makes; *index.Writer implements it. Observe
+// must not block: it is called on the request path.
+type Observer interface {
+	Observe(store.Observation)
+}
+
+// observeChallenge makes the observation of a decoded 402 (allowed, held or blocked alike) as the seller
+// sent it, and returns the function that records it: the caller defers that until after the decision, so a
+// decision never judges the challenge against itself.
+func (p *Proxy) observeChallenge(req *http.Request, pr *x402.PaymentRequired) (record func()) {
+	if p.opts.Observer == nil {
+		return func() {}
+	}
+	url, err := index.NormalizeURL(req.URL.String())
+	if err != nil {
+		return func() {}
+	}
+	o := index.FromChallenge(url, req.Method, pr, p.opts.Now())
+	return func() { p.opts.Observer.Observe(o) }
+}
+
+// observePaid records the seller's answer to a payment the proxy released for opt.
+func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int) {
+	if p.opts.Observer == nil || opt == nil {
+		return
+	}
+	url, err := index.NormalizeURL(req.URL.String())
+	if err != nil {
+		return
+	}
+	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, p.opts.Now()))
+}

@@ -1,0 +1,218 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/store/redis"
+	"github.com/payguard/payguard/x402"
+)
+
+// withIndex wires the Endpoint Index: the engine reads observations from st, and an index.Writer on st
+// records what the proxy sees.
+func withIndex(t *testing.T, st store.Endpoints) harnessOption {
+	w := index.NewWriter(st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}})
+	t.Cleanup(w.Close)
+	return func(su *setup) {
+		su.index = st
+		su.Observer = w
+	}
+}
+
+// mutableSeller answers every request with a v2 402 whose payTo and amount the test can change between
+// requests (a seller whose payee was hijacked, or who raised its price).
+type mutableSeller struct {
+	srv    *httptest.Server
+	payTo  atomic.Value // string
+	amount atomic.Value // string
+}
+
+func newMutableSeller(t *testing.T, payTo, amount string) *mutableSeller {
+	s := &mutableSeller{}
+	s.payTo.Store(payTo)
+	s.amount.Store(amount)
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr := &x402.PaymentRequired{X402Version: x402.V2, Error: "payment required",
+			Resource: &x402.ResourceInfo{URL: "http://" + r.Host + r.URL.Path},
+			Accepts:  []x402.Requirement{offer(x402.V2, "eip155:8453", baseUSDC, s.payTo.Load().(string), s.amount.Load().(string))},
+			Extensions: map[string]json.RawMessage{"bazaar": json.RawMessage(
+				`{"info":{"category":"weather","input":{"type":"http","method":"GET"}},"schema":{"type":"object"}}`)}}
+		h, err := x402.EncodeHeaderJSON(pr)
+		if err != nil {
+			t.Error(err)
+		}
+		w.Header().Set(x402.HeaderPaymentRequired, h)
+		w.WriteHeader(http.StatusPaymentRequired)
+		w.Write([]byte("{}"))
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// waitObservations waits until st holds at least n observations of url (the writer is asynchronous).
+func waitObservations(t *testing.T, st store.Endpoints, url string, n int) []store.Observation {
+	t.Helper()
+	key, err := index.NormalizeURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		obs, err := st.Observations(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(obs) >= n {
+			return obs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d observations of %s written, want %d", len(obs), key, n)
+		}
+	}
+}
+
+// The attack: a seller's payee is swapped between two runs. The first 402 is allowed and observed; the second,
+// naming another payTo for the same network and asset, is held with both addresses named.
+func TestObservedPayToChangeHolds(t *testing.T) {
+	st := memory.New()
+	h := newHarness(t, st, testRules(), withIndex(t, st))
+	s := newMutableSeller(t, sellerPayTo, "10000")
+	u := s.srv.URL + "/weather"
+	b := h.buyer()
+	resp, body := b.get(u, nil)
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("first run: %d %s", resp.StatusCode, body)
+	}
+	obs := waitObservations(t, st, u, 1)
+	if o := obs[0]; o.Source != store.SourceChallenge || o.Category != "weather" || len(o.Metadata) == 0 ||
+		len(o.Offers) != 1 || o.Offers[0].PayTo != sellerPayTo {
+		t.Fatalf("observation: %+v", o)
+	}
+	s.payTo.Store(otherPayTo)
+	resp, body = b.get(u, nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != hold || !hasReason(r.Reasons, "hold: endpoint_payto_changed: payTo "+otherPayTo+" differs from "+
+		strings.ToLower(sellerPayTo)) {
+		t.Fatalf("second run: %s %q", r.Decision, r.Reasons)
+	}
+	// Once observed, the new payee is the latest; the change itself still holds for SPEC's seven days.
+	waitObservations(t, st, u, 2)
+	resp, body = b.get(u, nil)
+	r = decodeRefusal(t, resp, body)
+	if r.Decision != hold || !hasReason(r.Reasons, "hold: endpoint_payto_changed: payTo changed from "+strings.ToLower(sellerPayTo)+
+		" to "+strings.ToLower(otherPayTo)) {
+		t.Fatalf("third run: %s %q", r.Decision, r.Reasons)
+	}
+}
+
+func TestObservedPriceRaiseHolds(t *testing.T) {
+	st := memory.New()
+	h := newHarness(t, st, testRules(), withIndex(t, st))
+	s := newMutableSeller(t, sellerPayTo, "10000")
+	u := s.srv.URL + "/weather"
+	b := h.buyer()
+	if resp, body := b.get(u, nil); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("first run: %d %s", resp.StatusCode, body)
+	}
+	waitObservations(t, st, u, 1)
+	s.amount.Store("100000") // 10x, still under every cap and the hold threshold
+	resp, body := b.get(u, nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != hold || !hasReason(r.Reasons,
+		"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (own_history, 1 samples)") {
+		t.Fatalf("10x price: %s %q", r.Decision, r.Reasons)
+	}
+}
+
+// A payment the proxy releases is observed with the option paid and the seller's status.
+func TestPaidResponseObserved(t *testing.T) {
+	st := memory.New()
+	h := newHarness(t, st, testRules(), withIndex(t, st))
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, "10000"))
+	ex := h.buyer().pay(s.url("/weather"), nil)
+	if ex.paid == nil || ex.paid.StatusCode != http.StatusOK {
+		t.Fatalf("payment not delivered: %+v", ex.paid)
+	}
+	obs := waitObservations(t, st, s.url("/weather"), 2)
+	var paid *store.Observation
+	for i := range obs {
+		if obs[i].Source == store.SourcePaid {
+			paid = &obs[i]
+		}
+	}
+	if paid == nil || paid.Paid == nil || paid.Paid.PayTo != sellerPayTo || paid.Paid.Network != "eip155:84532" ||
+		paid.Status != 200 || !paid.Usable {
+		t.Fatalf("paid observation: %+v", obs)
+	}
+}
+
+// A fleet: two proxies on one Redis share observations. The payee seen through one proxy, changed when the
+// agent comes through the other, is held there.
+func TestFleetSharesObservations(t *testing.T) {
+	u := os.Getenv("PAYGUARD_TEST_REDIS_URL")
+	if u == "" {
+		u = "redis://127.0.0.1:6379/0"
+	}
+	prefix := "payguard-test-index:" + store.NewID()[:12] + ":"
+	open := func() *redis.Store {
+		st, err := redis.Open(context.Background(), redis.Options{URL: u, Prefix: prefix})
+		if err != nil {
+			t.Fatalf("the fleet test needs a real Redis at %s: %v", u, err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA, stB := open(), open()
+	t.Cleanup(func() { deletePrefix(t, u, prefix) })
+	a := newHarness(t, stA, testRules(), withIndex(t, stA))
+	b := newHarness(t, stB, testRules(), withIndex(t, stB))
+	s := newMutableSeller(t, sellerPayTo, "10000")
+	target := s.srv.URL + "/weather"
+	if resp, body := a.buyer().get(target, nil); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("through proxy A: %d %s", resp.StatusCode, body)
+	}
+	waitObservations(t, stB, target, 1) // visible to B's store
+	s.payTo.Store(otherPayTo)
+	resp, body := b.buyer().get(target, nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != hold || !hasReason(r.Reasons, "hold: endpoint_payto_changed: payTo "+otherPayTo+" differs from "+strings.ToLower(sellerPayTo)) {
+		t.Fatalf("through proxy B: %s %q", r.Decision, r.Reasons)
+	}
+}
+
+func hasReason(reasons []string, prefix string) bool {
+	for _, r := range reasons {
+		if strings.HasPrefix(r, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// deletePrefix removes this test's keys from the shared Redis (never a flush).
+func deletePrefix(t *testing.T, url, prefix string) {
+	st, err := redis.Open(context.Background(), redis.Options{URL: url, Prefix: prefix})
+	if err != nil {
+		t.Errorf("cleaning up %s: %v", prefix, err)
+		return
+	}
+	defer st.Close()
+	ctx := context.Background()
+	iter := st.Client().Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if len(keys) > 0 {
+		st.Client().Del(ctx, keys...)
+	}
+}
