@@ -34,13 +34,13 @@ type WriterOptions struct {
 // Writer writes observations to the store off the request path: Observe only queues (never blocks), and one
 // goroutine drains the queue in batches. It is safe for concurrent use.
 type Writer struct {
-	st      store.Endpoints
-	keep    store.Retention
-	queue   chan store.Observation
-	log     *slog.Logger
-	done    chan struct{}
-	mu      sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
-	closed  bool
+	st     store.Endpoints
+	keep   store.Retention
+	queue  chan store.Observation
+	log    *slog.Logger
+	done   chan struct{}
+	mu     sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
+	closed bool
 
 	written *prometheus.CounterVec
 	dropped *prometheus.CounterVec
