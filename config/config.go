@@ -26,6 +26,7 @@ type Config struct {
 	Store     StoreConfig     `yaml:"store"`
 	Screening ScreeningConfig `yaml:"screening"`
 	Keys      KeysConfig      `yaml:"keys"`
+	Index     IndexConfig     `yaml:"index"`
 	// Rules takes SPEC's snake_case rule names; omitted rules keep SPEC's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
@@ -86,13 +87,14 @@ func defaults() *Config {
 		Store:     defaultStore(),
 		Screening: defaultScreening(),
 		Keys:      defaultKeys(),
+		Index:     defaultIndex(),
 		Rules:     policy.DefaultRules(),
 	}
 }
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys} {
+	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Index} {
 		if err := v.validate(); err != nil {
 			return err
 		}

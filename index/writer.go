@@ -2,7 +2,9 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +28,10 @@ type WriterOptions struct {
 	Queue int
 	// Keep is the retention every write enforces.
 	Keep store.Retention
+	// Coalesce: an observation identical to the last one written for its URL (same source, method, status,
+	// usability, offers, payee and category) less than Coalesce later is not written again (counted as
+	// coalesced). 0 writes every one.
+	Coalesce time.Duration
 	// Registry, when set, gets the writer's metrics.
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
@@ -42,9 +48,21 @@ type Writer struct {
 	mu     sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
 	closed bool
 
-	written *prometheus.CounterVec
-	dropped *prometheus.CounterVec
+	coalesce time.Duration
+	last     map[string]lastWrite // by URL; touched only by the writer goroutine
+
+	written   *prometheus.CounterVec
+	dropped   *prometheus.CounterVec
+	coalesced prometheus.Counter
 }
+
+type lastWrite struct {
+	sig string
+	at  time.Time
+}
+
+// maxCoalesceURLs bounds the coalescing memory; past it the map starts over (a few extra writes).
+const maxCoalesceURLs = 100_000
 
 // NewWriter starts a writer to st.
 func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
@@ -55,6 +73,9 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 		o.Logger = slog.Default()
 	}
 	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
+		coalesce: o.Coalesce, last: map[string]lastWrite{},
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
+			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
 		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_written_total",
 			Help: "Endpoint observations written to the store, by source."}, []string{"source"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_dropped_total",
@@ -67,7 +88,7 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 		w.dropped.WithLabelValues(r)
 	}
 	if o.Registry != nil {
-		o.Registry.MustRegister(w.written, w.dropped)
+		o.Registry.MustRegister(w.written, w.dropped, w.coalesced)
 	}
 	go w.run()
 	return w
@@ -133,6 +154,10 @@ func (w *Writer) write(batch []store.Observation) {
 			w.dropped.WithLabelValues("invalid").Inc()
 			continue
 		}
+		if w.repeats(o) {
+			w.coalesced.Inc()
+			continue
+		}
 		valid = append(valid, o)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
@@ -140,6 +165,9 @@ func (w *Writer) write(batch []store.Observation) {
 	if b, ok := w.st.(store.ObservationBatcher); ok && len(valid) > 1 {
 		if err := b.PutObservations(ctx, valid, w.keep); err != nil {
 			w.dropped.WithLabelValues("store_error").Add(float64(len(valid)))
+			for _, o := range valid {
+				delete(w.last, o.URL) // not written: the next one must not be coalesced away
+			}
 			w.log.Warn("index writer: observations not written", "count", len(valid), "error", err.Error())
 			return
 		}
@@ -151,9 +179,36 @@ func (w *Writer) write(batch []store.Observation) {
 	for _, o := range valid {
 		if err := w.st.PutObservation(ctx, o, w.keep); err != nil {
 			w.dropped.WithLabelValues("store_error").Inc()
+			delete(w.last, o.URL)
 			w.log.Warn("index writer: observation not written", "url", o.URL, "error", err.Error())
 			continue
 		}
 		w.written.WithLabelValues(o.Source).Inc()
 	}
+}
+
+// repeats reports whether o repeats the last observation written for its URL within the coalescing
+// interval, and otherwise remembers o as that last one. A change of payee, price, status or source is never
+// coalesced, so every change reaches the store.
+func (w *Writer) repeats(o store.Observation) bool {
+	if w.coalesce <= 0 {
+		return false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%d|%t|%s|%s", o.Source, o.Method, o.Status, o.Usable, o.Category, o.Error)
+	for _, off := range o.Offers {
+		fmt.Fprintf(&b, "|%s,%s,%s,%s,%s", off.Scheme, off.Network, off.Asset, off.Amount, off.PayTo)
+	}
+	if p := o.Paid; p != nil {
+		fmt.Fprintf(&b, "|paid:%s,%s,%s,%s,%s", p.Scheme, p.Network, p.Asset, p.Amount, p.PayTo)
+	}
+	sig := b.String()
+	if l, ok := w.last[o.URL]; ok && l.sig == sig && o.ObservedAt.Sub(l.at) >= 0 && o.ObservedAt.Sub(l.at) < w.coalesce {
+		return true
+	}
+	if len(w.last) >= maxCoalesceURLs {
+		clear(w.last)
+	}
+	w.last[o.URL] = lastWrite{sig: sig, at: o.ObservedAt}
+	return false
 }

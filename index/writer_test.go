@@ -69,3 +69,25 @@ func value(t *testing.T, m prometheus.Counter) float64 {
 	}
 	return d.GetCounter().GetValue()
 }
+
+// Repeats within the coalescing interval are not written again; a changed payee always is.
+func TestWriterCoalescesRepeatsButNeverChanges(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{Coalesce: 10 * time.Minute})
+	a := seen(0, offer("base", payA, "10000"))
+	for i := 0; i < 5; i++ {
+		a.ObservedAt = t0.Add(time.Duration(i) * time.Minute)
+		w.Observe(a)
+	}
+	b := seen(6*time.Minute, offer("base", payB, "10000"))
+	w.Observe(b)
+	a.ObservedAt = t0.Add(7 * time.Minute)
+	w.Observe(a) // back to A: a change again
+	a.ObservedAt = t0.Add(30 * time.Minute)
+	w.Observe(a) // past the interval
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 4 || value(t, w.coalesced) != 4 {
+		t.Fatalf("written %d (want 4: A, B, A, A later), coalesced %v", len(obs), value(t, w.coalesced))
+	}
+}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/payguard/payguard/index"
@@ -39,4 +40,13 @@ func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int
 		return
 	}
 	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, p.opts.Now()))
+}
+
+// prefetchIndex reads the endpoint's observations before the decision takes the budget lock (see
+// index.Prefetch); the engine, wired with index.Prefetching, then finds them in ctx.
+func (p *Proxy) prefetchIndex(ctx context.Context, url string) context.Context {
+	if p.opts.Index == nil {
+		return ctx
+	}
+	return index.Prefetch(ctx, p.opts.Index, url)
 }

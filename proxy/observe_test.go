@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -24,8 +25,8 @@ func withIndex(t *testing.T, st store.Endpoints) harnessOption {
 	w := index.NewWriter(st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}})
 	t.Cleanup(w.Close)
 	return func(su *setup) {
-		su.index = st
-		su.Observer = w
+		su.index = index.Prefetching{Reader: st} // as cmd/payguard wires it
+		su.Observer, su.Index = w, st
 	}
 }
 
@@ -214,5 +215,35 @@ func deletePrefix(t *testing.T, url, prefix string) {
 	}
 	if len(keys) > 0 {
 		st.Client().Del(ctx, keys...)
+	}
+}
+
+// The admin API's read-only Index lookup: the derived payee history of an observed endpoint, 404 for an
+// unknown one, 400 for a URL that is not one, and the bearer token like every /v1 route.
+func TestAdminEndpointsLookup(t *testing.T) {
+	st := memory.New()
+	h := newHarness(t, st, testRules(), withIndex(t, st))
+	s := newMutableSeller(t, sellerPayTo, "10000")
+	u := s.srv.URL + "/weather?city=x"
+	h.buyer().get(u, nil)
+	waitObservations(t, st, u, 1)
+	code, body := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape(u), testToken, nil)
+	var v endpointsView
+	if code != 200 || json.Unmarshal(body, &v) != nil {
+		t.Fatalf("lookup: %d %s", code, body)
+	}
+	if v.URL != s.srv.URL+"/weather" || v.Summary.Observations != 1 || len(v.Summary.PayTo) != 1 ||
+		v.Summary.PayTo[0].Current[0] != strings.ToLower(sellerPayTo) || v.Summary.Category != "weather" || v.ByMethod["GET"].Observations != 1 {
+		t.Fatalf("lookup body: %s", body)
+	}
+	if code, body := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape("https://never.example/x"), testToken, nil); code != 404 ||
+		!strings.Contains(string(body), "endpoint_not_listed") {
+		t.Fatalf("unknown endpoint: %d %s", code, body)
+	}
+	if code, _ := h.api("GET", "/v1/endpoints?url=ftp://x/", testToken, nil); code != 400 {
+		t.Fatalf("bad url: %d", code)
+	}
+	if code, _ := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape(u), "", nil); code != 401 {
+		t.Fatalf("no token: %d", code)
 	}
 }

@@ -71,6 +71,10 @@ type Options struct {
 	// Observer, when set, receives an Endpoint Index observation of every decoded 402 and every paid
 	// response (see observe.go).
 	Observer Observer
+	// Index, when set, serves the admin API's read-only GET /v1/endpoints?url= (observations older than
+	// IndexMaxAge are left out of its derived facts; 0 keeps all).
+	Index       preflight.IndexReader
+	IndexMaxAge time.Duration
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.

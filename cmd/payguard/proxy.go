@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy"
 	"github.com/payguard/payguard/proxy/mitm"
@@ -107,8 +108,21 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return err
 	}
 
-	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
+	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
+		Index: index.Prefetching{Reader: st}, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+	var observer proxy.Observer
+	if cfg.Index.Observe {
+		w := index.NewWriter(st, indexWriterOptions(cfg.Index, metrics.Registry, log))
+		defer w.Close()
+		observer = w
+	}
+	stopProber, err := startProber(ctx, cfg.Index, st, metrics.Registry, log)
+	if err != nil {
+		return err
+	}
+	defer stopProber()
 	p, err := proxy.New(proxy.Options{
+		Observer: observer, Index: st, IndexMaxAge: time.Duration(cfg.Index.Retention),
 		Metrics: metrics,
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,

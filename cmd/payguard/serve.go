@@ -128,7 +128,13 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return err
 	}
-	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
+	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
+		Index: st, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+	stopProber, err := startProber(ctx, cfg.Index, st, registry, log)
+	if err != nil {
+		return err
+	}
+	defer stopProber()
 	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: scr.sanctions, Domains: scr.domains,
 		NewDomainDays: cfg.Screening.Domain.NewDomainDays})
 	srv, err := server.New(server.Options{
