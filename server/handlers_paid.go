@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/store"
 )
 

@@ -155,7 +155,7 @@ func schemas() obj {
 						"category":    str("The seller's category from its bazaar/discovery metadata."),
 						"metadata":    obj{"type": "object", "description": "The seller's bazaar/discovery metadata as sent."},
 					}}},
-				"facts": obj{"type": "object", "description": "Derived from the observations: live (true, false after three consecutive failed probes, null unknown), consecutive_failed_probes, payto_history (per network and asset: current payees and changes), price_history (per network and asset: samples, median, latest, points), category."},
+				"facts":            obj{"type": "object", "description": "Derived from the observations: live (true, false after three consecutive failed probes, null unknown), consecutive_failed_probes, payto_history (per network and asset: current payees and changes), price_history (per network and asset: samples, median, latest, points), category."},
 				"index_updated_at": obj{"type": "string", "format": "date-time"},
 				"data_as_of":       str("Freshness of the sanctions data."),
 			},
