@@ -111,16 +111,13 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
 		Index: index.Prefetching{Reader: st}, IndexMaxAge: time.Duration(cfg.Index.Retention)})
 	var observer proxy.Observer
-	if cfg.Index.Observe {
-		w := index.NewWriter(st, indexWriterOptions(cfg.Index, metrics.Registry, log))
+	if w := indexWriter(cfg.Index, cfg.Index.Observe, st, metrics.Registry, log); w != nil {
 		defer w.Close()
-		observer = w
+		if cfg.Index.Observe {
+			observer = w
+		}
+		defer startProber(ctx, cfg.Index, w, metrics.Registry, log)()
 	}
-	stopProber, err := startProber(ctx, cfg.Index, st, metrics.Registry, log)
-	if err != nil {
-		return err
-	}
-	defer stopProber()
 	p, err := proxy.New(proxy.Options{
 		Observer: observer, Index: st, IndexMaxAge: time.Duration(cfg.Index.Retention),
 		Metrics: metrics,

@@ -130,11 +130,11 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	}
 	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
 		Index: st, IndexMaxAge: time.Duration(cfg.Index.Retention)})
-	stopProber, err := startProber(ctx, cfg.Index, st, registry, log)
-	if err != nil {
-		return err
+	// serve sees no 402s of others; its Index is filled by the prober (and by proxies sharing its store).
+	if w := indexWriter(cfg.Index, false, st, registry, log); w != nil {
+		defer w.Close()
+		defer startProber(ctx, cfg.Index, w, registry, log)()
 	}
-	defer stopProber()
 	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: scr.sanctions, Domains: scr.domains,
 		NewDomainDays: cfg.Screening.Domain.NewDomainDays})
 	srv, err := server.New(server.Options{
