@@ -57,8 +57,8 @@ func defaultIndex() IndexConfig {
 		Observe:        true,
 		Queue:          4096,
 		Retention:      Duration(30 * 24 * time.Hour),
-		MaxPerEndpoint: 1024,
-		Coalesce:       Duration(10 * time.Minute),
+		MaxPerEndpoint: 256,
+		Coalesce:       Duration(time.Hour),
 		Probe: ProbeConfig{
 			Endpoints: []string{}, DiscoveryURLs: []string{}, AllowPrivate: []string{},
 			Interval: Duration(15 * time.Minute), PerHostInterval: Duration(10 * time.Second),

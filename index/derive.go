@@ -94,59 +94,71 @@ func Derive(url string, obs []store.Observation, method string, now time.Time, m
 	}
 	s.FirstAt, s.LatestAt = use[0].ObservedAt.UTC(), use[len(use)-1].ObservedAt.UTC()
 
-	payees := map[assetKey]*PayeeHistory{}
-	prices := map[assetKey]*priceAcc{}
-	var order []assetKey
-	touch := func(k assetKey) {
-		if payees[k] == nil {
-			payees[k] = &PayeeHistory{Network: k.network, Asset: k.asset, Current: []string{}, Changes: []PayeeChange{}}
-			prices[k] = &priceAcc{}
-			order = append(order, k)
+	// Per network and asset, in first-seen order; an endpoint offers a handful, so slices beat maps here.
+	var hist []*PayeeHistory
+	var prices []*priceAcc
+	slot := func(k assetKey) int {
+		for i, h := range hist {
+			if h.Network == k.network && h.Asset == k.asset {
+				return i
+			}
 		}
+		hist = append(hist, &PayeeHistory{Network: k.network, Asset: k.asset, Current: []string{}, Changes: []PayeeChange{}})
+		prices = append(prices, &priceAcc{})
+		return len(hist) - 1
 	}
+	type seenHere struct {
+		named    []string
+		cheapest uint64
+		priced   bool
+	}
+	here := make([]seenHere, 0, 4)
 	for _, o := range use {
 		if o.Category != "" {
 			s.Category = o.Category
 		}
-		// This observation's payees and cheapest price per network and asset.
-		named := map[assetKey][]string{}
-		cheapest := map[assetKey]uint64{}
-		for _, off := range o.Offers {
-			k := keyOf(off.Network, off.Asset)
-			touch(k)
-			if off.PayTo != "" {
-				named[k] = addSorted(named[k], policy.CanonicalPayee(off.PayTo))
+		// This observation's payees and cheapest price per network and asset (indexed like hist).
+		here = here[:0]
+		at := func(i int) *seenHere {
+			for len(here) <= i {
+				here = append(here, seenHere{})
 			}
-			if a, err := x402.ParseAtomic(off.Amount); err == nil {
-				if c, ok := cheapest[k]; !ok || a < c {
-					cheapest[k] = a
-				}
+			return &here[i]
+		}
+		for _, off := range o.Offers {
+			h := at(slot(keyOf(off.Network, off.Asset)))
+			if off.PayTo != "" {
+				h.named = addSorted(h.named, policy.CanonicalPayee(off.PayTo))
+			}
+			if a, err := x402.ParseAtomic(off.Amount); err == nil && (!h.priced || a < h.cheapest) {
+				h.cheapest, h.priced = a, true
 			}
 		}
 		if p := o.Paid; p != nil && p.PayTo != "" {
-			k := keyOf(p.Network, p.Asset)
-			touch(k)
+			i := slot(keyOf(p.Network, p.Asset))
 			payee := policy.CanonicalPayee(p.PayTo)
-			payees[k].Paid = addSorted(payees[k].Paid, payee)
-			if !contains(payees[k].Current, payee) {
-				named[k] = addSorted(named[k], payee)
+			hist[i].Paid = addSorted(hist[i].Paid, payee)
+			if h := at(i); !contains(hist[i].Current, payee) {
+				h.named = addSorted(h.named, payee)
 			}
 		}
-		for k, set := range named {
-			h := payees[k]
-			if len(h.Current) > 0 && !sameSet(h.Current, set) {
-				h.Changes = append(h.Changes, PayeeChange{From: strings.Join(h.Current, " "), To: strings.Join(set, " "), At: o.ObservedAt.UTC()})
+		for i := range here {
+			h, seenNow := hist[i], here[i]
+			if len(seenNow.named) > 0 {
+				if len(h.Current) > 0 && !sameSet(h.Current, seenNow.named) {
+					h.Changes = append(h.Changes, PayeeChange{From: strings.Join(h.Current, " "), To: strings.Join(seenNow.named, " "), At: o.ObservedAt.UTC()})
+				}
+				h.Current, h.CurrentAt = seenNow.named, o.ObservedAt.UTC()
 			}
-			h.Current, h.CurrentAt = set, o.ObservedAt.UTC()
-		}
-		for k, a := range cheapest {
-			prices[k].add(o.ObservedAt.UTC(), a)
+			if seenNow.priced {
+				prices[i].add(o.ObservedAt.UTC(), seenNow.cheapest)
+			}
 		}
 	}
-	for _, k := range order {
-		s.PayTo = append(s.PayTo, *payees[k])
-		if p := prices[k]; len(p.amounts) > 0 {
-			s.Prices = append(s.Prices, p.history(k))
+	for i, h := range hist {
+		s.PayTo = append(s.PayTo, *h)
+		if p := prices[i]; len(p.amounts) > 0 {
+			s.Prices = append(s.Prices, p.history(assetKey{h.Network, h.Asset}))
 		}
 	}
 

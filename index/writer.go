@@ -32,6 +32,8 @@ type WriterOptions struct {
 	// usability, offers, payee and category) less than Coalesce later is not written again (counted as
 	// coalesced). 0 writes every one.
 	Coalesce time.Duration
+	// Written, when set, is called with each URL after its observations are written (Cache.Invalidate).
+	Written func(url string)
 	// Registry, when set, gets the writer's metrics.
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
@@ -50,6 +52,7 @@ type Writer struct {
 
 	coalesce time.Duration
 	last     map[string]lastWrite // by URL; touched only by the writer goroutine
+	onWrite  func(url string)
 
 	written   *prometheus.CounterVec
 	dropped   *prometheus.CounterVec
@@ -57,8 +60,9 @@ type Writer struct {
 }
 
 type lastWrite struct {
-	sig string
-	at  time.Time
+	sig  string
+	at   time.Time
+	meta string // the metadata last written for the URL: a repeat is not stored again
 }
 
 // maxCoalesceURLs bounds the coalescing memory; past it the map starts over (a few extra writes).
@@ -73,7 +77,7 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 		o.Logger = slog.Default()
 	}
 	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
-		coalesce: o.Coalesce, last: map[string]lastWrite{},
+		coalesce: o.Coalesce, last: map[string]lastWrite{}, onWrite: o.Written,
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
 			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
 		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_written_total",
@@ -158,6 +162,7 @@ func (w *Writer) write(batch []store.Observation) {
 			w.coalesced.Inc()
 			continue
 		}
+		w.dedupeMetadata(&o)
 		valid = append(valid, o)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
@@ -173,6 +178,7 @@ func (w *Writer) write(batch []store.Observation) {
 		}
 		for _, o := range valid {
 			w.written.WithLabelValues(o.Source).Inc()
+			w.notify(o.URL)
 		}
 		return
 	}
@@ -184,6 +190,13 @@ func (w *Writer) write(batch []store.Observation) {
 			continue
 		}
 		w.written.WithLabelValues(o.Source).Inc()
+		w.notify(o.URL)
+	}
+}
+
+func (w *Writer) notify(url string) {
+	if w.onWrite != nil {
+		w.onWrite(url)
 	}
 }
 
@@ -203,12 +216,32 @@ func (w *Writer) repeats(o store.Observation) bool {
 		fmt.Fprintf(&b, "|paid:%s,%s,%s,%s,%s", p.Scheme, p.Network, p.Asset, p.Amount, p.PayTo)
 	}
 	sig := b.String()
-	if l, ok := w.last[o.URL]; ok && l.sig == sig && o.ObservedAt.Sub(l.at) >= 0 && o.ObservedAt.Sub(l.at) < w.coalesce {
+	l, ok := w.last[o.URL]
+	if ok && l.sig == sig && o.ObservedAt.Sub(l.at) >= 0 && o.ObservedAt.Sub(l.at) < w.coalesce {
 		return true
 	}
 	if len(w.last) >= maxCoalesceURLs {
 		clear(w.last)
 	}
-	w.last[o.URL] = lastWrite{sig: sig, at: o.ObservedAt}
+	w.last[o.URL] = lastWrite{sig: sig, at: o.ObservedAt, meta: l.meta}
 	return false
+}
+
+// dedupeMetadata drops o's metadata when it repeats the last metadata written for its URL (its category is
+// kept): the seller's bazaar document is usually the same on every 402, and storing it once per change
+// keeps an observation a few hundred bytes.
+func (w *Writer) dedupeMetadata(o *store.Observation) {
+	if len(o.Metadata) == 0 {
+		return
+	}
+	l := w.last[o.URL]
+	if l.meta == string(o.Metadata) {
+		o.Metadata = nil
+		return
+	}
+	if len(w.last) >= maxCoalesceURLs {
+		clear(w.last)
+	}
+	l.meta = string(o.Metadata)
+	w.last[o.URL] = l
 }

@@ -91,3 +91,55 @@ func TestWriterCoalescesRepeatsButNeverChanges(t *testing.T) {
 		t.Fatalf("written %d (want 4: A, B, A, A later), coalesced %v", len(obs), value(t, w.coalesced))
 	}
 }
+
+type countingReader struct {
+	st    store.Endpoints
+	reads int
+	fail  error
+}
+
+func (c *countingReader) Observations(ctx context.Context, url string) ([]store.Observation, error) {
+	c.reads++
+	if c.fail != nil {
+		return nil, c.fail
+	}
+	return c.st.Observations(ctx, url)
+}
+
+// The cache reads a URL once per TTL, a local write invalidates it at once, and errors are never cached.
+func TestCacheTTLInvalidationAndErrors(t *testing.T) {
+	st := memory.New()
+	r := &countingReader{st: st}
+	c := NewCache(r, time.Minute)
+	now := t0
+	c.now = func() time.Time { return now }
+	w := NewWriter(st, WriterOptions{Written: c.Invalidate})
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if obs, _ := c.Observations(ctx, target); len(obs) != 0 {
+			t.Fatal("observations from nowhere")
+		}
+	}
+	if r.reads != 1 {
+		t.Fatalf("%d reads within the TTL, want 1", r.reads)
+	}
+	w.Observe(seen(0, offer("base", payA, "10000")))
+	w.Close() // written, and the cache invalidated
+	if obs, _ := c.Observations(ctx, target); len(obs) != 1 || r.reads != 2 {
+		t.Fatalf("after a local write: %d observations, %d reads", len(obs), r.reads)
+	}
+	now = now.Add(2 * time.Minute)
+	c.Observations(ctx, target)
+	if r.reads != 3 {
+		t.Fatalf("after the TTL: %d reads, want 3", r.reads)
+	}
+	now = now.Add(2 * time.Minute)
+	r.fail = context.DeadlineExceeded
+	if _, err := c.Observations(ctx, target); err == nil {
+		t.Fatal("an error read was answered from the cache")
+	}
+	r.fail = nil
+	if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 || r.reads != 5 {
+		t.Fatalf("after an error: %v %d observations, %d reads", err, len(obs), r.reads)
+	}
+}

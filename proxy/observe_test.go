@@ -21,12 +21,16 @@ import (
 
 // withIndex wires the Endpoint Index: the engine reads observations from st, and an index.Writer on st
 // records what the proxy sees.
+// It is wired as cmd/payguard wires it: the engine reads through a cache the proxy warms before the budget
+// lock, and the writer's writes invalidate the cache.
 func withIndex(t *testing.T, st store.Endpoints) harnessOption {
-	w := index.NewWriter(st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}})
+	cache := index.NewCache(st, time.Minute) // long: only invalidation may make this process see its writes
+	w := index.NewWriter(st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour},
+		Written: cache.Invalidate})
 	t.Cleanup(w.Close)
 	return func(su *setup) {
-		su.index = index.Prefetching{Reader: st} // as cmd/payguard wires it
-		su.Observer, su.Index = w, st
+		su.index = index.Prefetching{Reader: cache}
+		su.Observer, su.Index = w, cache
 	}
 }
 

@@ -16,12 +16,13 @@ import (
 
 // indexWriter starts the observation writer when anything writes observations (the proxy observing, or the
 // prober); nil when nothing does. Close it on shutdown.
-func indexWriter(c config.IndexConfig, observing bool, st store.Endpoints, reg prometheus.Registerer, log *slog.Logger) *index.Writer {
+// Its writes invalidate cache, the engine's view of the Index.
+func indexWriter(c config.IndexConfig, observing bool, st store.Endpoints, cache *index.Cache, reg prometheus.Registerer, log *slog.Logger) *index.Writer {
 	if !observing && !c.Probe.Enabled {
 		return nil
 	}
 	return index.NewWriter(st, index.WriterOptions{Queue: c.Queue, Coalesce: time.Duration(c.Coalesce), Registry: reg, Logger: log,
-		Keep: store.Retention{MaxPerURL: c.MaxPerEndpoint, MaxAge: time.Duration(c.Retention)}})
+		Keep: store.Retention{MaxPerURL: c.MaxPerEndpoint, MaxAge: time.Duration(c.Retention)}, Written: cache.Invalidate})
 }
 
 // startProber starts the opt-in prober when index.probe.enabled, writing through w; the returned function

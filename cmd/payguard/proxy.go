@@ -108,10 +108,13 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return err
 	}
 
+	// The engine reads the Index through a short-lived cache (a busy endpoint's history is decoded about once
+	// per second, not per 402), which the proxy warms before the budget lock (index.Prefetching).
+	indexCache := index.NewCache(st, 0)
 	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
-		Index: index.Prefetching{Reader: st}, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+		Index: index.Prefetching{Reader: indexCache}, IndexMaxAge: time.Duration(cfg.Index.Retention)})
 	var observer proxy.Observer
-	if w := indexWriter(cfg.Index, cfg.Index.Observe, st, metrics.Registry, log); w != nil {
+	if w := indexWriter(cfg.Index, cfg.Index.Observe, st, indexCache, metrics.Registry, log); w != nil {
 		defer w.Close()
 		if cfg.Index.Observe {
 			observer = w
@@ -119,7 +122,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		defer startProber(ctx, cfg.Index, w, metrics.Registry, log)()
 	}
 	p, err := proxy.New(proxy.Options{
-		Observer: observer, Index: st, IndexMaxAge: time.Duration(cfg.Index.Retention),
+		Observer: observer, Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention),
 		Metrics: metrics,
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,

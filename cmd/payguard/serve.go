@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/domain"
@@ -128,10 +129,11 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return err
 	}
+	indexCache := index.NewCache(st, 0)
 	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
-		Index: st, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+		Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)})
 	// serve sees no 402s of others; its Index is filled by the prober (and by proxies sharing its store).
-	if w := indexWriter(cfg.Index, false, st, registry, log); w != nil {
+	if w := indexWriter(cfg.Index, false, st, indexCache, registry, log); w != nil {
 		defer w.Close()
 		defer startProber(ctx, cfg.Index, w, registry, log)()
 	}
