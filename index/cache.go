@@ -34,6 +34,7 @@ type Cache struct {
 type cacheEntry struct {
 	obs []store.Observation
 	at  time.Time
+	sum map[string]Summary // derived per method ("" = all), filled on demand
 }
 
 // NewCache wraps r; ttl <= 0 means DefaultCacheTTL.
@@ -70,10 +71,72 @@ func (c *Cache) Observations(ctx context.Context, url string) ([]store.Observati
 	return obs, nil
 }
 
+// Summary implements Summarizer: url's summary for method as Summarize derives it, computed once per cache
+// entry (the derivation, not only the decoding, is what a busy endpoint's 402s share).
+func (c *Cache) Summary(ctx context.Context, url, method string, now time.Time, maxAge time.Duration) (Summary, error) {
+	obs, err := c.Observations(ctx, url)
+	if err != nil {
+		return Summary{}, err
+	}
+	key := method + "\x00" + maxAge.String()
+	c.mu.Lock()
+	e, ok := c.entries[url]
+	if ok && len(e.obs) == len(obs) && (len(obs) == 0 || &e.obs[0] == &obs[0]) {
+		if s, ok := e.sum[key]; ok {
+			c.mu.Unlock()
+			return s, nil
+		}
+	}
+	c.mu.Unlock()
+	s := derive(url, obs, method, now, maxAge)
+	c.mu.Lock()
+	if e, ok := c.entries[url]; ok && len(e.obs) == len(obs) && (len(obs) == 0 || &e.obs[0] == &obs[0]) {
+		if e.sum == nil {
+			e.sum = map[string]Summary{}
+			c.entries[url] = e
+		}
+		e.sum[key] = s
+	}
+	c.mu.Unlock()
+	return s, nil
+}
+
 // Invalidate drops url's entry (the Writer calls it after writing url's observations).
 func (c *Cache) Invalidate(url string) {
 	c.mu.Lock()
 	delete(c.entries, url)
 	c.gen[url]++
 	c.mu.Unlock()
+}
+
+// Summarizer derives an endpoint's summary itself (Cache does, once per entry).
+type Summarizer interface {
+	Summary(ctx context.Context, url, method string, now time.Time, maxAge time.Duration) (Summary, error)
+}
+
+// Reader reads one URL's observations (store.Endpoints satisfies it).
+type Reader interface {
+	Observations(ctx context.Context, url string) ([]store.Observation, error)
+}
+
+// Summarize is url's summary for method from r: through r's own Summary when it has one (Cache), else
+// read and derived. Observations of method are used; when there are none, those of every method (the
+// payee or price of another method is still this URL's).
+func Summarize(ctx context.Context, r Reader, url, method string, now time.Time, maxAge time.Duration) (Summary, error) {
+	if s, ok := r.(Summarizer); ok {
+		return s.Summary(ctx, url, method, now, maxAge)
+	}
+	obs, err := r.Observations(ctx, url)
+	if err != nil {
+		return Summary{}, err
+	}
+	return derive(url, obs, method, now, maxAge), nil
+}
+
+func derive(url string, obs []store.Observation, method string, now time.Time, maxAge time.Duration) Summary {
+	s := Derive(url, obs, method, now, maxAge)
+	if s.Observations == 0 && method != "" {
+		s = Derive(url, obs, "", now, maxAge)
+	}
+	return s
 }

@@ -7,13 +7,11 @@ import (
 
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/policy"
-	"github.com/payguard/payguard/store"
 )
 
-// IndexReader is the part of the store the engine reads Endpoint Index observations from.
-type IndexReader interface {
-	Observations(ctx context.Context, url string) ([]store.Observation, error)
-}
+// IndexReader is the part of the store the engine reads Endpoint Index observations from; an
+// index.Cache (which also derives and keeps the summary) is what the proxy and serve use.
+type IndexReader = index.Reader
 
 // Index evidence statuses.
 const (
@@ -97,16 +95,11 @@ func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now
 		return &IndexEvidence{Status: IndexNoEndpoint, DataAsOf: DataUnknown}, nil
 	}
 	ev := &IndexEvidence{URL: url, Method: method, DataAsOf: DataUnknown}
-	obs, err := e.opts.Index.Observations(ctx, url)
+	sum, err := index.Summarize(ctx, e.opts.Index, url, method, now, e.opts.IndexMaxAge)
 	if err != nil {
 		f.Index = policy.IndexFacts{State: policy.IndexFailed}
 		ev.Status, ev.Note = IndexUnavailable, "the Index could not be read: "+err.Error()
 		return ev, nil
-	}
-	sum := index.Derive(url, obs, method, now, e.opts.IndexMaxAge)
-	if sum.Observations == 0 && method != "" {
-		// Observed under other methods only: a payee or price of another method is still this URL's.
-		sum = index.Derive(url, obs, "", now, e.opts.IndexMaxAge)
 	}
 	ev.Observations = sum.Observations
 	if sum.Observations == 0 {

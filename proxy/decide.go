@@ -77,7 +77,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 			d.Facts(ctx, host)
 		}
 	}
-	ctx = p.prefetchIndex(ctx, url) // observe.go: the Index read stays outside the lock too
+	p.prefetchIndex(ctx, method, url) // observe.go: the Index read stays outside the lock too
 	lock := p.budgetLock(p.opts.Budget)
 	lock.Lock()
 	defer lock.Unlock()

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/store"
@@ -42,11 +43,14 @@ func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int
 	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, p.opts.Now()))
 }
 
-// prefetchIndex reads the endpoint's observations before the decision takes the budget lock (see
-// index.Prefetch); the engine, wired with index.Prefetching, then finds them in ctx.
-func (p *Proxy) prefetchIndex(ctx context.Context, url string) context.Context {
+// prefetchIndex reads and summarizes the endpoint's observations before the decision takes the budget
+// lock, so that the store round trip (Redis) and the derivation never serialize other decisions: with
+// Options.Index the same index.Cache as the engine's, the engine then finds the summary cached.
+func (p *Proxy) prefetchIndex(ctx context.Context, method, url string) {
 	if p.opts.Index == nil {
-		return ctx
+		return
 	}
-	return index.Prefetch(ctx, p.opts.Index, url)
+	if key, err := index.NormalizeURL(url); err == nil {
+		index.Summarize(ctx, p.opts.Index, key, strings.ToUpper(method), p.opts.Now(), p.opts.IndexMaxAge)
+	}
 }

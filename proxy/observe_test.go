@@ -29,7 +29,7 @@ func withIndex(t *testing.T, st store.Endpoints) harnessOption {
 		Written: cache.Invalidate})
 	t.Cleanup(w.Close)
 	return func(su *setup) {
-		su.index = index.Prefetching{Reader: cache}
+		su.index = cache
 		su.Observer, su.Index = w, cache
 	}
 }

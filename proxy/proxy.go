@@ -72,7 +72,8 @@ type Options struct {
 	// response (see observe.go).
 	Observer Observer
 	// Index, when set, serves the admin API's read-only GET /v1/endpoints?url= (observations older than
-	// IndexMaxAge are left out of its derived facts; 0 keeps all).
+	// IndexMaxAge are left out of its derived facts; 0 keeps all), and is read before the budget lock to
+	// warm the engine's view when it is the engine's index.Cache.
 	Index       preflight.IndexReader
 	IndexMaxAge time.Duration
 }

@@ -109,10 +109,10 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	}
 
 	// The engine reads the Index through a short-lived cache (a busy endpoint's history is decoded about once
-	// per second, not per 402), which the proxy warms before the budget lock (index.Prefetching).
+	// per TTL, not per 402), which the proxy warms before the budget lock.
 	indexCache := index.NewCache(st, 0)
 	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
-		Index: index.Prefetching{Reader: indexCache}, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+		Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)})
 	var observer proxy.Observer
 	if w := indexWriter(cfg.Index, cfg.Index.Observe, st, indexCache, metrics.Registry, log); w != nil {
 		defer w.Close()
