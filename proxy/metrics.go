@@ -23,6 +23,7 @@ type Metrics struct {
 	upstreamErrors   prometheus.Counter
 	nonX402          prometheus.Counter
 	paymentsFailed   prometheus.Counter
+	indexRuleHits    *prometheus.CounterVec // observe.go
 }
 
 // NewMetrics makes the metrics and their registry.
@@ -55,8 +56,9 @@ func NewMetrics() *Metrics {
 			Name: "payguard_payments_rechallenged_total", Help: "Released payments the seller answered with a fresh challenge (passed on with nothing to pay).",
 		}),
 	}
+	m.indexRuleHits = newIndexRuleHits()
 	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.latency,
-		m.upstreamErrors, m.nonX402, m.paymentsFailed)
+		m.upstreamErrors, m.nonX402, m.paymentsFailed, m.indexRuleHits)
 	return m
 }
 
@@ -120,6 +122,9 @@ func reasonClass(decision string, reasons []string) string {
 }
 
 var reasonClasses = []struct{ substr, class string }{
+	// SPEC's Index prefixes first: their details quote probe errors and prices ("network is unreachable").
+	{"hold: endpoint_", "index"},
+	{"hold: invalid_index_rule:", "index"},
 	{"all rules passed", "all_rules_passed"},
 	{"no payment options", "no_options"},
 	{"could not determine merchant domain", "domain_unknown"},
@@ -137,6 +142,4 @@ var reasonClasses = []struct{ substr, class string }{
 	{"above hold threshold", "hold_threshold"},
 	{"daily cap", "daily_cap"},
 	{"has no payTo", "no_payto"},
-	{"endpoint_", "index"},
-	{"invalid_index_rule", "index"},
 }

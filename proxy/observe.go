@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
@@ -52,5 +54,33 @@ func (p *Proxy) prefetchIndex(ctx context.Context, method, url string) {
 	}
 	if key, err := index.NormalizeURL(url); err == nil {
 		index.Summarize(ctx, p.opts.Index, key, strings.ToUpper(method), p.opts.Now(), p.opts.IndexMaxAge)
+	}
+}
+
+// indexRules are SPEC's Index reason prefixes and the rule each names.
+var indexRules = []struct{ prefix, rule string }{
+	{"hold: endpoint_payto_changed:", "hold_on_payto_change"},
+	{"hold: endpoint_price_above_category_median:", "max_price_multiple"},
+	{"hold: endpoint_failed_last_3:", "require_live"},
+	{"hold: invalid_index_rule:", "invalid_index_rule"},
+}
+
+func newIndexRuleHits() *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_rule_hits_total",
+		Help: "Decisions in which an Endpoint Index rule fired, by rule (a decision may count under several)."}, []string{"rule"})
+	for _, r := range indexRules {
+		v.WithLabelValues(r.rule)
+	}
+	return v
+}
+
+// countIndexRules counts every Index rule among a decision's reasons.
+func (p *Proxy) countIndexRules(reasons []string) {
+	for _, r := range reasons {
+		for _, ir := range indexRules {
+			if strings.HasPrefix(r, ir.prefix) {
+				p.metrics.indexRuleHits.WithLabelValues(ir.rule).Inc()
+			}
+		}
 	}
 }

@@ -109,6 +109,9 @@ func TestObservedPayToChangeHolds(t *testing.T) {
 		strings.ToLower(sellerPayTo)) {
 		t.Fatalf("second run: %s %q", r.Decision, r.Reasons)
 	}
+	if got := counterValue(t, h.proxy.metrics.indexRuleHits.WithLabelValues("hold_on_payto_change")); got != 1 {
+		t.Fatalf("payguard_index_rule_hits_total{rule=hold_on_payto_change} = %v, want 1", got)
+	}
 	// Once observed, the new payee is the latest; the change itself still holds for SPEC's seven days.
 	waitObservations(t, st, u, 2)
 	resp, body = b.get(u, nil)
@@ -249,5 +252,20 @@ func TestAdminEndpointsLookup(t *testing.T) {
 	}
 	if code, _ := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape(u), "", nil); code != 401 {
 		t.Fatalf("no token: %d", code)
+	}
+}
+
+// An Index reason's detail may quote a probe error ("network is unreachable") or a price ("exceeds"):
+// it is still classed as an Index hold, not as the rule its detail happens to mention.
+func TestReasonClassIndexBeforeDetailWords(t *testing.T) {
+	for _, r := range []string{
+		"hold: endpoint_failed_last_3: the last 3 unpaid probes failed (latest: dial tcp: network is unreachable)",
+		"hold: endpoint_payto_changed: payTo 0xb differs from 0xa offered for eip155:8453/0x83 at 2026-11-25T10:00:00Z",
+		"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (own_history, 3 samples)",
+		"hold: invalid_index_rule: max_price_multiple -1 must be a positive number or null",
+	} {
+		if got := reasonClass("hold", []string{r}); got != "index" {
+			t.Errorf("reasonClass(%q) = %q, want index", r, got)
+		}
 	}
 }
