@@ -27,7 +27,7 @@ type Config struct {
 	Screening ScreeningConfig `yaml:"screening"`
 	Keys      KeysConfig      `yaml:"keys"`
 	Index     IndexConfig     `yaml:"index"`
-	// Rules takes SPEC's snake_case rule names; omitted rules keep SPEC's defaults.
+	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
 
