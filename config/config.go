@@ -29,6 +29,7 @@ type Config struct {
 	Screening ScreeningConfig `yaml:"screening"`
 	Keys      KeysConfig      `yaml:"keys"`
 	Log       LogConfig       `yaml:"log"`
+	Index     IndexConfig     `yaml:"index"`
 	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
@@ -102,13 +103,14 @@ func defaults() *Config {
 		Screening: defaultScreening(),
 		Keys:      defaultKeys(),
 		Log:       defaultLog(),
+		Index:     defaultIndex(),
 		Rules:     policy.DefaultRules(),
 	}
 }
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log} {
+	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index} {
 		if err := v.validate(); err != nil {
 			return err
 		}

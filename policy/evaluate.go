@@ -189,6 +189,8 @@ func Evaluate(f Facts) Outcome {
 		}
 	}
 
+	reasons = append(reasons, indexReasons(&f, payee)...)
+
 	if chosen < 0 {
 		reasons = append(reasons, best.reasons...)
 		if payee >= 0 {

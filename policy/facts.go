@@ -18,6 +18,8 @@ type Facts struct {
 	Sanctions SanctionsFacts
 	// Domain are the merchant domain's registration and DNS facts.
 	Domain DomainFacts
+	// Index is the Endpoint Index's evidence about the endpoint being paid (see index.go).
+	Index IndexFacts
 	// Rules are the effective rules (the deployment's, overlaid by the request's).
 	Rules Rules
 }

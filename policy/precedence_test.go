@@ -3,6 +3,7 @@ package policy
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestPrecedence(t *testing.T) {
@@ -83,6 +84,69 @@ func TestPrecedence(t *testing.T) {
 			f.Rules.NewDomainDays = 0
 			f.Domain.AgeDays = ptr(0)
 		}, Allow, []string{"allow: all rules passed"}},
+		// The Endpoint Index rules (SPEC: holds with fixed prefixes; missing evidence is never positive).
+		{"payTo differing from the latest observation holds, naming both", func(f *Facts) {
+			f.Index = observed(OptionIndexFacts{LatestPayTos: []string{payeeB}, LatestAt: indexAt})
+		}, Hold, []string{"hold: endpoint_payto_changed: payTo " + payeeA + " differs from " + payeeB +
+			" offered for eip155:8453/" + usdcBase + " at 2026-11-20T10:00:00Z"}},
+		{"payTo equal to the latest observation in another letter case passes", func(f *Facts) {
+			f.Index = observed(OptionIndexFacts{LatestPayTos: []string{"0x1111111111111111111111111111111111111111"}, LatestAt: indexAt})
+			f.Options[0].PayTo = "0x1111111111111111111111111111111111111111"
+		}, Allow, []string{"allow: all rules passed"}},
+		{"payee change within seven days holds even when the quote matches the latest", func(f *Facts) {
+			f.Index = observed(OptionIndexFacts{LatestPayTos: []string{payeeA}, LatestAt: indexAt,
+				ChangedFrom: payeeB, ChangedTo: payeeA, ChangedAt: indexAt})
+		}, Hold, []string{"hold: endpoint_payto_changed: payTo changed from " + payeeB + " to " + payeeA +
+			" for eip155:8453/" + usdcBase + " at 2026-11-20T10:00:00Z (within 7 days)"}},
+		{"hold_on_payto_change off ignores a change", func(f *Facts) {
+			f.Rules.HoldOnPayToChange = false
+			f.Index = observed(OptionIndexFacts{LatestPayTos: []string{payeeB}, LatestAt: indexAt})
+		}, Allow, []string{"allow: all rules passed"}},
+		{"price above the multiple of the median holds, naming both", func(f *Facts) {
+			f.Options[0].USD = 100_000
+			f.Index = observed(OptionIndexFacts{MedianUSD: 10_000, MedianSamples: 2, MedianBasis: "own_history"})
+		}, Hold, []string{"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (own_history, 2 samples)"}},
+		{"price exactly at the multiple passes", func(f *Facts) {
+			f.Options[0].USD = 50_000
+			f.Index = observed(OptionIndexFacts{MedianUSD: 10_000, MedianSamples: 1, MedianBasis: "own_history"})
+		}, Allow, []string{"allow: all rules passed"}},
+		{"max_price_multiple null disables the price rule", func(f *Facts) {
+			f.Rules.MaxPriceMultiple = nil
+			f.Options[0].USD = 100_000
+			f.Index = observed(OptionIndexFacts{MedianUSD: 10_000, MedianSamples: 2, MedianBasis: "own_history"})
+		}, Allow, []string{"allow: all rules passed"}},
+		{"category basis is named", func(f *Facts) {
+			f.Options[0].USD = 200_000
+			f.Index = observed(OptionIndexFacts{MedianUSD: 10_000, MedianSamples: 7, MedianBasis: "category", Category: "weather"})
+		}, Hold, []string{"hold: endpoint_price_above_category_median: $0.2 is more than 5x the median $0.01 (category weather, 7 samples)"}},
+		{"three failed probes hold", func(f *Facts) {
+			f.Index = IndexFacts{State: IndexGathered, FailedProbes: 3, LastProbeError: "connection refused"}
+		}, Hold, []string{"hold: endpoint_failed_last_3: the last 3 unpaid probes failed (latest: connection refused)"}},
+		{"two failed probes are not enough", func(f *Facts) {
+			f.Index = IndexFacts{State: IndexGathered, FailedProbes: 2}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"require_live off ignores failed probes", func(f *Facts) {
+			f.Rules.RequireLive = false
+			f.Index = IndexFacts{State: IndexGathered, FailedProbes: 5}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"no observations is no evidence", func(f *Facts) {
+			f.Index = IndexFacts{State: IndexGathered}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"an unreadable Index is no evidence, never a block", func(f *Facts) {
+			f.Index = IndexFacts{State: IndexFailed, FailedProbes: 9,
+				Options: []OptionIndexFacts{{LatestPayTos: []string{payeeB}}}}
+		}, Allow, []string{"allow: all rules passed"}},
+		{"a non-positive max_price_multiple built in code holds as invalid_index_rule", func(f *Facts) {
+			f.Rules.MaxPriceMultiple = ptr(-1.0)
+		}, Hold, []string{"hold: invalid_index_rule: max_price_multiple -1 must be a positive number or null"}},
+		{"sanctions and spending blocks outrank Index holds", func(f *Facts) {
+			f.Sanctions.AddressMatch = true
+			f.Index = observed(OptionIndexFacts{LatestPayTos: []string{payeeB}, LatestAt: indexAt})
+		}, Block, []string{
+			"block: payTo " + payeeA + " is an OFAC SDN-listed address",
+			"hold: endpoint_payto_changed: payTo " + payeeA + " differs from " + payeeB +
+				" offered for eip155:8453/" + usdcBase + " at 2026-11-20T10:00:00Z",
+		}},
 		{"amount equal to max and hold threshold passes", func(f *Facts) {
 			f.Rules.MaxPerPaymentUSD = 10_000
 			f.Rules.HoldAboveUSD = 10_000
@@ -313,4 +377,11 @@ func FuzzEvaluate(f *testing.F) {
 			t.Fatal("chosen option has its own reasons")
 		}
 	})
+}
+
+var indexAt = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+
+// observed is Index facts with evidence for the one option of cleanFacts.
+func observed(of OptionIndexFacts) IndexFacts {
+	return IndexFacts{State: IndexGathered, Options: []OptionIndexFacts{of}}
 }

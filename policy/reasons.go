@@ -116,3 +116,21 @@ func reasonInternalError(what string) Reason {
 // InternalErrorReason is the reason the engine gives when evaluation itself failed (for example a recovered
 // panic); it is a hold, never an allow.
 func InternalErrorReason(what string) Reason { return reasonInternalError(what) }
+
+// SPEC's Index reasons: a fixed prefix followed by its detail.
+
+func reasonInvalidIndexRule(detail string) Reason {
+	return reason(Hold, "invalid_index_rule: %s", detail)
+}
+func reasonPriceAboveMedian(detail string) Reason {
+	return reason(Hold, "endpoint_price_above_category_median: %s", detail)
+}
+func reasonEndpointFailed(n int, lastErr string) Reason {
+	if lastErr == "" {
+		return reason(Hold, "endpoint_failed_last_3: the last %d unpaid probes failed", n)
+	}
+	return reason(Hold, "endpoint_failed_last_3: the last %d unpaid probes failed (latest: %s)", n, lastErr)
+}
+func reasonPayToChanged(detail string) Reason {
+	return reason(Hold, "endpoint_payto_changed: %s", detail)
+}

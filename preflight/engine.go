@@ -31,6 +31,10 @@ type Options struct {
 	Domains   screening.Domains   // nil -> domain age and DNS unknown (offline)
 	Signer    Signer              // nil -> Decide returns ErrSigningUnavailable
 	Now       func() time.Time    // nil -> time.Now
+	// Index, when set, is where the Endpoint Index rules read observations (nil: no Index evidence, and
+	// results carry no index_evidence). IndexMaxAge drops older observations (0 keeps all).
+	Index       IndexReader
+	IndexMaxAge time.Duration
 }
 
 // Engine decides preflight inputs. It is safe for concurrent use.
@@ -86,7 +90,8 @@ func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error)
 	}
 	now := e.opts.Now().UTC()
 	res := &Result{ChosenIndex: -1, DataAsOf: e.dataAsOf()}
-	outcome, payee := e.evaluate(ctx, in, now)
+	outcome, payee, evidence := e.evaluate(ctx, in, now)
+	res.IndexEvidence = evidence
 	res.Decision = string(outcome.Decision)
 	res.Reasons = outcome.ReasonStrings()
 	res.OptionsEvaluated = outcome.OptionsEvaluated
@@ -132,7 +137,7 @@ func (e *Engine) SignReceipt(res *Result, in *Input) error {
 }
 
 // evaluate gathers facts and runs policy; a panic anywhere in it becomes a hold that says so.
-func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out policy.Outcome, payee *Payee) {
+func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out policy.Outcome, payee *Payee, evidence *IndexEvidence) {
 	var f policy.Facts
 	defer func() {
 		if p := recover(); p != nil {
@@ -175,8 +180,9 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 		f.SpentToday = in.Context.SpentTodayUSD
 	}
 	if len(f.Options) == 0 {
-		return policy.Evaluate(f), nil
+		return policy.Evaluate(f), nil, nil
 	}
+	evidence, _ = e.indexFacts(ctx, in, &f, now)
 
 	payee = &Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}
 	f.Domain, payee.Domain = e.domainFacts(ctx, f.MerchantDomain, now)
@@ -189,7 +195,8 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 		payee.PayTo, payee.Network = payTo, f.Options[judged].Network
 	}
 	f.Sanctions, payee.Sanctions = e.sanctionsFacts(rules.ScreenSanctions, payTo, f.MerchantName)
-	return policy.Evaluate(f), payee
+	judgedEvidence(evidence, &f, judged)
+	return policy.Evaluate(f), payee, evidence
 }
 
 // domainFacts asks the domain checker, if there is one, and turns its answer into policy facts and the

@@ -18,7 +18,10 @@ type Result struct {
 	Payee            *Payee            `json:"payee"`
 	Receipt          Receipt           `json:"receipt"`
 	DataAsOf         string            `json:"data_as_of"` // sanctions list freshness (RFC 3339), or "unknown"
-	AmountMicros     int64             `json:"-"`          // chosen amount in USD micro-dollars (0 when none)
+	// IndexEvidence is present when the engine consulted the Endpoint Index (SPEC: on responses that use
+	// Index data); its data_as_of is the Index's freshness.
+	IndexEvidence *IndexEvidence `json:"index_evidence,omitempty"`
+	AmountMicros  int64          `json:"-"` // chosen amount in USD micro-dollars (0 when none)
 }
 
 // Receipt identifies one decision. JWS is the compact ES256 signature over the result without this member.

@@ -62,6 +62,7 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("POST /v1/holds/{id}/deny", p.resolveHoldAPI(store.HoldDenied))
 	api.HandleFunc("GET /v1/budget", p.budget)
 	api.HandleFunc("POST /v1/decide", p.decideForGuard)
+	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI) // admin_index.go
 	mux.Handle("/v1/", requireToken(want, token != "", api))
 	return mux
 }

@@ -98,6 +98,7 @@ func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.P
 			d.Facts(ctx, host)
 		}
 	}
+	p.prefetchIndex(ctx, method, url) // observe.go: the Index read stays outside the lock too
 	lock := p.budgetLock(p.opts.Budget)
 	lock.Lock()
 	defer lock.Unlock()

@@ -49,6 +49,7 @@ func testRules() policy.Rules {
 type setup struct {
 	Options
 	sanctions screening.Sanctions
+	index     preflight.IndexReader // the engine's Endpoint Index (observe_test.go)
 }
 
 type harnessOption func(*setup)
@@ -91,7 +92,7 @@ func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOp
 		f(&su)
 	}
 	su.Decider = countingDecider{Engine: preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now,
-		Sanctions: su.sanctions}), signs: new(atomic.Int64)}
+		Sanctions: su.sanctions, Index: su.index}), signs: new(atomic.Int64)}
 	p, err := New(su.Options)
 	if err != nil {
 		tb.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"github.com/payguard/payguard/x402"
 )
 
 // Headers payguard adds; every X-Payguard-* header from upstream is removed so sellers cannot forge them.
@@ -18,9 +19,10 @@ const (
 // reqState travels from the request handler to the response handler in goproxy's ProxyCtx.UserData.
 type reqState struct {
 	start   time.Time
-	local   bool     // the response was made by payguard, not by the upstream
-	release *release // a payment was released upstream; its settlement is recorded
-	upgrade bool     // the request asked to switch protocols (and the policy let it go)
+	local   bool              // the response was made by payguard, not by the upstream
+	release *release          // a payment was released upstream; its settlement is recorded
+	paid    *x402.Requirement // the option that payment was released for (observed with the answer)
+	upgrade bool              // the request asked to switch protocols (and the policy let it go)
 }
 
 func stateOf(ctx *goproxy.ProxyCtx) *reqState {
@@ -72,7 +74,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	}
 	p.observe(stage, req, out, st.start)
 	if out.Decision == allow && out.Release != nil {
-		st.release = out.Release
+		st.release, st.paid = out.Release, out.Option
 		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via).Inc()
 		return req, nil
 	}
@@ -128,6 +130,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	}
 	if st.release != nil {
 		p.recordSettlement(ctx.Req.Context(), st.release, resp)
+		p.observePaid(ctx.Req, st.paid, resp.StatusCode)
 		resp.Header.Set(HeaderDecision, allow)
 		if st.release.ReceiptID != "" {
 			resp.Header.Set(HeaderReceipt, st.release.ReceiptID)
@@ -152,6 +155,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
+	defer p.observeChallenge(req, pr)() // recorded after the decision: it never judges this challenge against itself
 	if st.release != nil {
 		// The seller refused or failed a payment payguard released. Its fresh challenge is passed on with
 		// nothing left to pay: the agent learns why (error is kept) and pays again only through a new

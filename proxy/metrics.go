@@ -24,6 +24,7 @@ type Metrics struct {
 	paymentsFailed   prometheus.Counter
 	// agentHandshakeFailures counts agents' TLS handshakes with payguard that failed (errors.go).
 	agentHandshakeFailures prometheus.Counter
+	indexRuleHits          *prometheus.CounterVec // observe.go
 }
 
 // NewMetrics makes the metrics and their registry.
@@ -56,11 +57,12 @@ func NewMetrics() *Metrics {
 			Name: "payguard_payments_rechallenged_total", Help: "Released payments the seller answered with a fresh challenge (passed on with nothing to pay).",
 		}),
 	}
+	m.indexRuleHits = newIndexRuleHits()
 	m.agentHandshakeFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "payguard_agent_tls_handshake_failures_total", Help: "TLS handshakes with the agent that failed (usually: the agent does not trust payguard's CA).",
 	})
 	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.latency,
-		m.upstreamErrors, m.nonX402, m.paymentsFailed, m.agentHandshakeFailures, buildinfo.NewCollector(),
+		m.upstreamErrors, m.nonX402, m.paymentsFailed, m.agentHandshakeFailures, m.indexRuleHits, buildinfo.NewCollector(),
 		// The Go runtime's and the process's own series (go_*, process_*), as `payguard serve` exports.
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -94,6 +96,9 @@ func reasonClass(decision string, reasons []string) string {
 }
 
 var reasonClasses = []struct{ substr, class string }{
+	// SPEC's Index prefixes first: their details quote probe errors and prices ("network is unreachable").
+	{"hold: endpoint_", "index"},
+	{"hold: invalid_index_rule:", "index"},
 	{"all rules passed", "all_rules_passed"},
 	{"no payment options", "no_options"},
 	{"could not determine merchant domain", "domain_unknown"},
@@ -111,6 +116,4 @@ var reasonClasses = []struct{ substr, class string }{
 	{"above hold threshold", "hold_threshold"},
 	{"daily cap", "daily_cap"},
 	{"has no payTo", "no_payto"},
-	{"endpoint_", "index"},
-	{"invalid_index_rule", "index"},
 }

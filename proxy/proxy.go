@@ -75,6 +75,14 @@ type Options struct {
 	// source, age, last refresh success and error, next attempt).
 	SanctionsStatus func() any
 	Metrics         *Metrics
+	// Observer, when set, receives an Endpoint Index observation of every decoded 402 and every paid
+	// response (see observe.go).
+	Observer Observer
+	// Index, when set, serves the admin API's read-only GET /v1/endpoints?url= (observations older than
+	// IndexMaxAge are left out of its derived facts; 0 keeps all), and is read before the budget lock to
+	// warm the engine's view when it is the engine's index.Cache.
+	Index       preflight.IndexReader
+	IndexMaxAge time.Duration
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.

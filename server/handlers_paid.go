@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/store"
 )
@@ -172,20 +173,28 @@ var knownMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATC
 
 // EndpointResult is the 200 body of GET /v1/endpoint.
 type EndpointResult struct {
-	URL            string                `json:"url"`
-	Method         string                `json:"method"`
-	Observations   []EndpointObservation `json:"observations"`
-	IndexUpdatedAt string                `json:"index_updated_at"`
-	DataAsOf       string                `json:"data_as_of"`
+	URL          string                `json:"url"`
+	Method       string                `json:"method"`
+	Observations []EndpointObservation `json:"observations"`
+	// Facts are derived from the observations (index.Derive): live, price history, payTo history.
+	Facts          index.Summary `json:"facts"`
+	IndexUpdatedAt string        `json:"index_updated_at"`
+	DataAsOf       string        `json:"data_as_of"`
 }
 
-// EndpointObservation is one cached unpaid probe.
+// EndpointObservation is one observation: a 402 or paid response seen by a payguard proxy, or an unpaid
+// probe.
 type EndpointObservation struct {
-	ObservedAt string  `json:"observed_at"`
-	Status     int     `json:"status"`
-	Usable     bool    `json:"usable"`
-	Challenge  rawJSON `json:"challenge,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	ObservedAt string        `json:"observed_at"`
+	Status     int           `json:"status"`
+	Usable     bool          `json:"usable"`
+	Source     string        `json:"source,omitempty"`
+	Offers     []store.Offer `json:"offers,omitempty"`
+	Paid       *store.Offer  `json:"paid,omitempty"`
+	Category   string        `json:"category,omitempty"`
+	Metadata   rawJSON       `json:"metadata,omitempty"`
+	Challenge  rawJSON       `json:"challenge,omitempty"`
+	Error      string        `json:"error,omitempty"`
 }
 
 func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -280,11 +289,16 @@ func (s *Server) LookupEndpoint(ctx context.Context, target, method string) (End
 	if !ok {
 		return fail(http.StatusNotFound, CodeEndpointNotListed, "the index has no observation of this URL with method "+method)
 	}
-	result := EndpointResult{URL: target, Method: method, IndexUpdatedAt: updated.UTC().Format(time.RFC3339), Observations: []EndpointObservation{}}
+	result := EndpointResult{URL: target, Method: method, IndexUpdatedAt: updated.UTC().Format(time.RFC3339), Observations: []EndpointObservation{},
+		Facts: index.Derive(target, selected, method, s.now(), 0)}
 	for _, o := range selected {
-		eo := EndpointObservation{ObservedAt: o.ObservedAt.UTC().Format(time.RFC3339), Status: o.Status, Usable: o.Usable, Error: o.Error}
+		eo := EndpointObservation{ObservedAt: o.ObservedAt.UTC().Format(time.RFC3339), Status: o.Status, Usable: o.Usable, Error: o.Error,
+			Source: o.Source, Offers: o.Offers, Paid: o.Paid, Category: o.Category}
 		if len(o.Challenge) > 0 && jsonValid(o.Challenge) {
 			eo.Challenge = rawJSON(o.Challenge)
+		}
+		if len(o.Metadata) > 0 && jsonValid(o.Metadata) {
+			eo.Metadata = rawJSON(o.Metadata)
 		}
 		result.Observations = append(result.Observations, eo)
 	}
@@ -304,7 +318,8 @@ func EndpointURL(raw string) (string, *LookupError) {
 }
 
 // endpointURL checks the url parameter: an absolute http(s) URL with a host, bounded, no fragment or
-// credentials. The index is keyed by the URL as given.
+// credentials; and returns it as the Index keys it (index.NormalizeURL: the proxy and the prober write
+// observations under that key).
 func endpointURL(raw string) (string, *apiError) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -317,5 +332,9 @@ func endpointURL(raw string) (string, *apiError) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Fragment != "" {
 		return "", errorf(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http or https URL without credentials or fragment")
 	}
-	return raw, nil
+	key, err := index.NormalizeURL(raw)
+	if err != nil {
+		return "", errorf(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http or https URL without credentials or fragment")
+	}
+	return key, nil
 }

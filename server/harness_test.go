@@ -186,7 +186,9 @@ type fakeEndpoints struct {
 	obs     map[string][]store.Observation
 }
 
-func (f *fakeEndpoints) PutObservation(ctx context.Context, o store.Observation) error { return nil }
+func (f *fakeEndpoints) PutObservation(ctx context.Context, o store.Observation, _ store.Retention) error {
+	return nil
+}
 func (f *fakeEndpoints) Observations(ctx context.Context, url string) ([]store.Observation, error) {
 	return f.obs[url], nil
 }

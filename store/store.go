@@ -163,24 +163,69 @@ type Trial interface {
 	TakeTrial(ctx context.Context, client, day string, limit int, retention time.Duration) (ok bool, used int, err error)
 }
 
-// Observation is one cached unpaid probe of a public x402 endpoint.
+// Observation is one sighting of a public x402 endpoint: a 402 the proxy decoded, a paid response it
+// forwarded, or an unpaid probe. URL is the normalized endpoint URL (index.NormalizeURL).
 type Observation struct {
 	URL        string    `json:"url"`
 	Method     string    `json:"method"`
 	ObservedAt time.Time `json:"observed_at"`
 	Status     int       `json:"status"`
-	Usable     bool      `json:"usable"`
-	Challenge  []byte    `json:"challenge,omitempty"` // the PaymentRequired JSON seen, if any
-	Error      string    `json:"error,omitempty"`
+	// Usable is true when the endpoint answered as a live x402 endpoint (a decodable 402, or a paid 2xx).
+	Usable    bool   `json:"usable"`
+	Challenge []byte `json:"challenge,omitempty"` // the PaymentRequired JSON seen, if any (probes may keep it)
+	Error     string `json:"error,omitempty"`
+	// Source says who saw it: SourceChallenge, SourcePaid or SourceProbe ("" in observations written
+	// before sources existed).
+	Source string `json:"source,omitempty"`
+	// Offers are the payment options the endpoint offered (a 402), in its order.
+	Offers []Offer `json:"offers,omitempty"`
+	// Paid is the option a payment was released for (SourcePaid).
+	Paid *Offer `json:"paid,omitempty"`
+	// Category is the seller's own category from its bazaar/discovery metadata, "" when it names none.
+	Category string `json:"category,omitempty"`
+	// Metadata is the seller's bazaar/discovery metadata as sent (bounded by the writer), if any.
+	Metadata []byte `json:"metadata,omitempty"`
+}
+
+// Observation sources.
+const (
+	SourceChallenge = "proxy_402"  // a 402 challenge the proxy decoded (allowed, held or blocked)
+	SourcePaid      = "proxy_paid" // the seller's response to a payment the proxy released
+	SourceProbe     = "probe"      // an unpaid request from the prober
+)
+
+// Offer is one payment option as the Index keeps it: network as CAIP-2 when known, asset and payTo as sent,
+// amount in atomic units as a decimal string.
+type Offer struct {
+	Scheme  string `json:"scheme"`
+	Network string `json:"network"`
+	Asset   string `json:"asset"`
+	Amount  string `json:"amount"`
+	PayTo   string `json:"pay_to"`
+}
+
+// Retention bounds the observations kept per URL: at most MaxPerURL (the oldest go first), none older than
+// MaxAge before the newest put. Zero fields are no bound. PutObservation enforces it on the URL it writes;
+// readers also drop entries older than MaxAge (index.Derive), so an endpoint never observed again does not
+// keep stale evidence alive (Redis also expires the whole list MaxAge after its last put).
+type Retention struct {
+	MaxPerURL int
+	MaxAge    time.Duration
 }
 
 // Endpoints stores endpoint observations, newest last, per URL and method. Observations returns every
 // method's observations of a URL ordered by ObservedAt, oldest first (an empty slice for an unknown URL);
-// IndexUpdatedAt is the newest ObservedAt ever put.
+// IndexUpdatedAt is the newest ObservedAt ever put. PutObservation applies keep to o.URL's list.
 type Endpoints interface {
-	PutObservation(ctx context.Context, o Observation) error
+	PutObservation(ctx context.Context, o Observation, keep Retention) error
 	Observations(ctx context.Context, url string) ([]Observation, error) // all methods
 	IndexUpdatedAt(ctx context.Context) (time.Time, error)               // zero when the index was never filled
+}
+
+// ObservationBatcher is implemented by stores that write several observations at once more cheaply than
+// one by one (bolt: one transaction and fsync). It behaves as PutObservation for each, all or nothing.
+type ObservationBatcher interface {
+	PutObservations(ctx context.Context, obs []Observation, keep Retention) error
 }
 
 // Store bundles every part; Close releases files and connections.

@@ -226,5 +226,27 @@ func CheckObservation(o Observation) error {
 	if o.ObservedAt.IsZero() {
 		return fmt.Errorf("%w: observation of %s has no time", ErrInvalid, o.URL)
 	}
+	if len(o.Offers) > MaxObservedOffers {
+		return fmt.Errorf("%w: observation of %s has %d offers (at most %d)", ErrInvalid, o.URL, len(o.Offers), MaxObservedOffers)
+	}
+	if len(o.Challenge)+len(o.Metadata) > MaxObservationBlob {
+		return fmt.Errorf("%w: observation of %s carries %d bytes of challenge and metadata (at most %d)", ErrInvalid, o.URL,
+			len(o.Challenge)+len(o.Metadata), MaxObservationBlob)
+	}
+	return nil
+}
+
+// Bounds on one observation, so that the storage per endpoint is bounded by Retention.MaxPerURL times a
+// known size.
+const (
+	MaxObservedOffers  = 32      // SPEC's payment options per request
+	MaxObservationBlob = 8 << 10 // challenge and metadata bytes together
+)
+
+// CheckRetention validates a retention bound.
+func CheckRetention(r Retention) error {
+	if r.MaxPerURL < 0 || r.MaxAge < 0 {
+		return fmt.Errorf("%w: retention %+v must not be negative", ErrInvalid, r)
+	}
 	return nil
 }

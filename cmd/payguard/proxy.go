@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy"
 	"github.com/payguard/payguard/proxy/mitm"
@@ -120,8 +121,21 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return err
 	}
 
-	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
+	// The engine reads the Index through a short-lived cache (a busy endpoint's history is decoded about once
+	// per TTL, not per 402), which the proxy warms before the budget lock.
+	indexCache := index.NewCache(st, 0)
+	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
+		Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+	var observer proxy.Observer
+	if w := indexWriter(cfg.Index, cfg.Index.Observe, st, indexCache, metrics.Registry, log); w != nil {
+		defer w.Close()
+		if cfg.Index.Observe {
+			observer = w
+		}
+		defer startProber(ctx, cfg.Index, w, metrics.Registry, log)()
+	}
 	p, err := proxy.New(proxy.Options{
+		Observer: observer, Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention),
 		Metrics: metrics,
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots, Upgrades: proxy.UpgradePolicy(cfg.Proxy.Upgrades),

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/domain"
@@ -153,7 +154,14 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return err
 	}
-	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
+	indexCache := index.NewCache(st, 0)
+	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
+		Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+	// serve sees no 402s of others; its Index is filled by the prober (and by proxies sharing its store).
+	if w := indexWriter(cfg.Index, false, st, indexCache, registry, log); w != nil {
+		defer w.Close()
+		defer startProber(ctx, cfg.Index, w, registry, log)()
+	}
 	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: scr.sanctions, Domains: scr.domains,
 		NewDomainDays: cfg.Screening.Domain.NewDomainDays})
 	srv, err := server.New(server.Options{

@@ -358,7 +358,7 @@ func TestCheckEndpoint(t *testing.T) {
 	now := time.Now()
 	put := func(url, method string, at time.Time) {
 		if err := e.store.PutObservation(ctx, store.Observation{URL: url, Method: method, ObservedAt: at, Status: 402,
-			Usable: true, Challenge: []byte(`{"x402Version":1,"accepts":[]}`)}); err != nil {
+			Usable: true, Challenge: []byte(`{"x402Version":1,"accepts":[]}`)}, store.Retention{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -208,46 +208,116 @@ func (s *Store) MarkPaymentSeen(ctx context.Context, digest string, ttl time.Dur
 }
 
 // PutObservation implements store.Endpoints.
-func (s *Store) PutObservation(ctx context.Context, o store.Observation) error {
-	if err := store.CheckObservation(o); err != nil {
+func (s *Store) PutObservation(ctx context.Context, o store.Observation, keep store.Retention) error {
+	return s.PutObservations(ctx, []store.Observation{o}, keep)
+}
+
+// PutObservations writes several observations in one transaction (one fsync), checking them all first:
+// the proxy's observation writer drains its queue through it (store.ObservationBatcher).
+func (s *Store) PutObservations(ctx context.Context, obs []store.Observation, keep store.Retention) error {
+	if err := store.CheckRetention(keep); err != nil {
 		return err
+	}
+	vals := make([][]byte, len(obs))
+	for i := range obs {
+		if err := store.CheckObservation(obs[i]); err != nil {
+			return err
+		}
+		obs[i].ObservedAt = obs[i].ObservedAt.UTC()
+		v, err := json.Marshal(obs[i])
+		if err != nil {
+			return err
+		}
+		vals[i] = v
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o.ObservedAt = o.ObservedAt.UTC()
-	v, err := json.Marshal(o)
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		for i := range obs {
+			if err := putObservationTx(tx, obs[i], vals[i], keep); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func putObservationTx(tx *bbolt.Tx, o store.Observation, v []byte, keep store.Retention) error {
+	perURL, err := tx.Bucket(bucketObservations).CreateBucketIfNotExists([]byte(o.URL))
 	if err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
-		perURL, err := tx.Bucket(bucketObservations).CreateBucketIfNotExists([]byte(o.URL))
-		if err != nil {
-			return err
+	seq, err := perURL.NextSequence()
+	if err != nil {
+		return err
+	}
+	if err := perURL.Put(u64(seq), v); err != nil {
+		return err
+	}
+	if err := trimObservations(perURL, o.ObservedAt, keep); err != nil {
+		return err
+	}
+	meta := tx.Bucket(bucketMeta)
+	var cur time.Time
+	if b := meta.Get(keyIndexUpdatedAt); b != nil {
+		if err := cur.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("store/bolt: index time is corrupt: %w", err)
 		}
-		seq, err := perURL.NextSequence()
-		if err != nil {
-			return err
-		}
-		if err := perURL.Put(u64(seq), v); err != nil {
-			return err
-		}
-		meta := tx.Bucket(bucketMeta)
-		var cur time.Time
-		if b := meta.Get(keyIndexUpdatedAt); b != nil {
-			if err := cur.UnmarshalBinary(b); err != nil {
-				return fmt.Errorf("store/bolt: index time is corrupt: %w", err)
+	}
+	if !o.ObservedAt.After(cur) {
+		return nil
+	}
+	b, err := o.ObservedAt.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return meta.Put(keyIndexUpdatedAt, b)
+}
+
+// keyObsCount holds a URL bucket's number of observations (entries are keyed by 8-byte sequences).
+var keyObsCount = []byte("count")
+
+// trimObservations counts the entry just put and deletes the oldest-put entries while there are more than
+// keep.MaxPerURL or the oldest is older than keep.MaxAge before newest.
+func trimObservations(b *bbolt.Bucket, newest time.Time, keep store.Retention) error {
+	n := uint64(0)
+	if c := b.Get(keyObsCount); len(c) == 8 {
+		n = binary.BigEndian.Uint64(c)
+	} else {
+		// A bucket from before the count existed: count it once.
+		_ = b.ForEach(func(k, _ []byte) error {
+			if len(k) == 8 {
+				n++
 			}
-		}
-		if !o.ObservedAt.After(cur) {
 			return nil
+		})
+		n-- // the entry just put is added below
+	}
+	n++
+	cutoff := time.Time{}
+	if keep.MaxAge > 0 {
+		cutoff = newest.Add(-keep.MaxAge)
+	}
+	c := b.Cursor()
+	// Sequence keys start with 0x00 for any real count, so they sort before keyObsCount.
+	for k, v := c.First(); k != nil && len(k) == 8 && n > 0; k, v = c.First() {
+		over := keep.MaxPerURL > 0 && n > uint64(keep.MaxPerURL)
+		if !over && !cutoff.IsZero() {
+			var head struct {
+				ObservedAt time.Time `json:"observed_at"`
+			}
+			over = json.Unmarshal(v, &head) == nil && head.ObservedAt.Before(cutoff)
 		}
-		b, err := o.ObservedAt.MarshalBinary()
-		if err != nil {
+		if !over {
+			break
+		}
+		if err := b.Delete(k); err != nil {
 			return err
 		}
-		return meta.Put(keyIndexUpdatedAt, b)
-	})
+		n--
+	}
+	return b.Put(keyObsCount, u64(n))
 }
 
 // Observations implements store.Endpoints: every method's observations of url, oldest first (put order
@@ -262,7 +332,10 @@ func (s *Store) Observations(ctx context.Context, url string) ([]store.Observati
 		if perURL == nil {
 			return nil
 		}
-		return perURL.ForEach(func(_, v []byte) error {
+		return perURL.ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil // keyObsCount
+			}
 			var o store.Observation
 			if err := json.Unmarshal(v, &o); err != nil {
 				return fmt.Errorf("store/bolt: observation of %s is corrupt: %w", url, err)

@@ -270,8 +270,11 @@ func (s *Store) purgeLocked() {
 }
 
 // PutObservation implements store.Endpoints.
-func (s *Store) PutObservation(ctx context.Context, o store.Observation) error {
+func (s *Store) PutObservation(ctx context.Context, o store.Observation, keep store.Retention) error {
 	if err := store.CheckObservation(o); err != nil {
+		return err
+	}
+	if err := store.CheckRetention(keep); err != nil {
 		return err
 	}
 	if err := s.lock(ctx); err != nil {
@@ -279,8 +282,27 @@ func (s *Store) PutObservation(ctx context.Context, o store.Observation) error {
 	}
 	defer s.mu.Unlock()
 	o.ObservedAt = o.ObservedAt.UTC()
-	o.Challenge = bytes.Clone(o.Challenge)
-	s.obs[o.URL] = append(s.obs[o.URL], o)
+	o.Challenge, o.Metadata = bytes.Clone(o.Challenge), bytes.Clone(o.Metadata)
+	o.Offers = append([]store.Offer(nil), o.Offers...)
+	if o.Paid != nil {
+		p := *o.Paid
+		o.Paid = &p
+	}
+	list := append(s.obs[o.URL], o)
+	if keep.MaxAge > 0 {
+		cutoff := o.ObservedAt.Add(-keep.MaxAge)
+		kept := list[:0]
+		for _, x := range list {
+			if !x.ObservedAt.Before(cutoff) {
+				kept = append(kept, x)
+			}
+		}
+		list = kept
+	}
+	if keep.MaxPerURL > 0 && len(list) > keep.MaxPerURL {
+		list = append([]store.Observation(nil), list[len(list)-keep.MaxPerURL:]...)
+	}
+	s.obs[o.URL] = list
 	if o.ObservedAt.After(s.updatedAt) {
 		s.updatedAt = o.ObservedAt
 	}
@@ -295,7 +317,12 @@ func (s *Store) Observations(ctx context.Context, url string) ([]store.Observati
 	defer s.mu.Unlock()
 	out := sortedObservations(s.obs[url])
 	for i := range out {
-		out[i].Challenge = bytes.Clone(out[i].Challenge)
+		out[i].Challenge, out[i].Metadata = bytes.Clone(out[i].Challenge), bytes.Clone(out[i].Metadata)
+		out[i].Offers = append([]store.Offer(nil), out[i].Offers...)
+		if p := out[i].Paid; p != nil {
+			c := *p
+			out[i].Paid = &c
+		}
 	}
 	return out, nil
 }

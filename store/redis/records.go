@@ -178,17 +178,26 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	return res[0] == 1, int(res[1]), nil
 }
 
-// indexTimeScript: KEYS obs:<url>, obsupdated; ARGV json, sortable(ObservedAt).
+// indexTimeScript: KEYS obs:<url>, obsupdated; ARGV json, sortable(ObservedAt), max per URL (0 = no
+// bound), max age in ms (0 = none). The list keeps the newest max entries; it expires max age after its last
+// put (readers also drop entries older than that, so trimming by age needs no decoding here).
 var indexTimeScript = goredis.NewScript(`
 redis.call('RPUSH', KEYS[1], ARGV[1])
+local maxn = tonumber(ARGV[3])
+if maxn > 0 then redis.call('LTRIM', KEYS[1], -maxn, -1) end
+local age = tonumber(ARGV[4])
+if age > 0 then redis.call('PEXPIRE', KEYS[1], age) end
 local cur = redis.call('GET', KEYS[2])
 if (not cur) or ARGV[2] > cur then redis.call('SET', KEYS[2], ARGV[2]) end
 return 1
 `)
 
 // PutObservation implements store.Endpoints.
-func (s *Store) PutObservation(ctx context.Context, o store.Observation) error {
+func (s *Store) PutObservation(ctx context.Context, o store.Observation, keep store.Retention) error {
 	if err := store.CheckObservation(o); err != nil {
+		return err
+	}
+	if err := store.CheckRetention(keep); err != nil {
 		return err
 	}
 	o.ObservedAt = o.ObservedAt.UTC()
@@ -197,7 +206,11 @@ func (s *Store) PutObservation(ctx context.Context, o store.Observation) error {
 		return err
 	}
 	keys := []string{s.key("obs:", o.URL), s.key("obsupdated")}
-	if err := indexTimeScript.Run(ctx, s.rdb, keys, v, sortable(o.ObservedAt)).Err(); err != nil {
+	ageMS := int64(0)
+	if keep.MaxAge > 0 {
+		ageMS = millis(keep.MaxAge)
+	}
+	if err := indexTimeScript.Run(ctx, s.rdb, keys, v, sortable(o.ObservedAt), keep.MaxPerURL, ageMS).Err(); err != nil {
 		return fmt.Errorf("store/redis: put observation of %s: %w", o.URL, err)
 	}
 	return nil

@@ -4,7 +4,8 @@
 // Redis) and compared as decimal strings; times are compared as fixed-width sortable strings.
 //
 // Retention: ledger days expire after LedgerRetention, payment digests after their ttl, trial counters after
-// their retention, tickets an hour after they expire. Holds and endpoint observations are kept.
+// their retention, tickets an hour after they expire, an endpoint's observation list its Retention.MaxAge after its last put
+// (and trimmed to Retention.MaxPerURL on every put). Holds are kept.
 package redis
 
 import (

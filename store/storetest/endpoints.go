@@ -23,7 +23,7 @@ func testObservations(t *testing.T, s store.Store) {
 		{URL: u, Method: "GET", ObservedAt: base.Add(time.Minute), Status: 200},
 	}
 	for _, o := range obs {
-		must(t, "PutObservation", s.PutObservation(ctx, o))
+		must(t, "PutObservation", s.PutObservation(ctx, o, store.Retention{}))
 	}
 	got, err := s.Observations(ctx, u)
 	must(t, "Observations", err)
@@ -49,7 +49,7 @@ func testObservations(t *testing.T, s store.Store) {
 		t.Fatalf("IndexUpdatedAt = %v, want %v", at, base.Add(time.Hour))
 	}
 	// An older observation put later does not move the index time back.
-	must(t, "PutObservation old", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET", ObservedAt: base.Add(-time.Hour)}))
+	must(t, "PutObservation old", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET", ObservedAt: base.Add(-time.Hour)}, store.Retention{}))
 	at, err = s.IndexUpdatedAt(ctx)
 	must(t, "IndexUpdatedAt", err)
 	if !at.Equal(base.Add(time.Hour)) {
@@ -60,11 +60,70 @@ func testObservations(t *testing.T, s store.Store) {
 	if len(got) != 4 || !got[0].ObservedAt.Equal(base.Add(-time.Hour)) {
 		t.Fatalf("Observations after an older put: %+v", got)
 	}
-	wantErr(t, "PutObservation without URL", s.PutObservation(ctx, store.Observation{Method: "GET", ObservedAt: base}), store.ErrInvalid)
+	wantErr(t, "PutObservation without URL", s.PutObservation(ctx, store.Observation{Method: "GET", ObservedAt: base}, store.Retention{}), store.ErrInvalid)
 	long := store.Observation{URL: "https://seller.example/" + strings.Repeat("a", store.MaxNameBytes-23), Method: "GET", ObservedAt: base}
-	must(t, "PutObservation with a URL of MaxNameBytes", s.PutObservation(ctx, long))
+	must(t, "PutObservation with a URL of MaxNameBytes", s.PutObservation(ctx, long, store.Retention{}))
 	if got, err := s.Observations(ctx, long.URL); err != nil || len(got) != 1 {
 		t.Fatalf("Observations of a long URL = %d, %v", len(got), err)
 	}
-	wantErr(t, "PutObservation without time", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET"}), store.ErrInvalid)
+	wantErr(t, "PutObservation without time", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET"}, store.Retention{}), store.ErrInvalid)
+}
+
+// testObservationRetention: the fields of an observation survive the store, and PutObservation keeps at most
+// MaxPerURL per URL and none older than MaxAge before the one put (the bounds the Index's storage figure
+// rests on). Batchers obey the same bounds.
+func testObservationRetention(t *testing.T, s store.Store) {
+	const u = "https://retention.example/api"
+	keep := store.Retention{MaxPerURL: 3, MaxAge: 24 * time.Hour}
+	paid := store.Offer{Scheme: "exact", Network: "eip155:8453", Asset: "0xA", Amount: "10000", PayTo: "0xP"}
+	first := store.Observation{URL: u, Method: "GET", ObservedAt: base, Status: 402, Usable: true, Source: store.SourceChallenge,
+		Offers: []store.Offer{paid}, Paid: &paid, Category: "weather", Metadata: []byte(`{"info":{}}`)}
+	must(t, "PutObservation", s.PutObservation(ctx, first, keep))
+	got, err := s.Observations(ctx, u)
+	must(t, "Observations", err)
+	if len(got) != 1 || got[0].Source != first.Source || len(got[0].Offers) != 1 || got[0].Offers[0] != paid ||
+		got[0].Paid == nil || *got[0].Paid != paid || got[0].Category != "weather" || string(got[0].Metadata) != `{"info":{}}` {
+		t.Fatalf("observation did not round-trip: %+v", got)
+	}
+	for i := 1; i <= 4; i++ {
+		must(t, "PutObservation", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET",
+			ObservedAt: base.Add(time.Duration(i) * time.Minute), Status: 402}, keep))
+	}
+	got, err = s.Observations(ctx, u)
+	must(t, "Observations", err)
+	if len(got) != 3 || !got[0].ObservedAt.Equal(base.Add(2*time.Minute)) || !got[2].ObservedAt.Equal(base.Add(4*time.Minute)) {
+		t.Fatalf("after 5 puts with MaxPerURL 3: %d kept %+v", len(got), got)
+	}
+	// A put two days later leaves nothing older than a day before it (the memory and bolt stores drop
+	// them at once; Redis expires the whole list, and readers filter by age).
+	late := base.Add(48 * time.Hour)
+	must(t, "PutObservation late", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET", ObservedAt: late, Status: 402}, keep))
+	got, err = s.Observations(ctx, u)
+	must(t, "Observations", err)
+	n := 0
+	for _, o := range got {
+		if !o.ObservedAt.Before(late.Add(-keep.MaxAge)) {
+			n++
+		}
+	}
+	if n != 1 || len(got) > 3 {
+		t.Fatalf("after a put past MaxAge: %+v", got)
+	}
+	wantErr(t, "negative retention", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET", ObservedAt: late},
+		store.Retention{MaxPerURL: -1}), store.ErrInvalid)
+	wantErr(t, "too many offers", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET", ObservedAt: late,
+		Offers: make([]store.Offer, store.MaxObservedOffers+1)}, keep), store.ErrInvalid)
+	if b, ok := s.(store.ObservationBatcher); ok {
+		const v = "https://retention.example/batch"
+		batch := make([]store.Observation, 5)
+		for i := range batch {
+			batch[i] = store.Observation{URL: v, Method: "GET", ObservedAt: base.Add(time.Duration(i) * time.Minute)}
+		}
+		must(t, "PutObservations", b.PutObservations(ctx, batch, keep))
+		got, err = s.Observations(ctx, v)
+		must(t, "Observations", err)
+		if len(got) != 3 || !got[2].ObservedAt.Equal(base.Add(4*time.Minute)) {
+			t.Fatalf("batch after 5 with MaxPerURL 3: %+v", got)
+		}
+	}
 }

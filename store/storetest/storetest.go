@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Trial/Limit", testTrialLimit},
 		{"Trial/Retention", testTrialRetention},
 		{"Endpoints/Observations", testObservations},
+		{"Endpoints/Retention", testObservationRetention},
 		{"Concurrent/ReserveEqualAmounts", testConcurrentReserveEqual},
 		{"Concurrent/ReserveMixedAmounts", testConcurrentReserveMixed},
 		{"Concurrent/TakeTicket", testConcurrentTakeTicket},

@@ -7,6 +7,7 @@
 #   PG_STORE=redis [PG_REDIS=host:port] ...                                 # Redis (default 127.0.0.1:6379), a fresh key prefix
 #   PG2_STORE=memory ...                                                    # and a second payguard (target payguard2) on another store
 #   PG2_STORE=bolt PG2_BIN=/path/to/other ...                               # ... or another build (or a wrapper setting its env)
+#   PG_INDEX=every PG2_STORE=bolt PG2_INDEX=off ...                         # Endpoint Index writing every 402 against none
 set -euo pipefail
 # proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
@@ -27,6 +28,14 @@ wait_port 127.0.0.1:18080; wait_port 127.0.0.1:18443
 start goproxy-http bin/goproxy-bare -mode http -listen 127.0.0.1:18081 -max-idle-per-host 256
 start goproxy-mitm bin/goproxy-bare -mode mitm -listen 127.0.0.1:18082 -max-idle-per-host 256 \
   -ca-out out/goproxy-ca.pem -upstream-ca out/upstream-ca.pem
+# PG_INDEX / PG2_INDEX: the Endpoint Index's observation writing: on (the default: every 402 observed, repeats
+# coalesced for an hour), every (coalesce 0s: every 402 written to the store), off (observe: false).
+index_yaml() {
+  case "${1:-on}" in
+    off) printf 'index:\n  observe: false\n' ;;
+    every) printf 'index:\n  coalesce: 0s\n' ;;
+  esac
+}
 rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"
 cat >"$PG_DIR/payguard.yaml" <<YAML
 proxy:
@@ -47,6 +56,7 @@ keys:
 rules:
   allowed_networks: ["eip155:84532"]
   daily_cap_usd: 1000000000
+$(index_yaml "${PG_INDEX:-on}")
 YAML
 start payguard "$PG_BIN" proxy --config "$PG_DIR/payguard.yaml" --offline --sanctions-dir "$SANCTIONS"
 wait_port 127.0.0.1:18081; wait_port 127.0.0.1:18082; wait_port 127.0.0.1:19402
@@ -56,7 +66,8 @@ if [ -n "${PG2_STORE:-}" ]; then
   [ "$PG2_STORE" = redis ] && { echo "PG2_STORE: memory or bolt" >&2; exit 1; }
   sed -e 's/127.0.0.1:19402/127.0.0.1:19412/; s/127.0.0.1:19403/127.0.0.1:19413/' \
       -e "s#^  driver: .*#  driver: $PG2_STORE#" -e "s#^  path: .*#  path: $PG_DIR/payguard2-data/payguard.db#" \
-      -e '/^  redis: /d' "$PG_DIR/payguard.yaml" > "$PG_DIR/payguard2.yaml"
+      -e '/^  redis: /d' -e '/^index:/d' -e '/^  observe: /d' -e '/^  coalesce: /d' "$PG_DIR/payguard.yaml" > "$PG_DIR/payguard2.yaml"
+  index_yaml "${PG2_INDEX:-on}" >> "$PG_DIR/payguard2.yaml"
   grep -q '^  path:' "$PG_DIR/payguard2.yaml" || sed -i "s#^  driver: .*#&\n  path: $PG_DIR/payguard2-data/payguard.db#" "$PG_DIR/payguard2.yaml"
   start payguard2 "${PG2_BIN:-$PG_BIN}" proxy --config "$PG_DIR/payguard2.yaml" --offline --sanctions-dir "$SANCTIONS"
   wait_port 127.0.0.1:19412

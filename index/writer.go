@@ -1,0 +1,247 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payguard/payguard/store"
+)
+
+// Defaults for Writer.
+const (
+	DefaultQueue     = 4096
+	maxBatch         = 128
+	writeTimeout     = 5 * time.Second
+	defaultCloseWait = 5 * time.Second
+)
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// Queue bounds the observations waiting to be written; when it is full an observation is dropped and
+	// counted, never waited for (default DefaultQueue).
+	Queue int
+	// Keep is the retention every write enforces.
+	Keep store.Retention
+	// Coalesce: an observation identical to the last one written for its URL (same source, method, status,
+	// usability, offers, payee and category) less than Coalesce later is not written again (counted as
+	// coalesced). 0 writes every one.
+	Coalesce time.Duration
+	// Written, when set, is called with each URL after its observations are written (Cache.Invalidate).
+	Written func(url string)
+	// Registry, when set, gets the writer's metrics.
+	Registry prometheus.Registerer
+	Logger   *slog.Logger
+}
+
+// Writer writes observations to the store off the request path: Observe only queues (never blocks), and one
+// goroutine drains the queue in batches. It is safe for concurrent use.
+type Writer struct {
+	st     store.Endpoints
+	keep   store.Retention
+	queue  chan store.Observation
+	log    *slog.Logger
+	done   chan struct{}
+	mu     sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
+	closed bool
+
+	coalesce time.Duration
+	last     map[string]lastWrite // by URL; touched only by the writer goroutine
+	onWrite  func(url string)
+
+	written   *prometheus.CounterVec
+	dropped   *prometheus.CounterVec
+	coalesced prometheus.Counter
+}
+
+type lastWrite struct {
+	sig  string
+	at   time.Time
+	meta string // the metadata last written for the URL: a repeat is not stored again
+}
+
+// maxCoalesceURLs bounds the coalescing memory; past it the map starts over (a few extra writes).
+const maxCoalesceURLs = 100_000
+
+// NewWriter starts a writer to st.
+func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
+	if o.Queue <= 0 {
+		o.Queue = DefaultQueue
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
+		coalesce: o.Coalesce, last: map[string]lastWrite{}, onWrite: o.Written,
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
+			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
+		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_written_total",
+			Help: "Endpoint observations written to the store, by source."}, []string{"source"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_dropped_total",
+			Help: "Endpoint observations not written: queue_full (never waited for), store_error, invalid or closed."}, []string{"reason"}),
+	}
+	for _, s := range []string{store.SourceChallenge, store.SourcePaid, store.SourceProbe} {
+		w.written.WithLabelValues(s)
+	}
+	for _, r := range []string{"queue_full", "store_error", "invalid", "closed"} {
+		w.dropped.WithLabelValues(r)
+	}
+	if o.Registry != nil {
+		o.Registry.MustRegister(w.written, w.dropped, w.coalesced)
+	}
+	go w.run()
+	return w
+}
+
+// Observe queues o; when the queue is full (or the writer is closed) it drops o and counts it. It never
+// blocks on the store.
+func (w *Writer) Observe(o store.Observation) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		w.dropped.WithLabelValues("closed").Inc()
+		return
+	}
+	select {
+	case w.queue <- o:
+	default:
+		w.dropped.WithLabelValues("queue_full").Inc()
+	}
+}
+
+// Close stops accepting observations and waits (at most a few seconds) for the queued ones to be written.
+// Observations made after Close are dropped and counted.
+func (w *Writer) Close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+	}
+	w.mu.Unlock()
+	select {
+	case <-w.done:
+	case <-time.After(defaultCloseWait):
+		w.log.Warn("index writer: observations still queued at shutdown were not written")
+	}
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	batch := make([]store.Observation, 0, maxBatch)
+	for o := range w.queue {
+		batch = append(batch[:0], o)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case more, ok := <-w.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
+		w.write(batch)
+	}
+}
+
+func (w *Writer) write(batch []store.Observation) {
+	valid := batch[:0:0]
+	for _, o := range batch {
+		if err := store.CheckObservation(o); err != nil {
+			w.dropped.WithLabelValues("invalid").Inc()
+			continue
+		}
+		if w.repeats(o) {
+			w.coalesced.Inc()
+			continue
+		}
+		w.dedupeMetadata(&o)
+		valid = append(valid, o)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if b, ok := w.st.(store.ObservationBatcher); ok && len(valid) > 1 {
+		if err := b.PutObservations(ctx, valid, w.keep); err != nil {
+			w.dropped.WithLabelValues("store_error").Add(float64(len(valid)))
+			for _, o := range valid {
+				delete(w.last, o.URL) // not written: the next one must not be coalesced away
+			}
+			w.log.Warn("index writer: observations not written", "count", len(valid), "error", err.Error())
+			return
+		}
+		for _, o := range valid {
+			w.written.WithLabelValues(o.Source).Inc()
+			w.notify(o.URL)
+		}
+		return
+	}
+	for _, o := range valid {
+		if err := w.st.PutObservation(ctx, o, w.keep); err != nil {
+			w.dropped.WithLabelValues("store_error").Inc()
+			delete(w.last, o.URL)
+			w.log.Warn("index writer: observation not written", "url", o.URL, "error", err.Error())
+			continue
+		}
+		w.written.WithLabelValues(o.Source).Inc()
+		w.notify(o.URL)
+	}
+}
+
+func (w *Writer) notify(url string) {
+	if w.onWrite != nil {
+		w.onWrite(url)
+	}
+}
+
+// repeats reports whether o repeats the last observation written for its URL within the coalescing
+// interval, and otherwise remembers o as that last one. A change of payee, price, status or source is never
+// coalesced, so every change reaches the store.
+func (w *Writer) repeats(o store.Observation) bool {
+	if w.coalesce <= 0 {
+		return false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%d|%t|%s|%s", o.Source, o.Method, o.Status, o.Usable, o.Category, o.Error)
+	for _, off := range o.Offers {
+		fmt.Fprintf(&b, "|%s,%s,%s,%s,%s", off.Scheme, off.Network, off.Asset, off.Amount, off.PayTo)
+	}
+	if p := o.Paid; p != nil {
+		fmt.Fprintf(&b, "|paid:%s,%s,%s,%s,%s", p.Scheme, p.Network, p.Asset, p.Amount, p.PayTo)
+	}
+	sig := b.String()
+	l, ok := w.last[o.URL]
+	if ok && l.sig == sig && o.ObservedAt.Sub(l.at) >= 0 && o.ObservedAt.Sub(l.at) < w.coalesce {
+		return true
+	}
+	if len(w.last) >= maxCoalesceURLs {
+		clear(w.last)
+	}
+	w.last[o.URL] = lastWrite{sig: sig, at: o.ObservedAt, meta: l.meta}
+	return false
+}
+
+// dedupeMetadata drops o's metadata when it repeats the last metadata written for its URL (its category is
+// kept): the seller's bazaar document is usually the same on every 402, and storing it once per change
+// keeps an observation a few hundred bytes.
+func (w *Writer) dedupeMetadata(o *store.Observation) {
+	if len(o.Metadata) == 0 {
+		return
+	}
+	l := w.last[o.URL]
+	if l.meta == string(o.Metadata) {
+		o.Metadata = nil
+		return
+	}
+	if len(w.last) >= maxCoalesceURLs {
+		clear(w.last)
+	}
+	l.meta = string(o.Metadata)
+	w.last[o.URL] = l
+}

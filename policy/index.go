@@ -1,0 +1,141 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"time"
+)
+
+// This file is the three Endpoint Index rules (SPEC's Rules table: max_price_multiple, require_live,
+// hold_on_payto_change). Their evidence is gathered by the engine from the store's observations (package
+// index) and handed in as IndexFacts; Evaluate reads no store. SPEC: missing Index evidence is never positive
+// evidence, so an unknown fact adds no reason, and no Index rule ever blocks.
+
+// PayeeChangeWindow is SPEC's observed-payee-change window.
+const PayeeChangeWindow = 7 * 24 * time.Hour
+
+// FailedProbesBeforeHold is SPEC's number of failed unpaid probes before require_live holds.
+const FailedProbesBeforeHold = 3
+
+// IndexState says whether Index facts were gathered.
+type IndexState int
+
+const (
+	IndexNotGathered IndexState = iota // no Index configured, or a cart: the rules have no evidence
+	IndexGathered                      // observations were read (possibly none: then every fact is unknown)
+	IndexFailed                        // the Index could not be read: unknown, stated in index_evidence
+)
+
+// IndexFacts are what the Index knows about the endpoint being paid.
+type IndexFacts struct {
+	State IndexState
+	// Options are per-option facts, aligned with Facts.Options (nil or shorter: unknown).
+	Options []OptionIndexFacts
+	// FailedProbes is the number of consecutive failed unpaid probes, newest first, counted up to the newest
+	// sign of life (a usable probe or a 402 the proxy decoded).
+	FailedProbes int
+	// LastProbeError is the newest failed probe's error.
+	LastProbeError string
+}
+
+// OptionIndexFacts is the Index's evidence about one option's network and asset on this endpoint.
+type OptionIndexFacts struct {
+	// LatestPayTos are the payees the endpoint offered for this network and asset in its latest observation
+	// that offered any (canonical form); empty when it never did.
+	LatestPayTos []string
+	LatestAt     time.Time
+	// ChangedFrom/ChangedTo/ChangedAt are the newest payee change for this network and asset observed
+	// within PayeeChangeWindow of the decision (ChangedTo empty when none).
+	ChangedFrom, ChangedTo string
+	ChangedAt              time.Time
+	// MedianUSD is the median price of comparable offers (MedianSamples of them; 0 samples: unknown);
+	// MedianBasis says what was compared: "category" (endpoints in the seller's category) or "own_history"
+	// (this endpoint's earlier offers).
+	MedianUSD     USD
+	MedianSamples int
+	MedianBasis   string
+	Category      string
+}
+
+// indexReasons applies the Index rules to the judged option.
+func indexReasons(f *Facts, payee int) []Reason {
+	r := &f.Rules
+	var out []Reason
+	if m := r.MaxPriceMultiple; m != nil && (math.IsNaN(*m) || math.IsInf(*m, 0) || *m <= 0) {
+		// Rules built in code can skip Validate; a multiple that cannot be compared holds, saying so.
+		out = append(out, reasonInvalidIndexRule(fmt.Sprintf("max_price_multiple %v must be a positive number or null", *m)))
+	}
+	x := f.Index
+	if x.State != IndexGathered || payee < 0 || payee >= len(f.Options) {
+		return out
+	}
+	o := f.Options[payee]
+	if r.RequireLive && x.FailedProbes >= FailedProbesBeforeHold {
+		out = append(out, reasonEndpointFailed(x.FailedProbes, x.LastProbeError))
+	}
+	if payee >= len(x.Options) {
+		return out
+	}
+	of := x.Options[payee]
+	if r.HoldOnPayToChange && o.PayTo != "" {
+		canon := canonicalPayee(o.PayTo)
+		switch {
+		case len(of.LatestPayTos) > 0 && !contains(of.LatestPayTos, canon):
+			out = append(out, reasonPayToChanged(fmt.Sprintf("payTo %s differs from %s offered for %s/%s at %s",
+				o.PayTo, joinPayees(of.LatestPayTos), o.Network, o.Asset, of.LatestAt.UTC().Format(time.RFC3339))))
+		case of.ChangedTo != "":
+			out = append(out, reasonPayToChanged(fmt.Sprintf("payTo changed from %s to %s for %s/%s at %s (within 7 days)",
+				of.ChangedFrom, of.ChangedTo, o.Network, o.Asset, of.ChangedAt.UTC().Format(time.RFC3339))))
+		}
+	}
+	if m := r.MaxPriceMultiple; m != nil && *m > 0 && !math.IsInf(*m, 0) && o.Priced() && of.MedianSamples > 0 && of.MedianUSD > 0 {
+		if aboveMultiple(o.USD, of.MedianUSD, *m) {
+			basis := of.MedianBasis
+			if of.Category != "" && basis == "category" {
+				basis = "category " + of.Category
+			}
+			out = append(out, reasonPriceAboveMedian(fmt.Sprintf("$%s is more than %sx the median $%s (%s, %d samples)",
+				o.USD, trimFloat(*m), of.MedianUSD, basis, of.MedianSamples)))
+		}
+	}
+	return out
+}
+
+// aboveMultiple reports price > multiple × median exactly: the multiple (a float from the rules) is turned
+// into an exact rational, so no rounding decides the hold.
+func aboveMultiple(price, median USD, multiple float64) bool {
+	limit := new(big.Rat).Mul(new(big.Rat).SetFloat64(multiple), new(big.Rat).SetInt64(int64(median)))
+	return new(big.Rat).SetInt64(int64(price)).Cmp(limit) > 0
+}
+
+func trimFloat(f float64) string { return fmt.Sprintf("%g", f) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func joinPayees(list []string) string {
+	s := list[0]
+	for _, x := range list[1:] {
+		s += " or " + x
+	}
+	return s
+}
+
+// CanonicalPayee is the form payees are compared in: an EVM address in lower case (EVM addresses ignore
+// letter case, SPEC), any other identifier as given.
+func CanonicalPayee(s string) string { return canonicalPayee(s) }
+
+func canonicalPayee(s string) string {
+	if isEVMAddress(s) {
+		return "0x" + strings.ToLower(s[2:])
+	}
+	return s
+}

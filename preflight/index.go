@@ -1,0 +1,130 @@
+package preflight
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/policy"
+)
+
+// IndexReader is the part of the store the engine reads Endpoint Index observations from; an
+// index.Cache (which also derives and keeps the summary) is what the proxy and serve use.
+type IndexReader = index.Reader
+
+// Index evidence statuses.
+const (
+	IndexObserved       = "observed"        // observations of the endpoint were used
+	IndexNoObservations = "no_observations" // none: every Index fact is unknown (never positive evidence)
+	IndexUnavailable    = "unavailable"     // the Index could not be read: unknown, never positive evidence
+	IndexNoEndpoint     = "no_endpoint_url" // the input names no http(s) endpoint URL to look up
+)
+
+// IndexEvidence is SPEC's index_evidence: what the Index knew about the endpoint when it decided, for the
+// judged option. Inspect it with data_as_of; its own data_as_of is the newest observation used.
+type IndexEvidence struct {
+	Status       string `json:"status"`
+	URL          string `json:"url,omitempty"`
+	Method       string `json:"method,omitempty"`
+	Observations int    `json:"observations"`
+	DataAsOf     string `json:"data_as_of"` // RFC 3339 of the newest observation used, or "unknown"
+	// PayTo is the payee evidence for the judged option's network and asset.
+	PayTo *PayToEvidence `json:"payto,omitempty"`
+	// Price is the price evidence for the judged option's network and asset.
+	Price *PriceEvidence `json:"price,omitempty"`
+	// ConsecutiveFailedProbes counts failed unpaid probes since the endpoint last answered.
+	ConsecutiveFailedProbes int    `json:"consecutive_failed_probes"`
+	LastProbeError          string `json:"last_probe_error,omitempty"`
+	Note                    string `json:"note,omitempty"`
+}
+
+// PayToEvidence is the Index's payee evidence for one network and asset.
+type PayToEvidence struct {
+	Network  string    `json:"network"`
+	Asset    string    `json:"asset"`
+	Latest   []string  `json:"latest"` // payees of the latest observation (canonical)
+	LatestAt time.Time `json:"latest_at,omitzero"`
+	// ChangedFrom/ChangedTo/ChangedAt: the newest change within SPEC's seven days, if any.
+	ChangedFrom string    `json:"changed_from,omitempty"`
+	ChangedTo   string    `json:"changed_to,omitempty"`
+	ChangedAt   time.Time `json:"changed_at,omitzero"`
+}
+
+// PriceEvidence is the median the price was compared with.
+type PriceEvidence struct {
+	MedianUSD string `json:"median_usd"`
+	Samples   int    `json:"samples"`
+	Basis     string `json:"basis"` // "category" or "own_history"
+	Category  string `json:"category,omitempty"`
+}
+
+// endpointOf is the endpoint the input pays: the resource URL the caller gave (the proxy gives the URL it
+// requested), else the challenge's own, normalized for the Index; and the method ("" when not given).
+func endpointOf(in *Input) (url, method string) {
+	var candidates []string
+	candidates = append(candidates, in.ResourceURL)
+	if ch := in.Challenge; ch != nil {
+		if ch.Resource != nil {
+			candidates = append(candidates, ch.Resource.URL)
+		}
+		for _, r := range ch.Accepts {
+			candidates = append(candidates, r.Resource)
+		}
+	}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if u, err := index.NormalizeURL(c); err == nil {
+			return u, strings.ToUpper(strings.TrimSpace(in.ResourceMethod))
+		}
+	}
+	return "", ""
+}
+
+// indexFacts reads the endpoint's observations and derives the Index facts for f's options. Without an
+// Index (or for a cart) it gathers nothing and states no evidence.
+func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now time.Time) (*IndexEvidence, *index.Summary) {
+	if e.opts.Index == nil || in.Challenge == nil {
+		return nil, nil
+	}
+	url, method := endpointOf(in)
+	if url == "" {
+		f.Index = policy.IndexFacts{State: policy.IndexFailed}
+		return &IndexEvidence{Status: IndexNoEndpoint, DataAsOf: DataUnknown}, nil
+	}
+	ev := &IndexEvidence{URL: url, Method: method, DataAsOf: DataUnknown}
+	sum, err := index.Summarize(ctx, e.opts.Index, url, method, now, e.opts.IndexMaxAge)
+	if err != nil {
+		f.Index = policy.IndexFacts{State: policy.IndexFailed}
+		ev.Status, ev.Note = IndexUnavailable, "the Index could not be read: "+err.Error()
+		return ev, nil
+	}
+	ev.Observations = sum.Observations
+	if sum.Observations == 0 {
+		ev.Status = IndexNoObservations
+		f.Index = policy.IndexFacts{State: policy.IndexGathered}
+		return ev, &sum
+	}
+	ev.Status = IndexObserved
+	ev.DataAsOf = sum.LatestAt.Format(time.RFC3339)
+	ev.ConsecutiveFailedProbes, ev.LastProbeError = sum.ConsecutiveFailedProbes, sum.LastProbeError
+	f.Index = sum.Facts(f.Options, now)
+	return ev, &sum
+}
+
+// judgedEvidence fills ev with the Index facts about option i.
+func judgedEvidence(ev *IndexEvidence, f *policy.Facts, i int) {
+	if ev == nil || i < 0 || i >= len(f.Index.Options) || i >= len(f.Options) {
+		return
+	}
+	of, o := f.Index.Options[i], f.Options[i]
+	if len(of.LatestPayTos) > 0 || of.ChangedTo != "" {
+		ev.PayTo = &PayToEvidence{Network: o.Network, Asset: o.Asset, Latest: of.LatestPayTos, LatestAt: of.LatestAt,
+			ChangedFrom: of.ChangedFrom, ChangedTo: of.ChangedTo, ChangedAt: of.ChangedAt}
+	}
+	if of.MedianSamples > 0 {
+		ev.Price = &PriceEvidence{MedianUSD: of.MedianUSD.String(), Samples: of.MedianSamples, Basis: of.MedianBasis, Category: of.Category}
+	}
+}

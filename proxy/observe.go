@@ -1,0 +1,86 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
+)
+
+// Observer receives the Endpoint Index observations the proxy makes; *index.Writer implements it. Observe
+// must not block: it is called on the request path.
+type Observer interface {
+	Observe(store.Observation)
+}
+
+// observeChallenge makes the observation of a decoded 402 (allowed, held or blocked alike) as the seller
+// sent it, and returns the function that records it: the caller defers that until after the decision, so a
+// decision never judges the challenge against itself.
+func (p *Proxy) observeChallenge(req *http.Request, pr *x402.PaymentRequired) (record func()) {
+	if p.opts.Observer == nil {
+		return func() {}
+	}
+	url, err := index.NormalizeURL(req.URL.String())
+	if err != nil {
+		return func() {}
+	}
+	o := index.FromChallenge(url, req.Method, pr, p.opts.Now())
+	return func() { p.opts.Observer.Observe(o) }
+}
+
+// observePaid records the seller's answer to a payment the proxy released for opt.
+func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int) {
+	if p.opts.Observer == nil || opt == nil {
+		return
+	}
+	url, err := index.NormalizeURL(req.URL.String())
+	if err != nil {
+		return
+	}
+	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, p.opts.Now()))
+}
+
+// prefetchIndex reads and summarizes the endpoint's observations before the decision takes the budget
+// lock, so that the store round trip (Redis) and the derivation never serialize other decisions: with
+// Options.Index the same index.Cache as the engine's, the engine then finds the summary cached.
+func (p *Proxy) prefetchIndex(ctx context.Context, method, url string) {
+	if p.opts.Index == nil {
+		return
+	}
+	if key, err := index.NormalizeURL(url); err == nil {
+		index.Summarize(ctx, p.opts.Index, key, strings.ToUpper(method), p.opts.Now(), p.opts.IndexMaxAge)
+	}
+}
+
+// indexRules are SPEC's Index reason prefixes and the rule each names.
+var indexRules = []struct{ prefix, rule string }{
+	{"hold: endpoint_payto_changed:", "hold_on_payto_change"},
+	{"hold: endpoint_price_above_category_median:", "max_price_multiple"},
+	{"hold: endpoint_failed_last_3:", "require_live"},
+	{"hold: invalid_index_rule:", "invalid_index_rule"},
+}
+
+func newIndexRuleHits() *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_rule_hits_total",
+		Help: "Decisions in which an Endpoint Index rule fired, by rule (a decision may count under several)."}, []string{"rule"})
+	for _, r := range indexRules {
+		v.WithLabelValues(r.rule)
+	}
+	return v
+}
+
+// countIndexRules counts every Index rule among a decision's reasons.
+func (p *Proxy) countIndexRules(reasons []string) {
+	for _, r := range reasons {
+		for _, ir := range indexRules {
+			if strings.HasPrefix(r, ir.prefix) {
+				p.metrics.indexRuleHits.WithLabelValues(ir.rule).Inc()
+			}
+		}
+	}
+}
