@@ -40,6 +40,7 @@ func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.Pa
 	if err := p.opts.Store.CreateHold(ctx, h); err != nil {
 		return failClosed("store_error", "hold could not be recorded: "+err.Error())
 	}
+	p.holdChanged()
 	p.log.Info("hold created", "hold_id", h.ID, "method", method, "url", url,
 		"amount_usd", usdString(h.AmountMicros), "reasons", v.Reasons)
 	return p.waitForPerson(ctx, h, v, &ticketFor{method, url})

@@ -68,6 +68,11 @@ type Options struct {
 	Now         func() time.Time
 	Logger      *slog.Logger
 	Metrics     *Metrics
+	// OnHoldChange is called (it must not block) after a hold is created or resolved here, so that
+	// notifications go out at once (proxy/notify's Watcher.Kick).
+	OnHoldChange func()
+	// ConsoleSessionTTL is the console's idle session expiry (default 30 min).
+	ConsoleSessionTTL time.Duration
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.
@@ -79,6 +84,7 @@ type Proxy struct {
 	tunnel  map[string]bool
 	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
+	recent  recentDecisions // the last decisions, for the console
 	log     *slog.Logger
 	metrics *Metrics
 }

@@ -107,6 +107,11 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return err
 	}
 
+	kick, err := startNotify(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
+
 	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys})
 	p, err := proxy.New(proxy.Options{
 		Metrics: metrics,
@@ -114,7 +119,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots,
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
-		Domains: scr.domains, Logger: log,
+		Domains: scr.domains, Logger: log, OnHoldChange: kick,
 	})
 	if err != nil {
 		return err
