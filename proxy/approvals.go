@@ -97,7 +97,7 @@ func (r *recentDecisions) list() []console.Decision {
 }
 
 func (p *Proxy) recordDecision(stage string, req *http.Request, v verdict, amount, payTo, holdID string) {
-	p.recent.add(console.Decision{At: p.opts.Now().UTC(), Stage: stage, Decision: v.Decision, Reasons: v.Reasons,
+	p.recent.add(console.Decision{At: p.opts.Now().UTC(), Stage: stage, Decision: v.Decision, Class: v.Class, Reasons: v.Reasons,
 		Method: req.Method, Host: req.URL.Host, Path: req.URL.Path, AmountUSD: amount, PayTo: payTo,
 		HoldID: holdID, ReceiptID: v.receiptID()})
 }

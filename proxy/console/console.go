@@ -34,6 +34,7 @@ type Decision struct {
 	At        time.Time `json:"at"`
 	Stage     string    `json:"stage"`
 	Decision  string    `json:"decision"`
+	Class     string    `json:"class,omitempty"` // the reason class the metrics count (hold_approved, daily_cap...)
 	Reasons   []string  `json:"reasons"`
 	Method    string    `json:"method"`
 	Host      string    `json:"host"`

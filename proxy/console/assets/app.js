@@ -65,6 +65,13 @@ function fmtTime(s) {
   return isNaN(d) ? s : d.toLocaleString();
 }
 
+// money shows a USD decimal with at least two decimals ("0.5" -> "$0.50"), keeping any finer digits.
+function money(s) {
+  if (s === undefined || s === null || s === "") return "";
+  const [i, f = ""] = String(s).split(".");
+  return "$" + i + "." + f.padEnd(2, "0");
+}
+
 function row(dl, name, value) {
   if (value === undefined || value === null || value === "") return;
   dl.append(el("dt", { text: name }), el("dd", { text: String(value) }));
@@ -89,7 +96,7 @@ function screeningRows(dl, s) {
 function holdCard(h, pending) {
   const card = el("article", { class: "card", id: "hold-" + h.id, "data-hold": h.id, "data-status": h.status });
   if (h.id === targetHold()) card.classList.add("target");
-  card.append(el("h3", {}, "$" + h.amount_usd + " ", el("span", { class: "status " + h.status, text: h.status })));
+  card.append(el("h3", {}, money(h.amount_usd) + " ", el("span", { class: "status " + h.status, text: h.status })));
   card.append(el("div", { class: "url", text: h.method + " " + h.url }));
   if (h.reasons && h.reasons.length) {
     const ul = el("ul", { class: "reasons" });
@@ -153,7 +160,7 @@ function renderBudget(b) {
   box.replaceChildren();
   if (!b) { box.append(el("p", { class: "muted", text: "unavailable" })); return; }
   for (const [k, v] of [["spent", b.spent_usd], ["reserved", b.reserved_usd], ["daily cap", b.cap_usd]]) {
-    box.append(el("div", {}, el("span", { class: "muted", text: k }), el("b", { text: "$" + v })));
+    box.append(el("div", {}, el("span", { class: "muted", text: k }), el("b", { text: money(v) })));
   }
 }
 
@@ -162,10 +169,11 @@ function renderDecisions(ds) {
   tb.replaceChildren();
   for (const d of ds.slice(0, 20)) {
     tb.append(el("tr", {},
-      el("td", { text: fmtTime(d.at) }),
-      el("td", {}, el("span", { class: "status " + d.decision, text: d.decision })),
+      el("td", { class: "nowrap", text: new Date(d.at).toLocaleTimeString() }),
+      el("td", {}, el("span", { class: "status " + d.decision, text: d.decision }),
+        el("span", { class: "class", text: d.stage + (d.class ? " · " + d.class : "") })),
       el("td", { text: d.method + " " + d.host + d.path }),
-      el("td", { text: d.amount_usd ? "$" + d.amount_usd : "" }),
+      el("td", { class: "nowrap", text: money(d.amount_usd) }),
       el("td", { text: d.pay_to || "" }),
       el("td", { text: (d.reasons || []).join("; ") })));
   }
