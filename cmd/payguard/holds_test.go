@@ -29,7 +29,9 @@ func holdingProxy(t *testing.T) (adminURL, holdID string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out) }()
+	go func() {
+		done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out)
+	}()
 	var banner string
 	select {
 	case banner = <-out.ch:
