@@ -107,7 +107,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return err
 	}
 
-	kick, err := startNotify(ctx, cfg, st, log)
+	kick, err := startNotify(ctx, cfg, st, metrics.Registry, log)
 	if err != nil {
 		return err
 	}

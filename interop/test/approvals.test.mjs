@@ -125,6 +125,9 @@ describe('an approval outlives hold_wait and the request that waited for it', ()
     assert.equal(s.settle.success, 1);
     assert.equal(s.settled[0].amount, '500000');
     assert.equal((await admin.hold(ev.hold.id)).json.status, 'used');
+    const metrics = await (await fetch(`${guard.adminUrl}/metrics`)).text();
+    const sent = Number(/payguard_notify_events_total\{result="sent"\} (\d+)/.exec(metrics)?.[1]);
+    assert.ok(sent >= 2, `payguard_notify_events_total{result="sent"} = ${sent}`);
   });
 
   it('the console is served on the admin listener with a strict CSP', async () => {
