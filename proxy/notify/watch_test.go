@@ -135,7 +135,11 @@ func TestWatcherFleetSendsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("redis (the fleet needs it; .ci/run starts one): %v", err)
 		}
-		t.Cleanup(func() { st.Close() })
+		if len(stores) == 0 {
+			t.Cleanup(func() { dropPrefix(t, st, prefix); st.Close() })
+		} else {
+			t.Cleanup(func() { st.Close() })
+		}
 		stores = append(stores, st)
 	}
 	out := &sink{}
@@ -171,6 +175,21 @@ func TestWatcherFleetSendsOnce(t *testing.T) {
 	for k, n := range counts {
 		if n != 1 {
 			t.Errorf("%s sent %d times", k, n)
+		}
+	}
+}
+
+// dropPrefix deletes the keys a test wrote under prefix in the shared Redis.
+func dropPrefix(t *testing.T, st *redis.Store, prefix string) {
+	ctx := context.Background()
+	iter := st.Client().Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if len(keys) > 0 {
+		if err := st.Client().Del(ctx, keys...).Err(); err != nil {
+			t.Errorf("cleaning up %s: %v", prefix, err)
 		}
 	}
 }
