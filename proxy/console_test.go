@@ -238,11 +238,18 @@ func TestConsoleSignInSessionAndHeaders(t *testing.T) {
 	if resp, out := c.get("/console/api/state"); resp.StatusCode != 200 || !bytes.Contains(out, []byte(`"budget"`)) {
 		t.Fatalf("state: %d %s", resp.StatusCode, out)
 	}
+	// The page's polling is not activity: a console left open and unattended signs out after 30 min.
 	mu.Lock()
-	now = now.Add(31 * time.Minute) // past the 30 min idle expiry
+	now = now.Add(20 * time.Minute)
+	mu.Unlock()
+	if resp, _ := c.get("/console/api/state"); resp.StatusCode != 200 {
+		t.Fatalf("state at 20 min: %d", resp.StatusCode)
+	}
+	mu.Lock()
+	now = now.Add(11 * time.Minute) // 31 min after sign-in, 11 after the last poll
 	mu.Unlock()
 	if resp, _ := c.get("/console/api/state"); resp.StatusCode != 401 {
-		t.Errorf("an idle session did not expire: %d", resp.StatusCode)
+		t.Errorf("an idle session (only polled) did not expire: %d", resp.StatusCode)
 	}
 	if strings.Contains(logs.String(), testToken) {
 		t.Error("the admin token appears in the logs")

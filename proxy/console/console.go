@@ -214,7 +214,7 @@ func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 // session tells the page whether its cookie is still good and gives it the CSRF token again after a
 // reload (the cookie is HttpOnly; only same-origin script can read this answer).
 func (h *handler) session(w http.ResponseWriter, r *http.Request) {
-	s, ok := h.sessions.get(r)
+	s, ok := h.sessions.get(r, false)
 	if !ok {
 		writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "sign in with the admin token"})
 		return
@@ -223,13 +223,14 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 }
 
 // withSession requires a live session, and for every state change (POST) also the session's CSRF token,
-// a same-origin request and a JSON body.
+// a same-origin request and a JSON body. Only a state change counts as activity for the idle expiry: the
+// page's polling (GET) does not keep a session alive.
 func (h *handler) withSession(next func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && !jsonBody(w, r) {
 			return
 		}
-		s, ok := h.sessions.get(r)
+		s, ok := h.sessions.get(r, r.Method != http.MethodGet)
 		if !ok {
 			writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "sign in with the admin token"})
 			return

@@ -70,8 +70,9 @@ func (s *sessions) create() (string, *session) {
 	return id, ss
 }
 
-// get returns the request's live session and extends its idle expiry (never past its absolute one).
-func (s *sessions) get(r *http.Request) (*session, bool) {
+// get returns the request's live session; touch (a person's action, not the page's polling) extends its
+// idle expiry, never past its absolute one. So a console left open and unattended still signs out.
+func (s *sessions) get(r *http.Request, touch bool) (*session, bool) {
 	c, err := r.Cookie(cookieName)
 	if err != nil || c.Value == "" {
 		return nil, false
@@ -88,8 +89,10 @@ func (s *sessions) get(r *http.Request) (*session, bool) {
 		delete(s.byID, key)
 		return nil, false
 	}
-	ss.lastSeen = now
-	ss.expires = minTime(now.Add(s.idle), ss.created.Add(maxSessionAge))
+	if touch {
+		ss.lastSeen = now
+		ss.expires = minTime(now.Add(s.idle), ss.created.Add(maxSessionAge))
+	}
 	cp := *ss
 	return &cp, true
 }
