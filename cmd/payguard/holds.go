@@ -240,7 +240,7 @@ func (c *holdsClient) list(status string, asJSON bool, stdout, stderr io.Writer)
 		if len(h.Reasons) > 0 {
 			reason = h.Reasons[0]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t$%s\t%s\t%s\t%s\t%s\n", h.ID, h.Status, h.AmountUSD, clip(h.Method+" "+h.URL, 60),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Status, dollars(h.AmountUSD), clip(h.Method+" "+h.URL, 60),
 			clip(h.PayTo, 44), h.ExpiresAt.Local().Format("2006-01-02 15:04:05"), clip(reason, 60))
 	}
 	tw.Flush()
@@ -292,7 +292,7 @@ func printHold(raw []byte, asJSON bool, stdout, stderr io.Writer) int {
 	line("hold", h.ID)
 	line("status", h.Status)
 	line("request", h.Method+" "+h.URL)
-	line("amount", "$"+h.AmountUSD+" ("+h.AmountAtomic+" atomic)")
+	line("amount", dollars(h.AmountUSD)+" ("+h.AmountAtomic+" atomic)")
 	line("pay to", h.PayTo)
 	line("network", h.Network)
 	line("asset", h.Asset)
@@ -320,6 +320,18 @@ func printHold(raw []byte, asJSON bool, stdout, stderr io.Writer) int {
 	line("receipt", h.ReceiptID)
 	tw.Flush()
 	return 0
+}
+
+// dollars shows a USD decimal with at least two decimals ("0.5" -> "$0.50"), keeping finer digits.
+func dollars(usd string) string {
+	if usd == "" {
+		return "$?"
+	}
+	i, f, _ := strings.Cut(usd, ".")
+	for len(f) < 2 {
+		f += "0"
+	}
+	return "$" + i + "." + f
 }
 
 func noteOf(n string) string {

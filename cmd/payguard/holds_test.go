@@ -127,3 +127,12 @@ func TestHoldsPrintable(t *testing.T) {
 		t.Fatalf("clip: %q", got)
 	}
 }
+
+// Amounts show cents, and finer digits are kept: a 0.001 payment is not shown as $0.00.
+func TestHoldsDollars(t *testing.T) {
+	for in, want := range map[string]string{"0.5": "$0.50", "12": "$12.00", "0.01": "$0.01", "0.001234": "$0.001234", "": "$?"} {
+		if got := dollars(in); got != want {
+			t.Errorf("dollars(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
