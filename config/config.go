@@ -26,7 +26,7 @@ type Config struct {
 	Store     StoreConfig     `yaml:"store"`
 	Screening ScreeningConfig `yaml:"screening"`
 	Keys      KeysConfig      `yaml:"keys"`
-	// Rules takes SPEC's snake_case rule names; omitted rules keep SPEC's defaults.
+	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
 

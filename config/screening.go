@@ -25,7 +25,7 @@ type SanctionsConfig struct {
 	// standing for the OFAC files in them (air-gapped sites). Each refresh copies them into CacheDir;
 	// downloads are conditional (ETag / If-Modified-Since), local files are re-read only when changed.
 	Sources []string `yaml:"sources"`
-	// RefreshInterval is how often the sources are fetched again (SPEC: daily).
+	// RefreshInterval is how often the sources are fetched again (SPEC §10: daily).
 	RefreshInterval Duration `yaml:"refresh_interval"`
 	// CacheDir keeps the last good download, so a restart has a list before the first refresh and
 	// `payguard check` can screen without a network.

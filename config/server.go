@@ -22,9 +22,9 @@ type ServerConfig struct {
 	// the right-most address in X-Forwarded-For that is not itself trusted; with no trusted proxies the
 	// socket peer is the client.
 	TrustedProxies []string `yaml:"trusted_proxies"`
-	// TrialLimit is the number of free calls per client IP per UTC day (SPEC: 3).
+	// TrialLimit is the number of free calls per client IP per UTC day (SPEC §8.4: 3).
 	TrialLimit int `yaml:"trial_limit"`
-	// TrialRetention is how long a trial counter is kept (SPEC: 48h).
+	// TrialRetention is how long a trial counter is kept (SPEC §8.4: 48h).
 	TrialRetention Duration `yaml:"trial_retention"`
 	// IndexFreshness is how old the endpoint index may be before /v1/endpoint answers 503
 	// index_unavailable (never charging for stale data).

@@ -17,7 +17,7 @@ var (
 	ErrInvalidRules   = errors.New("invalid rules")
 )
 
-// ruleNames are SPEC's rule names, in SPEC's order.
+// ruleNames are SPEC §3's rule names, in SPEC §3's order.
 var ruleNames = []string{
 	"max_per_payment_usd", "hold_above_usd", "daily_cap_usd", "allowed_networks", "usdc_only",
 	"strict_allowlist", "new_domain_days", "screen_sanctions", "max_price_multiple", "require_live",

@@ -2,7 +2,7 @@ package policy
 
 import "sort"
 
-// MaxOptions is SPEC's cap on payment options per request. Evaluate treats more as a caller bug and looks at
+// MaxOptions is SPEC §10's cap on payment options per request. Evaluate treats more as a caller bug and looks at
 // the first MaxOptions only; input parsing rejects them before that.
 const MaxOptions = 32
 
@@ -124,7 +124,7 @@ func betterRejected(o Option, v optionVerdict, bo Option, bv optionVerdict) bool
 // Evaluate decides. The decision is the strongest of all reasons (block > hold > allow); every reason is
 // listed, block reasons first; "allow: all rules passed" appears only when nothing else fired.
 //
-// Precedence (SPEC): sanctions and spending blocks outrank holds and a blocklist outranks any approval,
+// Precedence (SPEC §4.5): sanctions and spending blocks outrank holds and a blocklist outranks any approval,
 // both by construction, since the strongest reason wins and an allowlist only ever removes a hold. Missing
 // data is never positive evidence: an unknown domain age or A record adds no reason (the engine reports the
 // unknown in the payee facts), while unknown sanctions facts with screen_sanctions on hold, because that rule

@@ -33,7 +33,7 @@ func cleanFacts() Facts {
 	}
 }
 
-// TestReasonRows has one case per row of SPEC's reason table that needs no Index data, plus payguard's
+// TestReasonRows has one case per row of SPEC §5's reason table that needs no Index data, plus payguard's
 // fail-closed additions. Each case changes the clean facts just enough for that row to fire and asserts the
 // exact string and the decision.
 func TestReasonRows(t *testing.T) {

@@ -105,7 +105,7 @@ type Outcome struct {
 	AmountUSD USD
 }
 
-// ReasonStrings renders the reasons as SPEC's "decision: text" strings.
+// ReasonStrings renders the reasons as SPEC §5's "decision: text" strings.
 func (o Outcome) ReasonStrings() []string {
 	s := make([]string, len(o.Reasons))
 	for i, r := range o.Reasons {

@@ -80,7 +80,7 @@ func isASCII(s string) bool {
 
 // domainListed reports whether domain is an entry of list or a subdomain of one. Entries are compared in
 // canonicalHost's form (bücher.example and xn--bcher-kva.example are one entry); there is no wildcard syntax
-// (SPEC), so "*.example.com" matches nothing.
+// (SPEC §3.1), so "*.example.com" matches nothing.
 func domainListed(domain string, list []string) bool {
 	if domain == "" {
 		return false
@@ -98,7 +98,7 @@ func domainListed(domain string, list []string) bool {
 }
 
 // payeeListed reports whether payTo is in list. EVM addresses (0x + 40 hex digits) ignore letter case;
-// other identifiers compare exactly (SPEC: non-EVM identifiers preserve case).
+// other identifiers compare exactly (SPEC §3.1: non-EVM identifiers preserve case).
 func payeeListed(payTo string, list []string) bool {
 	if payTo == "" {
 		return false

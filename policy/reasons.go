@@ -2,7 +2,7 @@ package policy
 
 import "fmt"
 
-// This file is the one place where reason texts are written. Each function returns one row of SPEC's
+// This file is the one place where reason texts are written. Each function returns one row of SPEC §5's
 // "Preflight reason strings" table (or one of payguard's additions, marked below). Amounts print with
 // USD.String(): as few decimals as needed, no thousands separator, e.g. "$1.5", "$1", "$0.000001".
 //
@@ -22,7 +22,7 @@ const (
 )
 
 // rank orders decisions by strength. Anything unknown ranks as block, so a future or mistyped decision is
-// never taken for allow (SPEC precedence rule 4).
+// never taken for allow (SPEC §4.5 precedence rule 4).
 func (d Decision) rank() int {
 	switch d {
 	case Allow:
@@ -49,7 +49,7 @@ func reason(d Decision, format string, args ...any) Reason {
 	return Reason{Decision: d, Text: fmt.Sprintf(format, args...)}
 }
 
-// SPEC's reason table.
+// SPEC §5's reason table.
 
 func reasonNoOptions() Reason { return reason(Block, "no payment options found in input") }
 func reasonNoMerchantDomain() Reason {
@@ -103,7 +103,7 @@ func reasonPayToSanctioned(payTo string) Reason {
 func reasonNoPayTo() Reason   { return reason(Hold, "payment option has no payTo") }
 func reasonAllPassed() Reason { return reason(Allow, "all rules passed") }
 
-// payguard's additions: facts that could not be gathered. SPEC's reasons are not a closed enumeration, and a
+// payguard's additions: facts that could not be gathered. SPEC §5's reasons are not a closed enumeration, and a
 // failure inside the engine must become a hold that says what failed, never an allow.
 
 func reasonSanctionsUnavailable() Reason { return reason(Hold, "sanctions data unavailable") }

@@ -1,6 +1,6 @@
 package policy
 
-// Rules is SPEC's rule set. JSON and YAML use SPEC's snake_case names. Decoding over DefaultRules() leaves
+// Rules is SPEC §3's rule set. JSON and YAML use SPEC §3's snake_case names. Decoding over DefaultRules() leaves
 // omitted rules at their defaults; an unknown rule name is an error that names it (see DecodeRulesJSON /
 // the YAML decoder with KnownFields). List entries are capped at MaxListEntries.
 type Rules struct {
@@ -21,10 +21,10 @@ type Rules struct {
 	PayToBlocklist    []string `json:"payto_blocklist" yaml:"payto_blocklist"`
 }
 
-// MaxListEntries is SPEC's cap on entries per rule list.
+// MaxListEntries is SPEC §10's cap on entries per rule list.
 const MaxListEntries = 100
 
-// DefaultRules returns SPEC's defaults.
+// DefaultRules returns SPEC §3's defaults.
 func DefaultRules() Rules {
 	multiple := 5.0
 	return Rules{

@@ -104,7 +104,7 @@ func (u USD) String() string {
 // MarshalJSON writes the amount as a JSON number.
 func (u USD) MarshalJSON() ([]byte, error) { return []byte(u.String()), nil }
 
-// UnmarshalJSON reads a JSON number exactly (a string is rejected: amounts are numbers in SPEC).
+// UnmarshalJSON reads a JSON number exactly (a string is rejected: amounts are numbers in SPEC §2.4).
 func (u *USD) UnmarshalJSON(b []byte) error {
 	var n json.Number
 	if err := json.Unmarshal(b, &n); err != nil || len(b) == 0 || b[0] == '"' {

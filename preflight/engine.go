@@ -54,11 +54,11 @@ const DataUnknown = "unknown"
 //
 // Fail-closed behaviour, as decided for payguard:
 //   - screen_sanctions on and no sanctions list loaded (Sanctions nil or not Ready) is a hold,
-//     "hold: sanctions data unavailable": the rule asks for a protection that cannot be given, and SPEC's
+//     "hold: sanctions data unavailable": the rule asks for a protection that cannot be given, and SPEC §4.4's
 //     "unknown is not low risk" applies. With no sanctions data configured the CLI therefore holds.
 //   - a screener that panics is recovered and becomes "hold: sanctions screening failed" or
 //     "hold: domain screening failed"; its facts are reported unknown.
-//   - a domain checker that answers with unknown age or DNS adds no reason (SPEC: unknown age is reported,
+//   - a domain checker that answers with unknown age or DNS adds no reason (SPEC §4.4: unknown age is reported,
 //     not invented); the unknowns are stated in payee.domain.
 //   - a failure inside evaluation itself is recovered into "hold: internal error: ...".
 //

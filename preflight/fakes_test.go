@@ -96,9 +96,10 @@ func testKeys(t testing.TB) *receipts.KeySet {
 // fixtureChallenge reads a real captured 402: the v2 PAYMENT-REQUIRED header or the v1 body.
 func fixtureChallenge(t testing.TB, path string) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../../shared/fixtures/x402/" + path)
+	// The real captures live once in the repository, in x402/testdata/fixtures (its README says where from).
+	data, err := os.ReadFile("../x402/testdata/fixtures/" + path)
 	if err != nil {
-		t.Fatalf("fixture (shared/ must sit beside the repository): %v", err)
+		t.Fatalf("fixture: %v", err)
 	}
 	var capture struct {
 		Response struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // An option that is only held can still be approved by a person, so its payee is screened and its amount
-// held to the daily cap: a sanctions or spending block outranks the hold (SPEC precedence).
+// held to the daily cap: a sanctions or spending block outranks the hold (SPEC §4.5 precedence).
 func TestHeldOptionStillScreenedAndCapped(t *testing.T) {
 	h := newHarness(t)
 	// Cart with no pay_to (hold), $0.20 on top of $24.90 spent under the $25 default cap.

@@ -14,14 +14,14 @@ import (
 	"github.com/payguard/payguard/x402/jsonscan"
 )
 
-// Limits on the input itself (SPEC's Limits table, and payguard's bound on text fields, which SPEC leaves to
+// Limits on the input itself (SPEC §10's Limits table, and payguard's bound on text fields, which SPEC §10 leaves to
 // the implementation).
 const (
-	// MaxBodyBytes is SPEC's request body limit: 64 KiB of actual bytes.
-	MaxBodyBytes = 64 << 10
-	// MaxDepth is SPEC's JSON nesting limit.
+	// MaxBodyBytes is SPEC §10's request body limit: 64 KiB of actual bytes.
+	MaxBodyBytes = x402.MaxBodyBytes
+	// MaxDepth is SPEC §10's JSON nesting limit.
 	MaxDepth = 32
-	// MaxOptions is SPEC's limit on payment options per request.
+	// MaxOptions is SPEC §10's limit on payment options per request.
 	MaxOptions = policy.MaxOptions
 	// MaxTextBytes bounds every text field payguard reads: URLs, the method, cart fields, the agent id,
 	// each rule list entry, and the scheme, network, asset, payTo, amount and resource of every payment
@@ -29,7 +29,7 @@ const (
 	MaxTextBytes = 2048
 )
 
-// InputError is a preflight input that violates SPEC's limits or shape. Channels answer it with 400 (413 for
+// InputError is a preflight input that violates SPEC §10's limits or shape. Channels answer it with 400 (413 for
 // body_too_large) before any payment, and never charge for it.
 type InputError struct {
 	// Code is one of: body_too_large, invalid_utf8, invalid_json, too_deep, unknown_field, invalid_field,
@@ -52,7 +52,7 @@ func inputErr(code, format string, args ...any) *InputError {
 	return &InputError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Input is SPEC's PreflightInput. A challenge or a cart is needed in practice, but neither is not an input
+// Input is SPEC §2's PreflightInput. A challenge or a cart is needed in practice, but neither is not an input
 // error: the decision is then "block: no payment options found in input".
 type Input struct {
 	Challenge      *x402.PaymentRequired `json:"challenge,omitempty"`
@@ -66,7 +66,7 @@ type Input struct {
 	raw []byte
 }
 
-// Cart is SPEC's cart input: a checkout already priced in USD.
+// Cart is SPEC §2's cart input: a checkout already priced in USD.
 type Cart struct {
 	MerchantDomain string     `json:"merchant_domain,omitempty"`
 	TotalUSD       policy.USD `json:"total_usd"` // exact, from the JSON number text
@@ -79,13 +79,13 @@ type Cart struct {
 	TotalProblem policy.AmountProblem `json:"-"`
 }
 
-// Context is SPEC's context object.
+// Context is SPEC §2's context object.
 type Context struct {
 	SpentTodayUSD policy.USD `json:"spent_today_usd"` // the caller's own ledger
 	AgentID       string     `json:"agent_id,omitempty"`
 }
 
-// ParseInput reads a PreflightInput body and enforces SPEC's limits before any work: the body size, valid
+// ParseInput reads a PreflightInput body and enforces SPEC §10's limits before any work: the body size, valid
 // UTF-8, JSON depth, bounded text fields, at most MaxOptions payment options, at most policy.MaxListEntries
 // per rule list, and known member and rule names (a misspelt "context" would otherwise silently drop the
 // caller's spend from the daily cap). Members inside the challenge are x402's and are kept, not refused.

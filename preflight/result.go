@@ -7,7 +7,7 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
-// Result is SPEC's PreflightResult. Its JSON, without receipt.jws, is exactly the signed payload, so the
+// Result is SPEC §6.1's PreflightResult. Its JSON, without receipt.jws, is exactly the signed payload, so the
 // receipt binds every returned field.
 type Result struct {
 	Decision         string            `json:"decision"` // allow | hold | block

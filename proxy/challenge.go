@@ -14,10 +14,10 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
-// maxChallengeBody bounds the 402 body read for a v1 challenge (SPEC's request body limit).
+// maxChallengeBody bounds the 402 body read for a v1 challenge (SPEC §10's request body limit).
 const maxChallengeBody = 64 << 10
 
-// challengeReadTimeout bounds how long a 402 body may take to arrive (SPEC's body read deadline).
+// challengeReadTimeout bounds how long a 402 body may take to arrive (SPEC §10's body read deadline).
 const challengeReadTimeout = 10 * time.Second
 
 // challengeSource says where a challenge was found.

@@ -116,7 +116,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	case hold, block:
 		return p.signed(v, input)
 	default:
-		// SPEC: a future, unknown outcome is never allow.
+		// SPEC §4.5: a future, unknown outcome is never allow.
 		v.Decision = block
 		v.Reasons = append(v.Reasons, "block: unknown preflight decision "+fmt.Sprintf("%q", res.Decision))
 		v.Class = "unknown_decision"
@@ -226,7 +226,7 @@ func (p *Proxy) capBlock(v verdict, spent int64) verdict {
 	return v
 }
 
-// dailyCapReason is SPEC's daily-cap reason, for the case the ledger's final guard refuses a reservation
+// dailyCapReason is SPEC §5's daily-cap reason, for the case the ledger's final guard refuses a reservation
 // the engine allowed (another process spent in between).
 func dailyCapReason(capUSD, spent policy.USD) string {
 	return fmt.Sprintf("block: daily cap $%s would be exceeded (spent $%s)", capUSD, spent)

@@ -55,7 +55,7 @@
 // # Settlement
 //
 // The settlement header on the way back commits the reservation on success; a failure or a missing header
-// keeps it reserved (SPEC: the budget resets only with the UTC day). The seller's response to a released
+// keeps it reserved (SPEC §11.4: the budget resets only with the UTC day). The seller's response to a released
 // payment carries X-Payguard-Decision: allow and X-Payguard-Receipt with the receipt id of the decision that
 // allowed it (the ticket keeps it), so the agent can log what it paid under that decision.
 //

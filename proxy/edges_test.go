@@ -58,7 +58,7 @@ func TestBlockOutranksApproval(t *testing.T) {
 	}
 }
 
-// A settlement failure keeps the reservation (SPEC): the money counts against today's cap.
+// A settlement failure keeps the reservation (SPEC §11.4): the money counts against today's cap.
 func TestSettlementFailureKeepsReservation(t *testing.T) {
 	mux := http.NewServeMux()
 	var challenge string

@@ -38,7 +38,7 @@ type harness struct {
 	signs  *atomic.Int64    // receipts the proxy had signed
 }
 
-// testRules are SPEC's defaults with Base Sepolia allowed (the fixtures' network).
+// testRules are SPEC §3's defaults with Base Sepolia allowed (the fixtures' network).
 func testRules() policy.Rules {
 	r := policy.DefaultRules()
 	r.AllowedNetworks = []string{"eip155:8453", "base", "eip155:84532", "base-sepolia"}

@@ -103,7 +103,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // reasonClass maps a decision's reasons to a small, bounded label: the first reason that carries the
-// decision's own prefix, recognised by SPEC's reason texts.
+// decision's own prefix, recognised by SPEC §5's reason texts.
 func reasonClass(decision string, reasons []string) string {
 	for _, r := range reasons {
 		if !strings.HasPrefix(r, decision+":") {

@@ -217,7 +217,7 @@ func sameNetwork(a, b string) bool {
 }
 
 // recordSettlement reads the seller's settlement header: success commits the reservation; a failure or a
-// missing header keeps it reserved (SPEC: reservations are kept when a payment fails or is abandoned).
+// missing header keeps it reserved (SPEC §11.4: reservations are kept when a payment fails or is abandoned).
 func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Response) {
 	value := resp.Header.Get(x402.HeaderPaymentResponse)
 	if value == "" {

@@ -31,7 +31,7 @@ var (
 	ErrFieldAltered = errors.New("a returned field differs from the signed one")
 )
 
-// Defaults of VerifyOptions (SPEC: one hour, 60 seconds of clock tolerance).
+// Defaults of VerifyOptions (SPEC §6.3: one hour, 60 seconds of clock tolerance).
 const (
 	DefaultMaxAge = time.Hour
 	DefaultLeeway = 60 * time.Second

@@ -1,6 +1,6 @@
 // Package screening answers "who is this payee?": OFAC SDN sanctions by wallet address and by name
 // (screening/sanctions), and a merchant domain's registration age and DNS (screening/domain). Check combines
-// them into SPEC's CheckResult; the preflight engine asks the same interfaces for its facts.
+// them into SPEC §7.1's CheckResult; the preflight engine asks the same interfaces for its facts.
 //
 // Missing data is unknown, never positive evidence: a component that is absent or fails says so.
 package screening

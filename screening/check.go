@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Flags of SPEC's payee check flag table.
+// Flags of SPEC §7.1's payee check flag table.
 const (
 	FlagSanctionedAddress      = "sanctioned_address"       // high
 	FlagSanctionedNameExact    = "sanctioned_name_exact"    // high
@@ -27,7 +27,7 @@ const (
 	RiskHigh    = "high"
 )
 
-// flagRisk is SPEC's flag table: the risk each flag carries.
+// flagRisk is SPEC §7.1's flag table: the risk each flag carries.
 var flagRisk = map[string]string{
 	FlagSanctionedAddress:      RiskHigh,
 	FlagSanctionedNameExact:    RiskHigh,
@@ -42,11 +42,11 @@ var flagRisk = map[string]string{
 // known medium signal says more than an unknown one.
 var riskRank = map[string]int{RiskLow: 0, RiskUnknown: 1, RiskMedium: 2, RiskHigh: 3}
 
-// Disclaimer is the informational-screening notice every CheckResult carries (SPEC).
+// Disclaimer is the informational-screening notice every CheckResult carries (SPEC §1.4).
 const Disclaimer = "Informational screening only. Not legal advice, not a compliance certification and not a " +
 	"guarantee. Sanctions data is as of data_as_of. Matches must be verified before acting."
 
-// DataAsOfUnknown is data_as_of when no sanctions list is loaded. SPEC types the field as a date-time, so
+// DataAsOfUnknown is data_as_of when no sanctions list is loaded. SPEC §6.4 types the field as a date-time, so
 // instead of a word it is the Unix epoch: a valid RFC 3339 date-time that every freshness check reads as
 // "older than anything", with sanctions.status "unknown" saying why.
 const DataAsOfUnknown = "1970-01-01T00:00:00Z"
@@ -59,7 +59,7 @@ const (
 	StatusNotRequested = "not_requested" // neither a name nor an address was given
 )
 
-// Input bounds (SPEC: text fields bounded and valid UTF-8).
+// Input bounds (SPEC §10: text fields bounded and valid UTF-8).
 const (
 	MaxNameLen    = 256
 	MaxAddressLen = 256
@@ -89,7 +89,7 @@ func (e *InputError) Error() string {
 // ErrNoInput is returned when a query has no name, address or domain.
 var ErrNoInput = &InputError{Message: "give at least one of name, address or domain"}
 
-// CheckResult is SPEC's payee check answer.
+// CheckResult is SPEC §7.1's payee check answer.
 type CheckResult struct {
 	Risk       string          `json:"risk"`
 	Flags      []string        `json:"flags"`
@@ -172,7 +172,7 @@ func (q Query) Validate() error {
 // Check screens the query. The error is an *InputError (ErrNoInput among them); a component that is
 // missing or fails is reported as unknown in the result, never as an error and never as low risk.
 //
-// Risk is the strongest signal, high > medium > unknown > low: each flag carries its risk from SPEC's
+// Risk is the strongest signal, high > medium > unknown > low: each flag carries its risk from SPEC §7.1's
 // table, and a fact that was asked for but could not be established raises the floor to unknown even
 // without a flag of its own (sanctions asked about with no list loaded; a DNS lookup that failed). Low
 // therefore means: nothing flagged and everything asked about known. A part that was not asked about (no

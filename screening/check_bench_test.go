@@ -1,8 +1,11 @@
 package screening_test
 
 import (
+	"path/filepath"
+
+	"github.com/payguard/payguard/internal/realdata"
+
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -12,16 +15,11 @@ import (
 	"github.com/payguard/payguard/screening/sanctions"
 )
 
-// realSDNDir is the newest complete real OFAC CSV set on the development machines (see its PROVENANCE.md).
-const realSDNDir = "/work/shared/data/ofac/full_set_2021-07"
-
 // BenchmarkCheckCached measures a full payee check (name, address and domain) against the real 2021-07
 // OFAC set with the domain's RDAP and DNS answers cached: the latency of a repeat check.
 func BenchmarkCheckCached(b *testing.B) {
-	if _, err := os.Stat(realSDNDir); err != nil {
-		b.Skipf("real OFAC data not here: %v", err)
-	}
-	list, err := sanctions.LoadDir(realSDNDir)
+	// The newest complete real OFAC CSV set (testdata/ofac/PROVENANCE.md).
+	list, err := sanctions.LoadDir(filepath.Join(realdata.OFACDir(b), "full_set_2021-07"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func newTestChecker() *Checker {
 	return NewChecker(CheckerOptions{Sanctions: &fakeSanctions{ready: true, asOf: asOf}, Domains: testDomains()})
 }
 
-// TestCheckFlags has one case per flag of SPEC's table, each alone, with the risk it carries.
+// TestCheckFlags has one case per flag of SPEC §7.1's table, each alone, with the risk it carries.
 func TestCheckFlags(t *testing.T) {
 	tests := []struct {
 		flag string

@@ -1,13 +1,14 @@
 package screening_test
 
 import (
+	"github.com/payguard/payguard/internal/realdata"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -40,11 +41,10 @@ var (
 
 func realList(t *testing.T) *sanctions.List {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	ofac := filepath.Join(filepath.Dir(file), "..", "..", "shared", "data", "ofac")
+	ofac := realdata.OFACDir(t)
 	sdn, err := os.ReadFile(filepath.Join(ofac, "sdn_csv_2024-05-03", "sdn.csv"))
 	if err != nil {
-		t.Fatalf("shared/ must sit beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	alt, err := os.ReadFile(filepath.Join(ofac, "alt_add_comments_2025-12", "alt.csv"))
 	if err != nil {
@@ -78,7 +78,7 @@ func realDomains(t *testing.T, now time.Time) *domain.Checker {
 }
 
 // TestPreflightWithRealScreening runs the preflight engine on the real screener and domain checker and
-// checks SPEC's reason texts for payTo sanctions, merchant name, domain age and DNS.
+// checks SPEC §5's reason texts for payTo sanctions, merchant name, domain age and DNS.
 func TestPreflightWithRealScreening(t *testing.T) {
 	list := realList(t)
 	keys, err := receipts.GenerateKey(today)
@@ -142,7 +142,7 @@ func TestPreflightWithRealScreening(t *testing.T) {
 	}
 }
 
-// TestCheckWithRealScreening runs the payee check on the same real components: each flag of SPEC's table
+// TestCheckWithRealScreening runs the payee check on the same real components: each flag of SPEC §7.1's table
 // with its risk.
 func TestCheckWithRealScreening(t *testing.T) {
 	list := realList(t)

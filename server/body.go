@@ -7,15 +7,17 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/payguard/payguard/x402"
 )
 
-// SPEC limits enforced at the edge, before any work or payment.
+// SPEC §10 limits enforced at the edge, before any work or payment.
 const (
-	MaxBodyBytes    = 64 << 10         // request body: 64 KiB of actual bytes
-	BodyReadTimeout = 10 * time.Second // the whole body must arrive within this
+	MaxBodyBytes    = x402.MaxBodyBytes // request body: 64 KiB of actual bytes (SPEC §10), one constant everywhere
+	BodyReadTimeout = 10 * time.Second  // the whole body must arrive within this
 )
 
-// readBody reads a request body within SPEC's limits (MaxBodyBytes, BodyReadTimeout).
+// readBody reads a request body within SPEC §10's limits (MaxBodyBytes, BodyReadTimeout).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	body, e := ReadBody(w, r, MaxBodyBytes)
 	if e != nil {

@@ -34,7 +34,7 @@ const (
 
 // StatusSettlementOutcomeUnknown is the status of settlement_outcome_unknown: 502 Bad Gateway. The failure
 // is the upstream facilitator's (no usable answer to a /settle that was sent), unlike 500 (our own fault);
-// and it must not be 503, which SPEC reserves for "not settled, not charged" answers that a caller may
+// and it must not be 503, which SPEC §9.1 reserves for "not settled, not charged" answers that a caller may
 // simply retry. The caller checks the authorization nonce on chain and never pays again automatically.
 const StatusSettlementOutcomeUnknown = http.StatusBadGateway
 

@@ -10,7 +10,7 @@ import (
 // shows a complete low-risk answer computed by the real checker on the loaded data.
 var sampleQuery = CheckQuery{Name: "Acme Widgets LLC", Address: "0x1111111111111111111111111111111111111111"}
 
-// staleAfter is when sanctions data counts as stale in /health: SPEC refreshes daily, so two missed
+// staleAfter is when sanctions data counts as stale in /health: SPEC §10 refreshes daily, so two missed
 // refreshes.
 const staleAfter = 48 * time.Hour
 

@@ -15,7 +15,7 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// Bounds of query inputs (SPEC: text fields are bounded and valid UTF-8): the screening's own, which the
+// Bounds of query inputs (SPEC §10: text fields are bounded and valid UTF-8): the screening's own, which the
 // OpenAPI document states too.
 const (
 	maxNameLen    = screening.MaxNameLen
@@ -222,7 +222,7 @@ func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// LookupError is an endpoint lookup that cannot be answered; it is never charged. Code is SPEC's error code
+// LookupError is an endpoint lookup that cannot be answered; it is never charged. Code is SPEC §9.1's error code
 // and Status its HTTP status.
 type LookupError struct {
 	Status        int

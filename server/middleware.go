@@ -56,7 +56,7 @@ func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // middleware recovers panics (500 internal_error) and logs one line per request: method, path, status,
 // size, latency, and for paid routes how it was paid and the decision. Never the body or the query (they
-// carry the caller's screening input, which SPEC says is not stored).
+// carry the caller's screening input, which SPEC §8.8 says is not stored).
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()

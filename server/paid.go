@@ -17,7 +17,7 @@ type paidRoute struct {
 	Method       string
 	Price        uint64
 	Description  string
-	OfferReceipt bool // x402 offer-receipt extension (SPEC: the paid HTTP preflight route)
+	OfferReceipt bool // x402 offer-receipt extension (SPEC §6.3: the paid HTTP preflight route)
 	Trial        bool // ?trial=1 is offered
 }
 

@@ -1,4 +1,4 @@
-// Package server is `payguard serve`: the public pay-per-call screening API of SPEC (GET /v1/check,
+// Package server is `payguard serve`: the public pay-per-call screening API of SPEC §8.1 (GET /v1/check,
 // POST /v1/preflight, GET /v1/endpoint), its free documents, and the seam where MCP is mounted.
 //
 // MCP is mounted with Server.Mount("/mcp", handler). It sells the same operations through the same pieces:
@@ -32,10 +32,10 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// ServiceVersion is the service and OpenAPI description version (SPEC Versioning).
+// ServiceVersion is the service and OpenAPI description version (SPEC §8.7 Versioning).
 const ServiceVersion = "1.0.0"
 
-// Prices in atomic USDC units (6 decimals), as SPEC sets them.
+// Prices in atomic USDC units (6 decimals), as SPEC §8.1 sets them.
 const (
 	PriceCheck     uint64 = 10000 // $0.01
 	PricePreflight uint64 = 20000 // $0.02
@@ -58,7 +58,7 @@ func (e *InputError) Error() string { return e.Code + ": " + e.Message }
 
 // Preflight is the decision engine behind POST /v1/preflight (preflight.ParseInput and Engine.Decide).
 type Preflight interface {
-	// Parse checks a body against SPEC's limits; errors are *InputError.
+	// Parse checks a body against SPEC §10's limits; errors are *InputError.
 	Parse(body []byte) (any, error)
 	// Decide decides a parsed input. An error wrapping ErrSigningUnavailable means 503.
 	Decide(ctx context.Context, input any) (*Decision, error)

@@ -27,7 +27,7 @@ func rawAnswer(t *testing.T, e *env, raw string, d time.Duration) int {
 }
 
 // A declared body that never arrives must not hold the answer: an oversized one is refused at once, and one
-// the handler never reads is given up after the body read deadline (SPEC: 10 seconds), not waited for
+// the handler never reads is given up after the body read deadline (SPEC §10: 10 seconds), not waited for
 // forever by Go's drain of unread bodies.
 func TestStalledBodiesStillGetAnswers(t *testing.T) {
 	e := newEnv(t)

@@ -35,7 +35,7 @@ type Ledger interface {
 	Reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64) (reservationID string, err error)
 	// Commit moves a reservation's amount from reserved to spent (idempotent). A reservation unknown under
 	// that budget and day is ErrNotFound. There is no release: a reservation whose payment failed or was
-	// abandoned keeps counting until the day ends (SPEC).
+	// abandoned keeps counting until the day ends (SPEC §11.4).
 	Commit(ctx context.Context, budget, day, reservationID string) error
 	// State is zero for a budget or day never reserved against.
 	State(ctx context.Context, budget, day string) (BudgetState, error)

@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// The fixtures under testdata/fixtures are copies of /work/shared/fixtures/x402: real captures of the
-// official SDKs (x402@1.2.0 and @x402/*@2.27.0) talking to each other through a local facilitator.
+// The fixtures under testdata/fixtures are the repository's one copy of the x402 captures (testdata/README.md
+// says where they came from): real captures of the official SDKs (x402@1.2.0 and @x402/*@2.27.0) talking to
+// each other through a local facilitator. preflight's tests read the same copy.
 
 // capture is one HTTP message of a fixture: its headers, its body and the capture tool's own decoding of
 // the x402 headers (which the tests compare against).

@@ -16,11 +16,12 @@ import (
 // Limits applied to every document this package decodes. They keep a hostile seller or agent from making
 // the proxy buffer or walk arbitrarily large input.
 const (
-	// MaxBodyBytes bounds a JSON document (a v1 challenge body, a facilitator body, a decoded header).
+	// MaxBodyBytes bounds a JSON document (a v1 challenge body, a facilitator body, a decoded header): SPEC §10's
+	// 64 KiB body limit. It is the one declaration of that limit; the server, the engine and the CLI use it.
 	MaxBodyBytes = 64 << 10
 	// MaxHeaderBytes bounds a base64 header value before it is decoded.
 	MaxHeaderBytes = 64 << 10
-	// MaxDepth bounds the nesting of arrays and objects in any decoded document (SPEC: JSON depth 32).
+	// MaxDepth bounds the nesting of arrays and objects in any decoded document (SPEC §10: JSON depth 32).
 	MaxDepth = 32
 )
 

@@ -18,6 +18,7 @@ import (
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/sanctions"
+	"github.com/payguard/payguard/x402"
 )
 
 func init() {
@@ -27,8 +28,8 @@ func init() {
 const (
 	// checkTimeout bounds one check; the RDAP and DNS lookups have their own, shorter timeouts.
 	checkTimeout = 15 * time.Second
-	// maxBatchLine is the longest batch line read, SPEC's request body limit.
-	maxBatchLine = 64 << 10
+	// maxBatchLine is the longest batch line read, SPEC §10's request body limit.
+	maxBatchLine = x402.MaxBodyBytes
 )
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payguard/payguard/internal/realdata"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -272,7 +274,7 @@ func TestPreflightDomainHookIsSet(t *testing.T) {
 // and data_as_of is its Publish_Date.
 func TestCheckCommandSDNXML(t *testing.T) {
 	env := newCheckEnv(t)
-	dir := filepath.Join("..", "..", "..", "shared", "data", "ofac", "sdn_xml_excerpt_2020-10-29")
+	dir := filepath.Join(realdata.OFACDir(t), "sdn_xml_excerpt_2020-10-29")
 	code, out, errs := runPG(t, "", "check", "--offline", "--config", env.config, "--sanctions-dir", dir, "--name", "Avia Import")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

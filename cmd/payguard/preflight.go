@@ -35,7 +35,7 @@ const preflightLookupTimeout = 30 * time.Second
 func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("payguard preflight", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	rulesFile := fs.String("rules", "", "deployment rules file, JSON or YAML (default: SPEC's defaults); the input's rules overlay it")
+	rulesFile := fs.String("rules", "", "deployment rules file, JSON or YAML (default: the defaults of docs/SPEC.md §3); the input's rules overlay it")
 	keysFile := fs.String("keys", "", "receipt key file (JWK Set with private keys); without it an ephemeral key signs, and its receipts cannot be verified later")
 	offline := fs.Bool("offline", false, "gather no network facts (domain age and DNS are reported unknown)")
 	inFile := fs.String("in", "", "read the PreflightInput from this file instead of stdin")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payguard/payguard/internal/realdata"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -252,13 +254,13 @@ func TestRulesDefault(t *testing.T) {
 	}
 }
 
-// TestPreflightWithRealSanctionsList runs the command on rows of the real OFAC SDN CSV in shared/data (the
+// TestPreflightWithRealSanctionsList runs the command on rows of the real OFAC SDN CSV in testdata/ofac (the
 // first 200 entries and the LAZARUS GROUP entry, copied to a temporary list so that the test stays fast under
 // the race detector): a listed Ethereum address is blocked, a clean one is allowed, and data_as_of is stated.
 func TestPreflightWithRealSanctionsList(t *testing.T) {
-	full, err := os.ReadFile("../../../shared/data/ofac/sdn_csv_2024-05-03/sdn.csv")
+	full, err := os.ReadFile(filepath.Join(realdata.OFACDir(t), "sdn_csv_2024-05-03", "sdn.csv"))
 	if err != nil {
-		t.Fatalf("shared/ must sit beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(string(full), "\n")
 	var rows []string

@@ -1,4 +1,4 @@
-// The local facilitator against the real x402 captures (shared/fixtures/x402, copied to x402/testdata/fixtures): the same requests get the same
+// The local facilitator against the real x402 captures (x402/testdata/fixtures): the same requests get the same
 // verdicts the official facilitator gave, and /supported has the captured shape. Then the standalone programs
 // (facilitator, sellers, buyer CLI) are run the way the Go examples run them.
 

@@ -20,6 +20,7 @@ import { ALT_PAY_TO, BUYER_ADDRESS, SELLER_PAY_TO, signAuthorization } from '../
 import { extractOffersFromPaymentRequired, verifyOfferSignatureEIP712, verifyReceiptSignatureEIP712 } from '@x402/extensions/offer-receipt';
 import { adminClient, buildPayguard, freePort, proxyYAML, startPayguard, startProxy as startGuard } from '../lib/payguard.mjs';
 import { runNode } from '../lib/spawn.mjs';
+import { testRedis } from '../lib/redis.mjs';
 import { execFileSync } from 'node:child_process';
 
 const TOKEN = 'interop-admin-token-0123456789abcdef';
@@ -419,9 +420,10 @@ describe('a fleet: two proxies sharing one Redis budget', () => {
   it('30 simultaneous $0.01 payments spread over both proxies never exceed the shared $0.10 cap', async (t) => {
     await fetch(`${fac.url}/_reset`, { method: 'POST' });
     resetSellers();
-    // A prefix of its own per run: the shared Redis (127.0.0.1:6379, started by .ci/run) may hold other data.
+    // A prefix of its own per run: the shared Redis (127.0.0.1:6379 on CI; see lib/redis.mjs) may hold other data.
     const prefix = `payguard-interop-${process.pid}-${Date.now()}:`;
-    const storeYAML = ['store:', '  driver: redis', '  redis:', '    addr: "127.0.0.1:6379"', `    prefix: ${JSON.stringify(prefix)}`].join('\n');
+    const { url } = await testRedis();
+    const storeYAML = ['store:', '  driver: redis', '  redis:', `    url: ${JSON.stringify(url)}`, `    prefix: ${JSON.stringify(prefix)}`].join('\n');
     for (const name of ['fleet-a', 'fleet-b']) {
       fleet.push(await startGuard({
         dir: path.join(tmp, name), token: TOKEN, upstreamCAFiles: [pki.caFile], rules: { ...RULES, daily_cap_usd: 0.1 },

@@ -11,7 +11,7 @@ import (
 )
 
 // embeddedBootstrap is IANA's RDAP DNS bootstrap registry (RFC 9224), publication 2026-03-23T19:00:02Z;
-// see /work/shared/data/rdap/PROVENANCE.md. It is the fallback whenever a refresh fails.
+// see domaintest/testdata/PROVENANCE.md and testdata/README.md. It is the fallback whenever a refresh fails.
 //
 //go:embed iana-dns-bootstrap.json
 var embeddedBootstrap []byte

@@ -3,22 +3,18 @@ package sanctions
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/payguard/payguard/internal/realdata"
 )
 
-// ofacDataDir locates the shared real OFAC data: <repo root>/../shared/data/ofac. It fails (never skips)
-// when the data is missing, because these tests are the evidence that the loader handles the real files.
+// ofacDataDir is the real OFAC data kept in the repository's testdata/ofac (decompressed by realdata). It
+// fails (never skips) when the data is missing, because these tests are the evidence that the loader
+// handles the real files.
 func ofacDataDir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot := filepath.Join(filepath.Dir(file), "..", "..")
-	dir := filepath.Join(repoRoot, "..", "shared", "data", "ofac")
-	if _, err := os.Stat(filepath.Join(dir, "PROVENANCE.md")); err != nil {
-		t.Fatalf("real OFAC data not found at %s (expected the shared/ folder beside the repository): %v", dir, err)
-	}
-	return dir
+	return realdata.OFACDir(t)
 }
 
 var (

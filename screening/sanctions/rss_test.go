@@ -1,6 +1,8 @@
 package sanctions
 
 import (
+	"github.com/payguard/payguard/internal/realdata"
+
 	"bufio"
 	"fmt"
 	"os"
@@ -29,8 +31,11 @@ func TestMain(m *testing.M) {
 // rssChild prints "baseline_kb=B rss_kb=R peak_kb=P entries=N": resident memory before loading, after
 // loading and indexing (after a GC that returns freed memory to the OS), and the process's peak.
 func rssChild() int {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", "ofac")
+	dir, err := realdata.Extract()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	runtime.GC()
 	debug.FreeOSMemory()
 	baseline, _, err := procStatus()

@@ -40,7 +40,7 @@ type PaidResource struct {
 	OfferReceipt bool
 }
 
-// MCPTools are the tools the MCP endpoint at /mcp offers (SPEC MCP section), with the paid route whose
+// MCPTools are the tools the MCP endpoint at /mcp offers (SPEC §8.5 MCP section), with the paid route whose
 // price each one charges ("" for a free tool). server/mcp's tests check this list against the live server.
 var MCPTools = []struct{ Name, Description, PricePath string }{
 	{"check_payee", "Screen a payee's name, merchant domain or wallet (OFAC SDN, domain age, DNS). Free trial first, then x402.", "/v1/check"},
@@ -49,7 +49,7 @@ var MCPTools = []struct{ Name, Description, PricePath string }{
 	{"check_endpoint", "Cached unpaid observations of a public x402 endpoint. x402 only, no trial.", "/v1/endpoint"},
 }
 
-// MCPResources and MCPPrompts are the MCP server's free resources and its prompts (SPEC MCP section).
+// MCPResources and MCPPrompts are the MCP server's free resources and its prompts (SPEC §8.5 MCP section).
 var (
 	MCPResources = []struct{ URI, Name, Description string }{
 		{"payguard://rules/default", "default-rules", "The rules preflight_payment applies by default."},
@@ -64,7 +64,7 @@ var (
 			[]string{"challenge", "rules", "spent_today_usd"}},
 		{"check-a-merchant", "Screen a merchant's domain, name or wallet and explain the result.", []string{"domain", "name", "wallet"}},
 	}
-	// MCPProtocolVersions are the MCP versions /mcp negotiates (SPEC samples the first).
+	// MCPProtocolVersions are the MCP versions /mcp negotiates (SPEC §8.5 samples the first).
 	MCPProtocolVersions = []string{"2025-03-26", "2025-06-18", "2025-11-25"}
 )
 

@@ -174,7 +174,7 @@ func (e *env) call(s *sdk.ClientSession, name string, args any, meta sdk.Meta) (
 	return res, sc
 }
 
-// errCode is a tool error's code, failing when the result is not an error with SPEC's error body.
+// errCode is a tool error's code, failing when the result is not an error with SPEC §9.1's error body.
 func errCode(t *testing.T, res *sdk.CallToolResult, sc map[string]any) string {
 	t.Helper()
 	if !res.IsError {

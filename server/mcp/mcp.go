@@ -16,7 +16,7 @@
 //
 // Order of work, as on HTTP: argument validation (tool error, never charged) → data availability (tool
 // error, never charged) → trial or payment (verified, not settled) → work (a failure settles nothing) →
-// settle once → result. Decisions carry only the decision JWS: MCP has no offer-receipt (SPEC).
+// settle once → result. Decisions carry only the decision JWS: MCP has no offer-receipt (SPEC §6.3).
 //
 // The package lives under server/ beside fees, trial and docs because it is one more channel of
 // `payguard serve`, mounted with server.Server.Mount; it reaches nothing the HTTP routes do not.

@@ -15,7 +15,7 @@ import (
 	"github.com/payguard/payguard/server/docs"
 )
 
-// The wire: initialize in every version the discovery documents advertise (2025-03-26 is SPEC's sample),
+// The wire: initialize in every version the discovery documents advertise (2025-03-26 is SPEC §8.5's sample),
 // JSON answers, the initialized notification, and what a stateless server refuses.
 func TestInitializeAndJSONResponses(t *testing.T) {
 	e := newEnv(t)

@@ -20,7 +20,7 @@ const (
 	ResourceTrust   = "payguard://trust"
 )
 
-// Prompt names (SPEC MCP section).
+// Prompt names (SPEC §8.5 MCP section).
 const (
 	PromptPreflight     = "preflight-before-paying"
 	PromptCheckMerchant = "check-a-merchant"

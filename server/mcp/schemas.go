@@ -24,7 +24,7 @@ type CheckPayeeArgs struct {
 	Wallet string `json:"wallet,omitempty" jsonschema:"Payee wallet address (e.g. an EVM 0x address), matched exactly against OFAC SDN digital-currency addresses"`
 }
 
-// PreflightArgs are preflight_payment's arguments: SPEC's PreflightInput.
+// PreflightArgs are preflight_payment's arguments: SPEC §2's PreflightInput.
 type PreflightArgs struct {
 	Challenge      *Challenge    `json:"challenge,omitempty" jsonschema:"The x402 PaymentRequired object a seller answered with (v1: the 402 JSON body; v2: the decoded PAYMENT-REQUIRED header), passed unchanged. Give this or cart."`
 	Cart           *Cart         `json:"cart,omitempty" jsonschema:"A checkout already priced in USD, instead of an x402 challenge"`
@@ -38,7 +38,7 @@ type PreflightArgs struct {
 // engine reads them with x402's own parser).
 type Challenge map[string]any
 
-// Cart is SPEC's cart.
+// Cart is SPEC §2's cart.
 type Cart struct {
 	MerchantDomain string  `json:"merchant_domain,omitempty" jsonschema:"Merchant domain, e.g. shop.example.com"`
 	TotalUSD       float64 `json:"total_usd" jsonschema:"Total to pay, already in US dollars, e.g. 0.25"`
@@ -46,7 +46,7 @@ type Cart struct {
 	MerchantName   string  `json:"merchant_name,omitempty" jsonschema:"Merchant legal name, screened against OFAC SDN names"`
 }
 
-// Rules are SPEC's rules, every one optional. Pointers tell "not given" from zero values.
+// Rules are SPEC §3's rules, every one optional. Pointers tell "not given" from zero values.
 type Rules struct {
 	MaxPerPaymentUSD  *float64 `json:"max_per_payment_usd,omitempty" jsonschema:"Block when the selected amount exceeds this many USD"`
 	HoldAboveUSD      *float64 `json:"hold_above_usd,omitempty" jsonschema:"Hold above this many USD when the maximum has not already blocked"`
@@ -65,7 +65,7 @@ type Rules struct {
 	PayToBlocklist    []string `json:"payto_blocklist,omitempty" jsonschema:"Blocked payee wallets; a block outranks any approval"`
 }
 
-// SpendContext is SPEC's context object.
+// SpendContext is SPEC §2's context object.
 type SpendContext struct {
 	SpentTodayUSD float64 `json:"spent_today_usd,omitempty" jsonschema:"USD the caller already spent today by its own ledger, counted against daily_cap_usd"`
 	AgentID       string  `json:"agent_id,omitempty" jsonschema:"The calling agent's identifier, for the caller's own records"`

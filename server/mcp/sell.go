@@ -29,7 +29,7 @@ type paidTool struct {
 	offer fees.Offer
 }
 
-// toolError is an error result: SPEC's error body {"error":{code,message[,nonce]},"data_as_of"} as
+// toolError is an error result: SPEC §9.1's error body {"error":{code,message[,nonce]},"data_as_of"} as
 // structured content. Nothing is settled for it.
 type toolError struct {
 	Code    string
@@ -226,7 +226,7 @@ func (h *Handler) result(body any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{StructuredContent: json.RawMessage(text), Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}}
 }
 
-// errorResult is a tool error with SPEC's error body.
+// errorResult is a tool error with SPEC §9.1's error body.
 func (h *Handler) errorResult(e *toolError) *sdk.CallToolResult {
 	type errBody struct {
 		Code    string `json:"code"`

@@ -14,7 +14,7 @@ import (
 	"github.com/payguard/payguard/server/fees"
 )
 
-// Tool names (SPEC MCP section).
+// Tool names (SPEC §8.5 MCP section).
 const (
 	ToolCheckPayee     = "check_payee"
 	ToolPreflight      = "preflight_payment"
@@ -239,7 +239,7 @@ func (h *Handler) checkPayee(ctx context.Context, req *sdk.CallToolRequest, in C
 }
 
 func (h *Handler) preflight(ctx context.Context, req *sdk.CallToolRequest, _ PreflightArgs) (*sdk.CallToolResult, any, error) {
-	// The arguments as sent are the PreflightInput: the engine's own parser enforces SPEC's limits on them and
+	// The arguments as sent are the PreflightInput: the engine's own parser enforces SPEC §10's limits on them and
 	// the receipt's input_sha256 hashes them, as it hashes the HTTP body.
 	raw := []byte(req.Params.Arguments)
 	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {

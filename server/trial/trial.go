@@ -1,4 +1,4 @@
-// Package trial is the free-trial quota of the paid operations: SPEC's 3 calls per client IP per UTC day,
+// Package trial is the free-trial quota of the paid operations: SPEC §8.4's 3 calls per client IP per UTC day,
 // one counter shared by the HTTP API and MCP, kept 48 hours. The counting lives in store.Trial so a fleet
 // shares it.
 package trial

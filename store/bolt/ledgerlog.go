@@ -561,7 +561,7 @@ func (s *Store) applyLoop() {
 
 // purgeWhileIdle runs the periodic purge when nothing else writes. Every write transaction already purges
 // at most once per purgeEvery, but a store nobody writes to would keep expired entries for as long as it
-// stays idle, and SPEC deletes a free-trial counter (a client's IP address) 48 hours after the day's first
+// stays idle, and SPEC §8.4 deletes a free-trial counter (a client's IP address) 48 hours after the day's first
 // call, not at the next call after that. A failure changes nothing that was stored and is left to the next
 // try; a disk that fails for good stops the ledger at its next commit.
 func (s *Store) purgeWhileIdle() {

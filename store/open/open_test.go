@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/bolt"
 	"github.com/payguard/payguard/store/memory"
@@ -51,10 +52,10 @@ func TestFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PAYGUARD_TEST_OPEN_URL", "redis://127.0.0.1:6379/0")
+	t.Setenv("PAYGUARD_TEST_OPEN_URL", testredis.URL(t))
 	s, err := open.FromConfig(c.Store)
 	if err != nil {
-		t.Fatalf("the redis driver needs a real Redis at 127.0.0.1:6379: %v", err)
+		t.Fatalf("opening the redis driver: %v", err)
 	}
 	defer s.Close()
 	if rs, ok := s.(*redis.Store); !ok || rs.Prefix() != "payguard-test-open:" {

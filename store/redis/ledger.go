@@ -26,7 +26,8 @@ local function refused()
 end
 local r = redis.pcall('HINCRBY', KEYS[1], 'total', ARGV[1])
 if type(r) == 'table' and r.err then return refused() end
-if gt(redis.call('HGET', KEYS[1], 'total'), ARGV[3]) then
+-- a negative total can only be a wrapped sum (a server that does not refuse the overflow): over the cap
+if r < 0 or gt(redis.call('HGET', KEYS[1], 'total'), ARGV[3]) then
   redis.call('HINCRBY', KEYS[1], 'total', ARGV[2])
   -- a day's first reservation refused created the hash: it expires like any ledger day
   if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end

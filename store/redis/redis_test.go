@@ -4,21 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/redis"
 	"github.com/payguard/payguard/store/storetest"
 )
 
-// redisURL is the real Redis every development and CI machine runs; PAYGUARD_TEST_REDIS_URL overrides it.
+// redisURL is the Redis package testredis chose for this run: PAYGUARD_TEST_REDIS_URL, the real Redis at
+// 127.0.0.1:6379 that CI starts, redis-server from PATH, or (with a printed notice) an embedded one.
 func redisURL() string {
-	if u := os.Getenv("PAYGUARD_TEST_REDIS_URL"); u != "" {
-		return u
+	s, err := testredis.Get()
+	if err != nil {
+		panic("no Redis for the redis store tests: " + err.Error())
 	}
-	return "redis://127.0.0.1:6379/0"
+	return s.URL
 }
 
 // runPrefix keeps this run's keys apart from other runs and from a real deployment.
@@ -34,7 +36,7 @@ func openTest(t testing.TB) *redis.Store {
 	prefix := fmt.Sprintf("%s%d:", runPrefix, storeSeq.Add(1))
 	s, err := redis.Open(context.Background(), redis.Options{URL: redisURL(), Prefix: prefix})
 	if err != nil {
-		t.Fatalf("the redis store tests need a real Redis at %s (set PAYGUARD_TEST_REDIS_URL to use another): %v", redisURL(), err)
+		t.Fatalf("opening the redis store at %s: %v", redisURL(), err)
 	}
 	t.Cleanup(func() { cleanPrefix(t, prefix) })
 	return s

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Generates names_labeled.tsv, the labeled name-screening set, from the real OFAC list.
 
-Run from this directory:
-  python3 gen_labeled.py ../../../../shared/data/ofac > names_labeled.tsv       (development set)
-  python3 gen_labeled.py ../../../../shared/data/ofac 13 > names_heldout.tsv    (held-out set: other entries)
+Run from this directory, on the repository's copy of the real list (testdata/ofac, gzip-compressed):
+  python3 gen_labeled.py ../../../testdata/ofac > names_labeled.tsv       (development set)
+  python3 gen_labeled.py ../../../testdata/ofac 13 > names_heldout.tsv    (held-out set: other entries)
 Deterministic: no randomness, entries are picked by a fixed stride over uid order, shifted by the optional
 offset (the held-out set was generated once and not used to tune the matcher).
 
@@ -14,11 +14,14 @@ Kinds:
   miss:*     a name that must not match: a real name with its distinctive word replaced, the given names of a
              real person with another surname, or an ordinary business name sharing common words.
 """
-import csv, sys, os
+import csv, gzip, sys, os
 
 base = sys.argv[1]
 off = int(sys.argv[2]) if len(sys.argv) > 2 else 0
-rows = [r for r in csv.reader(open(os.path.join(base, 'sdn_csv_2024-05-03', 'sdn.csv'), encoding='utf-8')) if len(r) >= 12]
+def opensdn(d):
+    p = os.path.join(d, 'sdn_csv_2024-05-03', 'sdn.csv')
+    return gzip.open(p + '.gz', 'rt', encoding='utf-8') if os.path.exists(p + '.gz') else open(p, encoding='utf-8')
+rows = [r for r in csv.reader(opensdn(base)) if len(r) >= 12]
 ents = sorted(((int(r[0]), r[1].strip(), r[2].strip()) for r in rows), key=lambda e: e[0])
 
 TRANSLIT = {"MUHAMMAD": "MOHAMMED", "MOHAMMAD": "MUHAMMAD", "MOHAMED": "MUHAMMAD", "MOHAMMED": "MOHAMAD",
