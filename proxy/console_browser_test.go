@@ -34,11 +34,21 @@ func chromium(t *testing.T) context.Context {
 	t.Helper()
 	path := os.Getenv("PAYGUARD_CHROMIUM")
 	if path == "" {
-		path = "/usr/bin/chromium"
+		path = "chromium"
 	}
-	if _, err := exec.LookPath(path); err != nil {
-		t.Fatalf("the console test needs Chromium at %s (apt-get install -y chromium, or set PAYGUARD_CHROMIUM): %v", path, err)
+	found, err := exec.LookPath(path)
+	if err != nil {
+		// CI must run this test (.ci/run installs Chromium), so a missing browser fails there; a developer's
+		// machine without one skips with the reason printed on stderr, where `go test` always shows it.
+		msg := fmt.Sprintf("the console's browser test needs Chromium (%q: %v); install it with "+
+			"`apt-get install -y --no-install-recommends chromium` or set PAYGUARD_CHROMIUM", path, err)
+		if chromiumRequired() {
+			t.Fatal(msg)
+		}
+		fmt.Fprintln(os.Stderr, "SKIP TestConsoleInBrowser: "+msg+" (CI is unset; with CI=true this fails)")
+		t.Skip(msg)
 	}
+	path = found
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(t.TempDir()),
@@ -52,6 +62,13 @@ func chromium(t *testing.T) context.Context {
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return ctx
+}
+
+// chromiumRequired says whether a missing Chromium fails the test: in CI (CI set to anything but "" or
+// "false", as every CI service sets it), the browser test is never skipped.
+func chromiumRequired() bool {
+	ci := strings.TrimSpace(os.Getenv("CI"))
+	return ci != "" && !strings.EqualFold(ci, "false") && ci != "0"
 }
 
 // artifactDir is where the screenshots go: $PAYGUARD_ARTIFACTS_DIR (docs/approvals keeps the committed

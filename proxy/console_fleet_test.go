@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store/redis"
 	"github.com/payguard/payguard/x402"
 )
@@ -16,16 +17,13 @@ import (
 // A fleet on Redis: a hold made by one proxy shows in another proxy's console, is approved there, and the
 // agent's retry through the first proxy is paid. The console reads the store's holds, not one process's.
 func TestConsoleFleetOnRedis(t *testing.T) {
-	url := os.Getenv("PAYGUARD_TEST_REDIS")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
+	url := testredis.URL(t)
 	prefix := fmt.Sprintf("payguard-console-test-%d-%d:", os.Getpid(), time.Now().UnixNano())
 	var first *redis.Store
 	open := func() State {
 		st, err := redis.Open(t.Context(), redis.Options{URL: url, Prefix: prefix})
 		if err != nil {
-			t.Fatalf("redis (the fleet needs it; .ci/run starts one): %v", err)
+			t.Fatalf("redis: %v", err)
 		}
 		if first == nil {
 			first = st

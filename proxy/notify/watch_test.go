@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/store"
@@ -123,17 +124,14 @@ func TestWatcherEvents(t *testing.T) {
 // A fleet: two proxies' watchers over one Redis store (each its own connection) send every event once
 // between them, whichever saw it first.
 func TestWatcherFleetSendsOnce(t *testing.T) {
-	url := os.Getenv("PAYGUARD_TEST_REDIS")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
+	url := testredis.URL(t)
 	prefix := fmt.Sprintf("payguard-notify-test-%d-%d:", os.Getpid(), time.Now().UnixNano())
 	ctx := context.Background()
 	var stores []*redis.Store
 	for range 2 {
 		st, err := redis.Open(ctx, redis.Options{URL: url, Prefix: prefix})
 		if err != nil {
-			t.Fatalf("redis (the fleet needs it; .ci/run starts one): %v", err)
+			t.Fatalf("redis: %v", err)
 		}
 		if len(stores) == 0 {
 			t.Cleanup(func() { dropPrefix(t, st, prefix); st.Close() })
