@@ -94,10 +94,12 @@ func (w *Watcher) Scan(ctx context.Context) {
 	}
 	now := w.o.Now()
 	seen := make(map[string]bool, len(hs))
+	// Only holds still listed are remembered as expired: the map does not grow with every hold ever made.
+	expired := make(map[string]bool, len(w.expired))
 	for _, h := range hs {
 		if !now.Before(h.ExpiresAt) {
-			if !w.expired[h.ID] && w.emit(ctx, HoldExpired, h, now) {
-				w.expired[h.ID] = true
+			if w.expired[h.ID] || w.emit(ctx, HoldExpired, h, now) {
+				expired[h.ID] = true
 			}
 			continue
 		}
@@ -126,7 +128,7 @@ func (w *Watcher) Scan(ctx context.Context) {
 			w.emit(ctx, HoldExpired, h, now)
 		}
 	}
-	w.pending = seen
+	w.pending, w.expired = seen, expired
 }
 
 // emit claims the event in the store and, if this process won the claim, sends it. It reports whether the
