@@ -119,13 +119,18 @@ type AdminConfig struct {
 	// PAYGUARD_ADMIN_TOKEN takes precedence; with neither, a token is generated into
 	// <proxy.data_dir>/admin-token (mode 0600) at start.
 	TokenFile string `yaml:"token_file"`
+	// Notify sends hold events to webhooks (config/notify.go).
+	Notify NotifyConfig `yaml:"notify"`
 }
 
 func defaultAdmin() AdminConfig {
-	return AdminConfig{Listen: "127.0.0.1:8403"}
+	return AdminConfig{Listen: "127.0.0.1:8403", Notify: defaultNotify()}
 }
 
 func (c *AdminConfig) validate() error {
+	if err := c.Notify.validate(); err != nil {
+		return err
+	}
 	return validListen("admin.listen", c.Listen)
 }
 

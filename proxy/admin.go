@@ -64,6 +64,7 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("POST /v1/decide", p.decideForGuard)
 	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI) // admin_index.go
 	mux.Handle("/v1/", requireToken(want, token != "", api))
+	mux.Handle("/", p.consoleHandler(token)) // the approvers' console (proxy/console)
 	return mux
 }
 
@@ -168,39 +169,11 @@ func (p *Proxy) resolveHoldAPI(status string) http.HandlerFunc {
 			writeJSON(w, http.StatusBadRequest, apiError{"invalid_json", "body must be one {\"by\": \"...\", \"note\": \"...\"}: " + err.Error()})
 			return
 		}
-		body.By = strings.TrimSpace(body.By)
-		if !visibleName(body.By) || len(body.By) > 256 || len(body.Note) > 2048 || !utf8.ValidString(body.Note) {
-			writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "`by` is required (at most 256 bytes of valid UTF-8, visible characters, no control or format characters), `note` at most 2048 bytes of valid UTF-8"})
+		h, rerr := p.resolve(r.Context(), r.PathValue("id"), status, body.By, body.Note)
+		if rerr != nil {
+			writeJSON(w, rerr.status, apiError{rerr.code, rerr.message})
 			return
 		}
-		id := r.PathValue("id")
-		cur, err := p.opts.Store.GetHold(r.Context(), id)
-		if errors.Is(err, store.ErrNotFound) {
-			writeJSON(w, http.StatusNotFound, apiError{"not_found", "no hold with that id"})
-			return
-		}
-		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
-			return
-		}
-		if cur.Status == store.HoldPending && !p.opts.Now().Before(cur.ExpiresAt) {
-			writeJSON(w, http.StatusConflict, apiError{"expired", "the hold has expired"})
-			return
-		}
-		h, err := p.opts.Store.ResolveHold(r.Context(), id, status, body.By, body.Note, p.opts.Now())
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			writeJSON(w, http.StatusNotFound, apiError{"not_found", "no hold with that id"})
-			return
-		case errors.Is(err, store.ErrConflict):
-			writeJSON(w, http.StatusConflict, apiError{"conflict", "the hold is no longer pending"})
-			return
-		case err != nil:
-			writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
-			return
-		}
-		p.waiters.notify(id)
-		p.log.Info("hold resolved", "hold_id", id, "status", status, "by", body.By, "note", body.Note)
 		writeJSON(w, http.StatusOK, p.view(h))
 	}
 }

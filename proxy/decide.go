@@ -193,8 +193,9 @@ func hostOf(rawURL string) string {
 	return u.Hostname()
 }
 
-// ticketFor names the request an allowed challenge answers, so that its paid retry can be matched.
-type ticketFor struct{ method, url string }
+// ticketFor names the request an allowed challenge answers, so that its paid retry can be matched; holdID
+// is the approved hold the payment will spend, if any.
+type ticketFor struct{ method, url, holdID string }
 
 // reserveLocked reserves an allowed amount, and with tk records the payment ticket in the same store write;
 // the caller holds the budget lock.
@@ -216,6 +217,7 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 		if t, err = p.newTicket(tk.method, tk.url, v.Option, res.Receipt.ID); err != nil {
 			return failClosed("store_error", "payment ticket could not be made: "+err.Error())
 		}
+		t.HoldID = tk.holdID
 		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
 		id = t.ReservationID
 	}

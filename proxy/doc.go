@@ -26,9 +26,12 @@
 //   - block: 403 {"decision","reasons","receipt"}; the agent never sees a challenge it could sign.
 //   - Receipts: the engine decides unsigned; a refusal's receipt and a hold's stored decision are signed
 //     (preflight.Engine.SignReceipt), an allowed challenge goes on with the receipt id alone.
-//   - hold: a hold is created (or joined, or an approved one used once) and the request waits up to
+//   - hold: a hold is created (or joined, or an approved one released) and the request waits up to
 //     hold_wait. Approved: as allow, the daily cap still applies (an approval the cap would refuse is kept,
-//     not used); denied: as block; no answer: 403 with X-Payguard-Hold and Retry-After. Only a hold can be
+//     not used); denied: as block; no answer: 403 with X-Payguard-Hold and Retry-After. An approval is
+//     spent by the one payment that goes through on it (its ticket names the hold), not by the challenge:
+//     an agent that gave up while it waited finds the approval on its retry, for as long as the hold lives
+//     (hold_ttl from its creation). Its people-facing side: proxy/notify and proxy/console. Only a hold can be
 //     approved: the engine runs again for every 402, so a block (blocklist, sanctions, caps) outranks an
 //     earlier approval.
 //   - A challenge answering a payment payguard released (verify or settle failed) is passed on with

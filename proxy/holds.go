@@ -20,7 +20,7 @@ const holdPoll = 500 * time.Millisecond
 // hold_wait for a person. Only a hold can be overridden by an approval: the engine ran first, so a block
 // (blocklist, sanctions, caps) never reaches here.
 func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.PaymentRequired, v verdict) verdict {
-	return p.resolveHoldFor(ctx, method, url, pr, v, &ticketFor{method, url})
+	return p.resolveHoldFor(ctx, method, url, pr, v, &ticketFor{method: method, url: url})
 }
 
 // resolveHoldFor is resolveHold with the ticket an approved hold's payment is released on; nil reserves
@@ -46,6 +46,7 @@ func (p *Proxy) resolveHoldFor(ctx context.Context, method, url string, pr *x402
 	if err := p.opts.Store.CreateHold(ctx, h); err != nil {
 		return failClosed("store_error", "hold could not be recorded: "+err.Error())
 	}
+	p.holdChanged()
 	p.log.Info("hold created", "hold_id", h.ID, "method", method, "url", url,
 		"amount_usd", usdString(h.AmountMicros), "reasons", v.Reasons)
 	return p.waitForPerson(ctx, h, v, tk)
@@ -92,9 +93,13 @@ func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict, tk *
 	}
 }
 
-// releaseApproved uses an approved hold once and reserves its amount (with the payment ticket for tk); the
-// daily cap still applies. An approval is used only when the amount still fits under the cap: one that would
-// be refused is kept (until it expires) rather than spent on a payment that never goes.
+// releaseApproved lets an approved hold's challenge go on: it reserves the amount with a payment ticket for
+// tk bound to the hold; the daily cap still applies. The approval is spent by the payment (checkPayment
+// uses the hold when it takes the ticket), not here: a request whose agent gave up while it waited (a MITM'd
+// request is not cancelled when its agent goes) may be handed this challenge, and the agent's retry must
+// still find the approval. Each released challenge reserves its amount; one that is never paid stays
+// reserved like any abandoned challenge, and only one payment can spend the approval. An approval the cap
+// would refuse is kept (until it expires) rather than spent on a payment that never goes.
 func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk *ticketFor) verdict {
 	lock := p.budgetLock(p.opts.Budget)
 	lock.Lock()
@@ -108,23 +113,12 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 		v.Hold = &h
 		return p.capBlock(v, spent)
 	}
-	used, err := p.opts.Store.UseHold(ctx, h.ID)
-	if err != nil {
-		// Someone else released it first (or it changed): this request is held again.
-		v.Hold = &h
-		v.Decision = hold
-		v.Class = "hold_pending"
-		if !errors.Is(err, store.ErrAlreadyUsed) && !errors.Is(err, store.ErrConflict) {
-			return failClosed("store_error", "approved hold could not be used: "+err.Error())
-		}
-		return v
-	}
-	v.Hold = &used
-	out := p.reserveLocked(ctx, v, day, tk)
+	bound := ticketFor{method: tk.method, url: tk.url, holdID: h.ID}
+	out := p.reserveLocked(ctx, v, day, &bound)
 	if out.Decision == allow {
 		out.Class = "hold_approved"
 	}
-	out.Hold = &used
+	out.Hold = &h
 	return out
 }
 
@@ -175,4 +169,26 @@ func (w *holdWaiters) count() int {
 		n += len(s)
 	}
 	return n
+}
+
+// spendApproval uses the approved hold a ticket is bound to, once its payment matched the ticket: the first
+// payment spends the approval, any other (a second ticket released on the same approval) is refused before
+// the seller. An approval that expired before its payment came is refused too.
+func (p *Proxy) spendApproval(ctx context.Context, tk store.Ticket, v verdict) verdict {
+	if tk.HoldID == "" || v.Decision != allow {
+		return v
+	}
+	used, err := p.opts.Store.UseHold(ctx, tk.HoldID)
+	switch {
+	case errors.Is(err, store.ErrAlreadyUsed):
+		return failClosed("hold_used", "the approval for this payment was already used by another payment")
+	case errors.Is(err, store.ErrConflict):
+		return failClosed("hold_expired", "the approval for this payment expired before the payment came")
+	case err != nil:
+		return failClosed("store_error", "approved hold could not be used: "+err.Error())
+	}
+	v.Hold = &used
+	p.holdChanged()
+	p.log.Info("hold used", "hold_id", used.ID, "reservation_id", tk.ReservationID)
+	return v
 }

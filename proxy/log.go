@@ -39,6 +39,7 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	if v.Hold != nil {
 		holdID = v.Hold.ID
 	}
+	p.recordDecision(stage, req, v, amount, payTo, holdID)
 	p.log.Info("decision",
 		"stage", stage,
 		"decision", v.Decision,

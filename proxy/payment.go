@@ -66,7 +66,7 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	tk, err := p.opts.Store.TakeTicket(ctx, key, p.opts.Now())
 	switch {
 	case err == nil:
-		return p.matchTicket(tk, t)
+		return p.spendApproval(ctx, tk, p.matchTicket(tk, t))
 	case !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "ticket store unavailable: "+err.Error())
 	}

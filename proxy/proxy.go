@@ -83,6 +83,11 @@ type Options struct {
 	// warm the engine's view when it is the engine's index.Cache.
 	Index       preflight.IndexReader
 	IndexMaxAge time.Duration
+	// OnHoldChange is called (it must not block) after a hold is created or resolved here, so that
+	// notifications go out at once (proxy/notify's Watcher.Kick).
+	OnHoldChange func()
+	// ConsoleSessionTTL is the console's idle session expiry (default 30 min).
+	ConsoleSessionTTL time.Duration
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.
@@ -94,8 +99,9 @@ type Proxy struct {
 	tunnel  map[string]bool
 	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
-	paid    *paidHosts // hosts that answered 402 (proxy.upgrades: refuse_after_402)
-	splices *splices   // upgraded connections open, by host
+	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
+	splices *splices        // upgraded connections open, by host
+	recent  recentDecisions // the last decisions, for the console
 	log     *slog.Logger
 	metrics *Metrics
 	clients sync.Map // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)

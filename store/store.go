@@ -110,7 +110,10 @@ type Ticket struct {
 	ReservationID string `json:"reservation_id"`
 	// ReceiptID is the receipt of the decision that allowed the payment; the proxy returns it with the
 	// paid response (X-Payguard-Receipt). Empty in tickets written before it existed.
-	ReceiptID    string    `json:"receipt_id,omitempty"`
+	ReceiptID string `json:"receipt_id,omitempty"`
+	// HoldID is the approved hold this ticket's payment spends (UseHold when the payment is taken), so an
+	// approval is used by the payment that goes through, not by a 402 its agent may never read.
+	HoldID       string    `json:"hold_id,omitempty"`
 	Budget       string    `json:"budget"`
 	Day          string    `json:"day"`
 	AmountMicros int64     `json:"amount_micros"`

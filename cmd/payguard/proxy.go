@@ -121,6 +121,11 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		return err
 	}
 
+	kick, err := startNotify(ctx, cfg, st, metrics.Registry, log)
+	if err != nil {
+		return err
+	}
+
 	// The engine reads the Index through a short-lived cache (a busy endpoint's history is decoded about once
 	// per TTL, not per 402), which the proxy warms before the budget lock.
 	indexCache := index.NewCache(st, 0)
@@ -142,7 +147,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
 		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
-		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status,
+		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick,
 	})
 	if err != nil {
 		return err
@@ -411,6 +416,7 @@ func writeBanner(w io.Writer, s startupInfo) {
 	fmt.Fprintf(&b, `payguard proxy is running
   proxy      %[1]s
   admin API  %[2]s  (holds, budget; /healthz /readyz /metrics need no token)
+  console    %[2]s/  (approve or deny holds in a browser; sign in with the admin token)
   MITM CA    %[3]s
   admin token from %[4]s
 
@@ -419,7 +425,7 @@ Point an agent at it:
   export SSL_CERT_FILE=%[3]s REQUESTS_CA_BUNDLE=%[3]s NODE_EXTRA_CA_CERTS=%[3]s
   (SSL_CERT_FILE and REQUESTS_CA_BUNDLE replace the system roots: enough while every HTTPS host goes through
   payguard; add the system bundle for hosts in tunnel_hosts or NO_PROXY.)
-List pending holds:
+List pending holds (or open the console, or run payguard holds list):
   curl -H "Authorization: Bearer %[5]s" '%[2]s/v1/holds?status=pending'
 `, proxyURL, adminURL, ca, absPath(s.tokenFrom), token)
 	if s.notReady != nil {

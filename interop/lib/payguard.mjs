@@ -156,9 +156,10 @@ export function adminClient(baseUrl, token) {
 /**
  * proxyYAML renders a `payguard proxy` configuration. rules is an object of SPEC's snake_case rules (written
  * as YAML flow, i.e. JSON); the store is a bolt file in dataDir unless storeYAML (a whole `store:` section)
- * says otherwise; extra is appended verbatim (further sections a test needs).
+ * says otherwise; extra is appended verbatim (further sections a test needs); adminYAML is appended to the
+ * admin section (lines indented by two spaces, e.g. its notify: subsection).
  */
-export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [], rules = {}, holdWait = '0s', holdTTL = '15m', budget = 'default', storeYAML, extra = '' }) {
+export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [], rules = {}, holdWait = '0s', holdTTL = '15m', budget = 'default', storeYAML, extra = '', adminYAML = '' }) {
   const q = (s) => JSON.stringify(s);
   return [
     'proxy:',
@@ -172,6 +173,7 @@ export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [],
     `  budget: ${q(budget)}`,
     'admin:',
     `  listen: ${q(adminAddr)}`,
+    adminYAML,
     storeYAML ?? ['store:', '  driver: bolt', `  path: ${q(path.join(dataDir, 'payguard.db'))}`].join('\n'),
     'keys:',
     `  receipt_key_file: ${q(path.join(dataDir, 'receipt-keys.json'))}`,
@@ -187,7 +189,7 @@ export function proxyYAML({ proxyAddr, adminAddr, dataDir, upstreamCAFiles = [],
  * `payguard ca init` when dir has none. args default to --offline: tests make no network lookups for domain
  * facts (loopback only). Resolves to {proxyUrl, adminUrl, caPem, caFile, dir, yaml, stop(), output()}.
  */
-export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait, holdTTL, budget, storeYAML, extra, env = {}, args = ['--offline'] }) {
+export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait, holdTTL, budget, storeYAML, extra, adminYAML, env = {}, args = ['--offline'] }) {
   const bin = await buildPayguard();
   fs.mkdirSync(dir, { recursive: true });
   const caFile = path.join(dir, 'ca', 'payguard-ca.pem');
@@ -201,7 +203,7 @@ export async function startProxy({ dir, token, upstreamCAFiles, rules, holdWait,
   const [pp, ap] = await Promise.all([freePort(), freePort()]);
   const proxyAddr = `127.0.0.1:${pp}`;
   const adminAddr = `127.0.0.1:${ap}`;
-  const yaml = proxyYAML({ proxyAddr, adminAddr, dataDir: dir, upstreamCAFiles, rules, holdWait, holdTTL, budget, storeYAML, extra });
+  const yaml = proxyYAML({ proxyAddr, adminAddr, dataDir: dir, upstreamCAFiles, rules, holdWait, holdTTL, budget, storeYAML, extra, adminYAML });
   const run = await startPayguard({ mode: 'proxy', yaml, dir, args, waitFor: [proxyAddr, adminAddr], env: { PAYGUARD_ADMIN_TOKEN: token, ...env } });
   return {
     proxyUrl: `http://${proxyAddr}`,

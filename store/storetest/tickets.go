@@ -13,7 +13,7 @@ import (
 func newTicket(id, key string, expires time.Time) store.Ticket {
 	return store.Ticket{
 		ID: id, Key: key, Option: []byte(`{"scheme":"exact","network":"eip155:8453","amount":"10000"}`),
-		ReceiptID: "rcpt-" + id, Budget: "agent", Day: day, AmountMicros: 10_000, ExpiresAt: expires,
+		ReceiptID: "rcpt-" + id, HoldID: "hold-" + id, Budget: "agent", Day: day, AmountMicros: 10_000, ExpiresAt: expires,
 	}
 }
 
@@ -45,7 +45,7 @@ func testTicketPutTake(t *testing.T, s store.Store) {
 	got, err := s.TakeTicket(ctx, tk.Key, base)
 	must(t, "TakeTicket", err)
 	if got.ID != tk.ID || got.Key != tk.Key || !bytes.Equal(got.Option, tk.Option) ||
-		got.ReservationID != stored.ReservationID || got.ReceiptID != tk.ReceiptID || got.Budget != tk.Budget || got.Day != tk.Day ||
+		got.ReservationID != stored.ReservationID || got.ReceiptID != tk.ReceiptID || got.HoldID != tk.HoldID || got.Budget != tk.Budget || got.Day != tk.Day ||
 		got.AmountMicros != tk.AmountMicros || !got.ExpiresAt.Equal(tk.ExpiresAt) || !got.Used {
 		t.Fatalf("TakeTicket:\n got %+v\nwant %+v marked used", got, tk)
 	}

@@ -1,0 +1,305 @@
+// Package console is the approvers' web console, served at / on the admin listener: pending holds first
+// with everything the notification carries, approve or deny with a name and a note, the history of
+// resolved holds, today's budget and the last decisions, refreshed by polling.
+//
+// The assets are embedded (no CDN, no build step). Sign-in exchanges the admin token, sent once in a POST
+// body, for an HttpOnly, SameSite=Strict session cookie; every state change needs that session, the
+// session's CSRF token in X-CSRF-Token, a JSON body and a same-origin Origin. Every response carries a
+// strict Content-Security-Policy (scripts and styles only from this origin, nothing inline), and the page
+// renders every seller-controlled string as text (textContent), never as markup.
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/payguard/payguard/proxy/notify"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Decision is one decision as the console lists it.
+type Decision struct {
+	At        time.Time `json:"at"`
+	Stage     string    `json:"stage"`
+	Decision  string    `json:"decision"`
+	Class     string    `json:"class,omitempty"` // the reason class the metrics count (hold_approved, daily_cap...)
+	Reasons   []string  `json:"reasons"`
+	Method    string    `json:"method"`
+	Host      string    `json:"host"`
+	Path      string    `json:"path"`
+	AmountUSD string    `json:"amount_usd,omitempty"`
+	PayTo     string    `json:"pay_to,omitempty"`
+	HoldID    string    `json:"hold_id,omitempty"`
+	ReceiptID string    `json:"receipt_id,omitempty"`
+}
+
+// Error is a refused resolution; Status is the HTTP status to answer with.
+type Error struct {
+	Status        int
+	Code, Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Backend is the proxy as the console sees it.
+type Backend interface {
+	Holds(ctx context.Context) ([]notify.Hold, error) // pending first, then resolved, newest first
+	Budget(ctx context.Context) (notify.Budget, error)
+	Decisions() []Decision // newest first
+	Resolve(ctx context.Context, id string, approve bool, by, note string) (notify.Hold, error)
+}
+
+// Options configure the console.
+type Options struct {
+	Token      string // the admin token; "" disables sign-in
+	Backend    Backend
+	Logger     *slog.Logger
+	Now        func() time.Time
+	SessionTTL time.Duration // idle expiry (default 30 min); a session never outlives 12 h
+}
+
+// cspHeader allows this origin's script, style and fetches, and nothing else: no inline script or style,
+// no frames, no plugins, no form posts elsewhere.
+const cspHeader = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+type handler struct {
+	o        Options
+	want     [32]byte
+	sessions *sessions
+	mux      *http.ServeMux
+}
+
+// New builds the console's handler; mount it at "/".
+func New(o Options) http.Handler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 30 * time.Minute
+	}
+	h := &handler{o: o, want: sha256.Sum256([]byte(o.Token)), sessions: newSessions(o.Now, o.SessionTTL), mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /{$}", h.asset("assets/index.html", "text/html; charset=utf-8"))
+	h.mux.HandleFunc("GET /console/app.js", h.asset("assets/app.js", "text/javascript; charset=utf-8"))
+	h.mux.HandleFunc("GET /console/app.css", h.asset("assets/app.css", "text/css; charset=utf-8"))
+	h.mux.HandleFunc("POST /console/session", h.signIn)
+	h.mux.HandleFunc("GET /console/session", h.session)
+	h.mux.HandleFunc("POST /console/signout", h.withSession(h.signOut))
+	h.mux.HandleFunc("GET /console/api/state", h.withSession(h.state))
+	h.mux.HandleFunc("POST /console/api/holds/{id}/approve", h.withSession(h.resolve(true)))
+	h.mux.HandleFunc("POST /console/api/holds/{id}/deny", h.withSession(h.resolve(false)))
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", cspHeader)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	hd.Set("Cache-Control", "no-store")
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *handler) asset(name, ctype string) http.HandlerFunc {
+	body, err := assets.ReadFile(name)
+	if err != nil {
+		panic("console: missing embedded asset " + name) // a build error, caught by every test
+	}
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		_, _ = w.Write(body)
+	}
+}
+
+// sameOrigin refuses a state change that a browser sent from another origin: the Origin header (sent by
+// every browser on a POST) must name this host, and a request without one must not say it is cross-site.
+func sameOrigin(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return false
+}
+
+// jsonBody checks a state change's form: same origin and a JSON body (which a cross-site HTML form cannot
+// send without a CORS preflight this server never grants).
+func jsonBody(w http.ResponseWriter, r *http.Request) bool {
+	if !sameOrigin(r) {
+		writeJSON(w, http.StatusForbidden, errBody{"cross_origin", "cross-origin requests are refused"})
+		return false
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		writeJSON(w, http.StatusUnsupportedMediaType, errBody{"json_required", "the body must be application/json"})
+		return false
+	}
+	return true
+}
+
+type errBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 16<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// signIn exchanges the admin token for a session. The token is compared in constant time and never
+// logged; failures are throttled.
+func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
+	if !jsonBody(w, r) {
+		return
+	}
+	if !h.sessions.mayTry() {
+		writeJSON(w, http.StatusTooManyRequests, errBody{"too_many_attempts", "too many failed sign-ins; wait a minute"})
+		return
+	}
+	var body struct {
+		Token string `json:"token"`
+	}
+	if err := decode(r, &body); err != nil {
+		writeJSON(w, http.StatusBadRequest, errBody{"invalid_json", "body must be {\"token\": \"...\"}"})
+		return
+	}
+	sum := sha256.Sum256([]byte(body.Token))
+	if h.o.Token == "" || subtle.ConstantTimeCompare(sum[:], h.want[:]) != 1 {
+		h.sessions.failed()
+		h.o.Logger.Warn("console: sign-in refused", "remote", r.RemoteAddr)
+		writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "wrong admin token"})
+		return
+	}
+	id, s := h.sessions.create()
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(maxSessionAge / time.Second)})
+	h.o.Logger.Info("console: signed in", "remote", r.RemoteAddr)
+	writeJSON(w, http.StatusOK, map[string]any{"csrf": s.csrf, "expires_at": s.expires})
+}
+
+// session tells the page whether its cookie is still good and gives it the CSRF token again after a
+// reload (the cookie is HttpOnly; only same-origin script can read this answer).
+func (h *handler) session(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.sessions.get(r, false)
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "sign in with the admin token"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"csrf": s.csrf, "expires_at": s.expires})
+}
+
+// withSession requires a live session, and for every state change (POST) also the session's CSRF token,
+// a same-origin request and a JSON body. Only a state change counts as activity for the idle expiry: the
+// page's polling (GET) does not keep a session alive.
+func (h *handler) withSession(next func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && !jsonBody(w, r) {
+			return
+		}
+		s, ok := h.sessions.get(r, r.Method != http.MethodGet)
+		if !ok {
+			writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "sign in with the admin token"})
+			return
+		}
+		if r.Method != http.MethodGet {
+			got := r.Header.Get("X-CSRF-Token")
+			if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
+				writeJSON(w, http.StatusForbidden, errBody{"csrf", "missing or wrong X-CSRF-Token"})
+				return
+			}
+		}
+		next(w, r, s)
+	}
+}
+
+func (h *handler) signOut(w http.ResponseWriter, r *http.Request, s *session) {
+	h.sessions.remove(r)
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "signed out"})
+}
+
+type stateView struct {
+	Now       time.Time      `json:"now"`
+	Holds     []notify.Hold  `json:"holds"`
+	Budget    *notify.Budget `json:"budget"`
+	Decisions []Decision     `json:"decisions"`
+	Error     string         `json:"error,omitempty"`
+}
+
+func (h *handler) state(w http.ResponseWriter, r *http.Request, _ *session) {
+	v := stateView{Now: h.o.Now().UTC(), Decisions: h.o.Backend.Decisions(), Holds: []notify.Hold{}}
+	hs, err := h.o.Backend.Holds(r.Context())
+	if err != nil {
+		v.Error = "holds unavailable: " + err.Error()
+	} else {
+		v.Holds = hs
+	}
+	if b, err := h.o.Backend.Budget(r.Context()); err == nil {
+		v.Budget = &b
+	} else if v.Error == "" {
+		v.Error = "budget unavailable: " + err.Error()
+	}
+	if v.Decisions == nil {
+		v.Decisions = []Decision{}
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (h *handler) resolve(approve bool) func(http.ResponseWriter, *http.Request, *session) {
+	return func(w http.ResponseWriter, r *http.Request, _ *session) {
+		var body struct {
+			By   string `json:"by"`
+			Note string `json:"note"`
+		}
+		if err := decode(r, &body); err != nil {
+			writeJSON(w, http.StatusBadRequest, errBody{"invalid_json", "body must be {\"by\": \"...\", \"note\": \"...\"}"})
+			return
+		}
+		hold, err := h.o.Backend.Resolve(r.Context(), r.PathValue("id"), approve, body.By, body.Note)
+		var ce *Error
+		switch {
+		case errors.As(err, &ce):
+			writeJSON(w, ce.Status, errBody{ce.Code, ce.Message})
+			return
+		case err != nil:
+			writeJSON(w, http.StatusServiceUnavailable, errBody{"unavailable", err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, hold)
+	}
+}

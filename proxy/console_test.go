@@ -1,0 +1,271 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+)
+
+// lockedBuffer collects log output from concurrent handlers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func withLogger(w io.Writer) harnessOption {
+	return func(su *setup) { su.Logger = slog.New(slog.NewJSONHandler(w, nil)) }
+}
+
+func withClock(now func() time.Time) harnessOption {
+	return func(su *setup) { su.Now = now }
+}
+
+// consoleClient is a browser-like client of the console: a cookie jar, the same Origin as the page.
+type consoleClient struct {
+	t      *testing.T
+	base   string
+	client *http.Client
+	csrf   string
+}
+
+func newConsoleClient(t *testing.T, base string) *consoleClient {
+	jar, _ := cookiejar.New(nil)
+	return &consoleClient{t: t, base: base, client: &http.Client{Jar: jar}}
+}
+
+// post sends JSON; hdr adds or replaces headers (Origin defaults to the console's own).
+func (c *consoleClient) post(path string, body any, hdr map[string]string) (int, []byte) {
+	c.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", c.base+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", c.base)
+	if c.csrf != "" {
+		req.Header.Set("X-CSRF-Token", c.csrf)
+	}
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+func (c *consoleClient) get(path string) (*http.Response, []byte) {
+	c.t.Helper()
+	resp, err := c.client.Get(c.base + path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, out
+}
+
+func (c *consoleClient) signIn(token string) int {
+	c.t.Helper()
+	code, out := c.post("/console/session", map[string]string{"token": token}, nil)
+	if code == 200 {
+		var s struct{ CSRF string }
+		_ = json.Unmarshal(out, &s)
+		c.csrf = s.CSRF
+	}
+	return code
+}
+
+// heldRequest makes one real hold: a $0.50 challenge through the proxy (hold_above_usd 0.25, hold_wait 0).
+func heldRequest(t *testing.T, h *harness, s *seller) string {
+	t.Helper()
+	resp, body := h.buyer().get(s.url("/report"), nil)
+	id := resp.Header.Get(HeaderHold)
+	if resp.StatusCode != http.StatusForbidden || id == "" {
+		t.Fatalf("want a hold: %d %s", resp.StatusCode, body)
+	}
+	return id
+}
+
+func holdStatus(t *testing.T, h *harness, id string) string {
+	t.Helper()
+	hd, err := h.store.GetHold(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hd.Status
+}
+
+// No state change without a session and its CSRF token, from the console's own origin, as JSON: each
+// missing piece is refused and the hold stays pending; the bearer token alone does not work here (the
+// console is for browsers; the API at /v1 is for programs).
+func TestConsoleStateChangeNeedsSessionAndCSRF(t *testing.T) {
+	logs := &lockedBuffer{}
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	h := newHarness(t, memory.New(), testRules(), trustUpstream(s), withLogger(logs))
+	id := heldRequest(t, h, s)
+	approve := "/console/api/holds/" + id + "/approve"
+	body := map[string]string{"by": "mallory", "note": "x"}
+
+	anon := newConsoleClient(t, h.admin.URL)
+	if code, out := anon.post(approve, body, map[string]string{"Authorization": "Bearer " + testToken}); code != 401 {
+		t.Fatalf("no session (bearer only): %d %s", code, out)
+	}
+	c := newConsoleClient(t, h.admin.URL)
+	if code := c.signIn(testToken); code != 200 || c.csrf == "" {
+		t.Fatalf("sign-in: %d", code)
+	}
+	for name, hdr := range map[string]map[string]string{
+		"no CSRF token":           {"X-CSRF-Token": ""},
+		"wrong CSRF token":        {"X-CSRF-Token": strings.Repeat("0", 64)},
+		"cross-origin":            {"Origin": "http://evil.example"},
+		"cross-site fetch":        {"Origin": "", "Sec-Fetch-Site": "cross-site"},
+		"form-encoded (no JSON)":  {"Content-Type": "application/x-www-form-urlencoded"},
+		"text/plain (CORS-safe)":  {"Content-Type": "text/plain"},
+		"other port, same host":   {"Origin": strings.Replace(h.admin.URL, "127.0.0.1:", "127.0.0.1:1", 1)},
+		"null origin (sandboxed)": {"Origin": "null"},
+	} {
+		if code, out := c.post(approve, body, hdr); code < 400 {
+			t.Errorf("%s: %d %s", name, code, out)
+		}
+		if st := holdStatus(t, h, id); st != store.HoldPending {
+			t.Fatalf("%s changed the hold to %s", name, st)
+		}
+	}
+	if code, out := c.post(approve, map[string]string{"by": "alice", "note": "ok"}, nil); code != 200 {
+		t.Fatalf("approve with session and CSRF: %d %s", code, out)
+	}
+	hd, _ := h.store.GetHold(t.Context(), id)
+	if hd.Status != store.HoldApproved || hd.ResolvedBy != "alice" || hd.Note != "ok" {
+		t.Fatalf("hold after approval: %+v", hd)
+	}
+	// A second decision on the same hold is a conflict, not a flip.
+	if code, _ := c.post("/console/api/holds/"+id+"/deny", map[string]string{"by": "bob"}, nil); code != http.StatusConflict {
+		t.Errorf("deny after approve: %d", code)
+	}
+	// Signing out ends the session: the old cookie and CSRF token no longer work.
+	if code, _ := c.post("/console/signout", map[string]string{}, nil); code != 200 {
+		t.Fatal("sign out failed")
+	}
+	if resp, _ := c.get("/console/api/state"); resp.StatusCode != 401 {
+		t.Errorf("state after sign-out: %d", resp.StatusCode)
+	}
+	if strings.Contains(logs.String(), testToken) {
+		t.Error("the admin token appears in the logs")
+	}
+}
+
+// Sign-in: a wrong token sets no cookie; the right one sets an HttpOnly, SameSite=Strict cookie and never
+// puts the token in a URL or the logs; a cross-origin sign-in is refused; every console response carries
+// the strict CSP; an idle session expires.
+func TestConsoleSignInSessionAndHeaders(t *testing.T) {
+	logs := &lockedBuffer{}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newHarness(t, memory.New(), testRules(), withLogger(logs), withClock(clock))
+	c := newConsoleClient(t, h.admin.URL)
+
+	resp, page := c.get("/")
+	csp := resp.Header.Get("Content-Security-Policy")
+	if resp.StatusCode != 200 || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") ||
+		!strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Fatalf("GET /: %d, CSP %q", resp.StatusCode, csp)
+	}
+	if n, m := bytes.Count(page, []byte("<script")), bytes.Count(page, []byte(`<script src="/console/`)); n != m || regexp.MustCompile(`\son[a-z]+=`).Match(page) {
+		t.Error("the page has inline script or an inline event handler")
+	}
+	if code := c.signIn("wrong-token-wrong-token"); code != 401 {
+		t.Fatalf("wrong token: %d", code)
+	}
+	if resp, _ := c.get("/console/api/state"); resp.StatusCode != 401 {
+		t.Fatalf("state without a session: %d", resp.StatusCode)
+	}
+	other := newConsoleClient(t, h.admin.URL)
+	if code, _ := other.post("/console/session", map[string]string{"token": testToken}, map[string]string{"Origin": "http://evil.example"}); code != 403 {
+		t.Errorf("cross-origin sign-in: %d", code)
+	}
+	b, _ := json.Marshal(map[string]string{"token": testToken})
+	raw, err := http.Post(h.admin.URL+"/console/session", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Body.Close()
+	var cookie *http.Cookie
+	for _, ck := range raw.Cookies() {
+		if ck.Name == "payguard_session" {
+			cookie = ck
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Value == testToken || cookie.Path != "/" {
+		t.Fatalf("session cookie %+v", cookie)
+	}
+	if raw.Header.Get("Content-Security-Policy") == "" {
+		t.Error("no CSP on the sign-in answer")
+	}
+	if code := c.signIn(testToken); code != 200 {
+		t.Fatal("sign-in failed")
+	}
+	if resp, out := c.get("/console/api/state"); resp.StatusCode != 200 || !bytes.Contains(out, []byte(`"budget"`)) {
+		t.Fatalf("state: %d %s", resp.StatusCode, out)
+	}
+	// The page's polling is not activity: a console left open and unattended signs out after 30 min.
+	mu.Lock()
+	now = now.Add(20 * time.Minute)
+	mu.Unlock()
+	if resp, _ := c.get("/console/api/state"); resp.StatusCode != 200 {
+		t.Fatalf("state at 20 min: %d", resp.StatusCode)
+	}
+	mu.Lock()
+	now = now.Add(11 * time.Minute) // 31 min after sign-in, 11 after the last poll
+	mu.Unlock()
+	if resp, _ := c.get("/console/api/state"); resp.StatusCode != 401 {
+		t.Errorf("an idle session (only polled) did not expire: %d", resp.StatusCode)
+	}
+	if strings.Contains(logs.String(), testToken) {
+		t.Error("the admin token appears in the logs")
+	}
+}
+
+// Sign-in failures are throttled, so the token cannot be guessed at speed through the console.
+func TestConsoleSignInThrottled(t *testing.T) {
+	h := newHarness(t, memory.New(), testRules())
+	c := newConsoleClient(t, h.admin.URL)
+	for range 10 {
+		if code := c.signIn("wrong-token-wrong-token"); code != 401 {
+			t.Fatalf("wrong token: %d", code)
+		}
+	}
+	if code := c.signIn(testToken); code != http.StatusTooManyRequests {
+		t.Fatalf("11th attempt in a minute: %d, want 429", code)
+	}
+}

@@ -1,0 +1,187 @@
+// Package notify tells people that a hold is waiting for them: it builds one event per hold change (created,
+// approved, denied, expired) from the store's holds, and delivers it to webhooks in the background, signed
+// with HMAC-SHA256, retried with backoff from a bounded queue. Nothing here is on a decision's path: the
+// proxy only kicks the watcher (a non-blocking send), and a hung receiver fills its own queue, never the
+// proxy's. The console (proxy/console) renders the same Hold view the events carry.
+//
+// Fleet: the watcher reads holds from the store, so holds created or resolved by any proxy sharing it are
+// seen; every event is claimed once in the store (Claimer) before it is queued, so a fleet sends it once.
+package notify
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/store"
+)
+
+// Event types.
+const (
+	HoldCreated  = "hold.created"
+	HoldApproved = "hold.approved"
+	HoldDenied   = "hold.denied"
+	HoldExpired  = "hold.expired"
+)
+
+// Event is what a webhook receives. Text is Slack's incoming-webhook field (plain text, one message); every
+// other member is for programs.
+type Event struct {
+	ID         string    `json:"id"` // <hold id>:<type>, the same across retries and fleet members
+	Type       string    `json:"type"`
+	At         time.Time `json:"at"`
+	Text       string    `json:"text"`
+	Hold       Hold      `json:"hold"`
+	Budget     *Budget   `json:"budget,omitempty"`
+	ApproveURL string    `json:"approve_url,omitempty"`
+}
+
+// Hold is a hold with what a person needs to decide it, read from the decision that held it.
+type Hold struct {
+	ID           string     `json:"id"`
+	Status       string     `json:"status"` // a pending hold past its expiry is "expired"
+	Method       string     `json:"method"`
+	URL          string     `json:"url"`
+	Host         string     `json:"host"`
+	AmountUSD    string     `json:"amount_usd"`
+	AmountMicros int64      `json:"amount_micros"`
+	AmountAtomic string     `json:"amount_atomic"`
+	Scheme       string     `json:"scheme"`
+	Network      string     `json:"network"`
+	Asset        string     `json:"asset"`
+	PayTo        string     `json:"pay_to"`
+	Description  string     `json:"description,omitempty"`
+	Reasons      []string   `json:"reasons"`
+	ReceiptID    string     `json:"receipt_id,omitempty"`
+	DataAsOf     string     `json:"data_as_of,omitempty"`
+	Screening    *Screening `json:"screening,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	ExpiresAt    time.Time  `json:"expires_at"`
+	ResolvedBy   string     `json:"resolved_by,omitempty"`
+	Note         string     `json:"note,omitempty"`
+	ResolvedAt   *time.Time `json:"resolved_at,omitempty"`
+}
+
+// Screening is the evidence the engine gathered: sanctions matches (score, listed name) and domain facts.
+type Screening struct {
+	MerchantDomain string                    `json:"merchant_domain"`
+	Sanctions      preflight.PayeeSanctions  `json:"sanctions"`
+	Domain         preflight.PayeeDomainInfo `json:"domain"`
+}
+
+// Budget is today's ledger for the proxy's budget.
+type Budget struct {
+	Name           string `json:"name"`
+	Day            string `json:"day"`
+	SpentUSD       string `json:"spent_usd"`
+	ReservedUSD    string `json:"reserved_usd"`
+	CapUSD         string `json:"cap_usd"`
+	SpentMicros    int64  `json:"spent_micros"`
+	ReservedMicros int64  `json:"reserved_micros"`
+	CapMicros      int64  `json:"cap_micros"`
+}
+
+// NewBudget states a ledger reading.
+func NewBudget(name, day string, st store.BudgetState, capMicros int64) Budget {
+	return Budget{Name: name, Day: day, SpentUSD: policy.USD(st.Spent).String(), ReservedUSD: policy.USD(st.Reserved).String(),
+		CapUSD: policy.USD(capMicros).String(), SpentMicros: st.Spent, ReservedMicros: st.Reserved, CapMicros: capMicros}
+}
+
+// HoldOf reads a stored hold. The held decision is the engine's result JSON; a hold whose decision cannot
+// be read still shows its id, URL, amount and times.
+func HoldOf(h store.Hold, now time.Time) Hold {
+	v := Hold{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, Host: hostOf(h.URL),
+		AmountUSD: policy.USD(h.AmountMicros).String(), AmountMicros: h.AmountMicros,
+		CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note, Reasons: []string{}}
+	if v.Status == "" {
+		v.Status = store.HoldPending
+	}
+	if v.Status == store.HoldPending && !now.Before(h.ExpiresAt) {
+		v.Status = store.HoldExpired
+	}
+	if !h.ResolvedAt.IsZero() {
+		t := h.ResolvedAt
+		v.ResolvedAt = &t
+	}
+	var res preflight.Result
+	if json.Unmarshal(h.Decision, &res) != nil {
+		return v
+	}
+	if res.Reasons != nil {
+		v.Reasons = res.Reasons
+	}
+	v.ReceiptID, v.DataAsOf = res.Receipt.ID, res.DataAsOf
+	if o := res.ChosenOption; o != nil {
+		v.Scheme, v.Network, v.Asset, v.PayTo, v.AmountAtomic, v.Description = o.Scheme, o.Network, o.Asset, o.PayTo, o.Amount, o.Description
+	}
+	if p := res.Payee; p != nil {
+		if v.PayTo == "" {
+			v.PayTo, v.Network = p.PayTo, p.Network
+		}
+		v.Screening = &Screening{MerchantDomain: p.MerchantDomain, Sanctions: p.Sanctions, Domain: p.Domain}
+	}
+	return v
+}
+
+// New makes the event of type typ for hold h. consoleURL "" leaves out the approve link.
+func New(typ string, h Hold, b *Budget, consoleURL string, at time.Time) Event {
+	ev := Event{ID: h.ID + ":" + typ, Type: typ, At: at.UTC(), Hold: h, Budget: b}
+	if consoleURL != "" {
+		// The hold id goes in the fragment: it never reaches a server log, and the console signs in first.
+		ev.ApproveURL = strings.TrimRight(consoleURL, "/") + "/#hold=" + url.QueryEscape(h.ID)
+	}
+	ev.Text = text(ev)
+	return ev
+}
+
+// text is the one-message summary for chat webhooks. Seller-controlled strings are quoted, not formatted:
+// Slack would otherwise turn <url|label> into a link the seller chose.
+func text(ev Event) string {
+	h := ev.Hold
+	var b strings.Builder
+	switch ev.Type {
+	case HoldCreated:
+		fmt.Fprintf(&b, "payguard: payment of $%s held for approval", h.AmountUSD)
+	case HoldApproved:
+		fmt.Fprintf(&b, "payguard: held payment of $%s approved by %s", h.AmountUSD, slackSafe(h.ResolvedBy))
+	case HoldDenied:
+		fmt.Fprintf(&b, "payguard: held payment of $%s denied by %s", h.AmountUSD, slackSafe(h.ResolvedBy))
+	case HoldExpired:
+		fmt.Fprintf(&b, "payguard: held payment of $%s expired unanswered", h.AmountUSD)
+	}
+	fmt.Fprintf(&b, "\nhold %s: %s %s", h.ID, slackSafe(h.Method), slackSafe(h.URL))
+	if h.PayTo != "" {
+		fmt.Fprintf(&b, "\npay to %s on %s", slackSafe(h.PayTo), slackSafe(h.Network))
+	}
+	for _, r := range h.Reasons {
+		fmt.Fprintf(&b, "\n- %s", slackSafe(r))
+	}
+	if h.Note != "" {
+		fmt.Fprintf(&b, "\nnote: %s", slackSafe(h.Note))
+	}
+	if ev.Type == HoldCreated {
+		fmt.Fprintf(&b, "\nexpires %s", h.ExpiresAt.UTC().Format(time.RFC3339))
+		if ev.ApproveURL != "" {
+			fmt.Fprintf(&b, "\n%s", ev.ApproveURL)
+		}
+	}
+	return b.String()
+}
+
+// slackSafe escapes Slack's three control characters (its documented escaping), so a seller's text is
+// shown as text and cannot make links or mentions.
+func slackSafe(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
