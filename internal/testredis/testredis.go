@@ -7,7 +7,9 @@
 //  4. else an embedded Redis-compatible server (miniredis, in Go) is started, with a printed notice that
 //     the suite then checks the store's logic but not a real Redis's behaviour.
 //
-// Whatever is chosen is printed once on stderr, so a run's log says which Redis it tested against.
+// Whatever is chosen is printed once on stderr, so a run's log says which Redis it tested against. Tests
+// that wipe or restart a Redis take one of their own instead (StartOwn: redis-server from PATH, else the
+// embedded server, with a notice).
 package testredis
 
 import (

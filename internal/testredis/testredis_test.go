@@ -2,6 +2,7 @@ package testredis
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -58,5 +59,37 @@ func TestRedact(t *testing.T) {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The embedded stand-in for a test's own Redis restarts empty at the same address and reports the
+// persistence settings its redis-server arguments name, or refuses CONFIG when they rename it away.
+func TestOwnEmbeddedRestartsEmptyAndAnswersConfig(t *testing.T) {
+	ctx := context.Background()
+	o := startOwn(t, "", []string{"--appendonly", "yes", "--maxmemory-policy", "volatile-lru"})
+	rdb := goredis.NewClient(&goredis.Options{Addr: o.Addr()})
+	defer rdb.Close()
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := rdb.ConfigGet(ctx, "appendonly").Result()
+	if err != nil || conf["appendonly"] != "yes" {
+		t.Fatalf("CONFIG GET appendonly: %v %v", conf, err)
+	}
+	if conf, _ := rdb.ConfigGet(ctx, "save").Result(); conf["save"] != "" {
+		t.Errorf("save: %q, want the test default \"\"", conf["save"])
+	}
+	if conf, _ := rdb.ConfigGet(ctx, "maxmemory-policy").Result(); conf["maxmemory-policy"] != "volatile-lru" {
+		t.Errorf("maxmemory-policy: %v", conf)
+	}
+	o.Restart()
+	if err := rdb.Get(ctx, "k").Err(); !errors.Is(err, goredis.Nil) {
+		t.Fatalf("after a restart the key is still there (or the server is gone): %v", err)
+	}
+	renamed := startOwn(t, "", []string{"--rename-command", "CONFIG", ""})
+	rdb2 := goredis.NewClient(&goredis.Options{Addr: renamed.Addr()})
+	defer rdb2.Close()
+	if err := rdb2.ConfigGet(ctx, "save").Err(); err == nil {
+		t.Fatal("CONFIG answered although the arguments renamed it away")
 	}
 }

@@ -4,84 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/redis"
 )
-
-// ownRedis is a redis-server this test starts and may wipe, restart or reconfigure: never the shared one.
-type ownRedis struct {
-	t    *testing.T
-	port int
-	args []string
-	cmd  *exec.Cmd
-}
-
-// startOwnRedis runs redis-server on a free port with args (persistence off unless args say otherwise).
-// CI installs redis-server (.ci/run); its absence is a broken environment, not a skip.
-func startOwnRedis(t *testing.T, args ...string) *ownRedis {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	r := &ownRedis{t: t, port: port, args: args}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *ownRedis) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
-
-func (r *ownRedis) start() {
-	r.t.Helper()
-	args := append([]string{"--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", r.t.TempDir()}, r.args...)
-	r.cmd = exec.Command("redis-server", args...)
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatalf("these tests start their own redis-server (apt-get install redis-server): %v", err)
-	}
-	rdb := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
-	defer rdb.Close()
-	for i := 0; ; i++ {
-		if rdb.Ping(context.Background()).Err() == nil {
-			return
-		}
-		if i == 500 {
-			r.t.Fatalf("redis-server on port %d did not answer", r.port)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (r *ownRedis) stop() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		r.cmd.Process.Kill()
-		r.cmd.Wait()
-		r.cmd = nil
-	}
-}
-
-// restart is a Redis restart without persistence: the same address, empty.
-func (r *ownRedis) restart() { r.stop(); r.start() }
 
 // The attack: with a $0.50 cap, 50 payments of $0.01 go through, Redis restarts empty, and the next
 // payment must be refused (it went through on the old store: the day started again from zero).
 func TestWipedRedisRefusesNextPayment(t *testing.T) {
 	for _, wipe := range []string{"restart", "flushall"} {
 		t.Run(wipe, func(t *testing.T) {
-			r := startOwnRedis(t)
+			r := testredis.StartOwn(t)
 			ctx := context.Background()
-			s, err := redis.Open(ctx, redis.Options{URL: r.url(), AllowVolatile: true, InitIfEmpty: true})
+			s, err := redis.Open(ctx, redis.Options{URL: r.URL(), AllowVolatile: true, InitIfEmpty: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,8 +41,8 @@ func TestWipedRedisRefusesNextPayment(t *testing.T) {
 				t.Fatalf("51st payment before the wipe: %v", err)
 			}
 			if wipe == "restart" {
-				r.restart()
-			} else if err := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)}).FlushAll(ctx).Err(); err != nil {
+				r.Restart()
+			} else if err := goredis.NewClient(&goredis.Options{Addr: r.Addr()}).FlushAll(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
 			_, err = s.Reserve(ctx, "b", day, cent, capMicros)
@@ -125,17 +66,17 @@ func TestWipedRedisRefusesNextPayment(t *testing.T) {
 			}
 
 			// A replica (re)starting on the wiped Redis does not start a fresh ledger either.
-			if _, err := redis.Open(ctx, redis.Options{URL: r.url(), AllowVolatile: true}); !errors.Is(err, redis.ErrNoEpoch) {
+			if _, err := redis.Open(ctx, redis.Options{URL: r.URL(), AllowVolatile: true}); !errors.Is(err, redis.ErrNoEpoch) {
 				t.Fatalf("Open on the wiped Redis: %v, want ErrNoEpoch", err)
 			}
 			// The operator's reinit lets new processes start; the one that saw the old epoch still refuses
 			// until it is restarted.
-			if _, wrote, err := redis.InitEpoch(ctx, redis.Options{URL: r.url()}, true); err != nil || !wrote {
+			if _, wrote, err := redis.InitEpoch(ctx, redis.Options{URL: r.URL()}, true); err != nil || !wrote {
 				t.Fatalf("reinit: wrote %v, %v", wrote, err)
 			}
 			_, err = s.Reserve(ctx, "b", day, cent, capMicros)
 			checkLost(t, "Reserve after reinit, same process", err)
-			s2, err := redis.Open(ctx, redis.Options{URL: r.url(), AllowVolatile: true})
+			s2, err := redis.Open(ctx, redis.Options{URL: r.URL(), AllowVolatile: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,17 +99,17 @@ func checkLost(t *testing.T, what string, err error) {
 // accepts it; a Redis with an append-only file opens; a refused CONFIG is reported as unknown.
 func TestOpenChecksPersistence(t *testing.T) {
 	ctx := context.Background()
-	volatile := startOwnRedis(t)
-	if _, err := redis.Open(ctx, redis.Options{URL: volatile.url(), InitIfEmpty: true}); err == nil ||
+	volatile := testredis.StartOwn(t)
+	if _, err := redis.Open(ctx, redis.Options{URL: volatile.URL(), InitIfEmpty: true}); err == nil ||
 		!strings.Contains(err.Error(), "keeps nothing across a restart") || !strings.Contains(err.Error(), "allow_volatile") {
 		t.Fatalf("volatile Redis: %v", err)
 	}
-	evicting := startOwnRedis(t, "--appendonly", "yes", "--maxmemory-policy", "volatile-lru")
-	if _, err := redis.Open(ctx, redis.Options{URL: evicting.url(), InitIfEmpty: true}); err == nil || !strings.Contains(err.Error(), "evict") {
+	evicting := testredis.StartOwn(t, "--appendonly", "yes", "--maxmemory-policy", "volatile-lru")
+	if _, err := redis.Open(ctx, redis.Options{URL: evicting.URL(), InitIfEmpty: true}); err == nil || !strings.Contains(err.Error(), "evict") {
 		t.Fatalf("evicting Redis: %v", err)
 	}
-	aof := startOwnRedis(t, "--appendonly", "yes")
-	s, err := redis.Open(ctx, redis.Options{URL: aof.url(), InitIfEmpty: true})
+	aof := testredis.StartOwn(t, "--appendonly", "yes")
+	s, err := redis.Open(ctx, redis.Options{URL: aof.URL(), InitIfEmpty: true})
 	if err != nil {
 		t.Fatalf("Redis with appendonly yes: %v", err)
 	}
@@ -176,8 +117,8 @@ func TestOpenChecksPersistence(t *testing.T) {
 		t.Errorf("appendonly Redis: %+v, warnings %q", p, s.Warnings())
 	}
 	s.Close()
-	noConfig := startOwnRedis(t, "--rename-command", "CONFIG", "")
-	s, err = redis.Open(ctx, redis.Options{URL: noConfig.url(), InitIfEmpty: true})
+	noConfig := testredis.StartOwn(t, "--rename-command", "CONFIG", "")
+	s, err = redis.Open(ctx, redis.Options{URL: noConfig.URL(), InitIfEmpty: true})
 	if err != nil {
 		t.Fatalf("Redis refusing CONFIG: %v", err)
 	}
