@@ -146,6 +146,7 @@ store:
   redis:
     url: %q
     prefix: %q
+    allow_volatile: true   # CI's and the embedded test Redis keep nothing across a restart
 screening:
   sanctions: {enabled: false}
   domain: {enabled: false}
@@ -254,7 +255,7 @@ func fleetSetup(t *testing.T) (bin, prefix string, ledger *redis.Store) {
 		t.Skip("builds the binary and starts processes")
 	}
 	prefix = "payguard-test:fleet:" + store.NewID()[:12] + ":"
-	ledger, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(), Prefix: prefix})
+	ledger, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 	if err != nil {
 		t.Fatalf("the fleet test needs a real Redis at %s (set PAYGUARD_TEST_REDIS_URL to use another): %v", fleetRedisURL(), err)
 	}
@@ -269,7 +270,7 @@ func fleetSetup(t *testing.T) (bin, prefix string, ledger *redis.Store) {
 
 // cleanRedisPrefix deletes this test's keys (and only those: the Redis is shared).
 func cleanRedisPrefix(t *testing.T, prefix string) {
-	s, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(), Prefix: prefix})
+	s, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 	if err != nil {
 		t.Errorf("cleaning up %s: %v", prefix, err)
 		return

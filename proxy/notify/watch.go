@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/payguard/payguard/store"
@@ -108,7 +110,8 @@ func (w *Watcher) Scan(ctx context.Context) {
 			delete(seen, h.ID) // not sent: try again next scan
 		}
 	}
-	for id := range w.pending {
+	// In a stable order (map order is random): resolutions seen in one scan go out by hold id.
+	for _, id := range slices.Sorted(maps.Keys(w.pending)) {
 		if seen[id] {
 			continue
 		}

@@ -129,7 +129,7 @@ func TestWatcherFleetSendsOnce(t *testing.T) {
 	ctx := context.Background()
 	var stores []*redis.Store
 	for range 2 {
-		st, err := redis.Open(ctx, redis.Options{URL: url, Prefix: prefix})
+		st, err := redis.Open(ctx, redis.Options{URL: url, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 		if err != nil {
 			t.Fatalf("redis: %v", err)
 		}
