@@ -21,7 +21,7 @@ func TestConsoleFleetOnRedis(t *testing.T) {
 	prefix := fmt.Sprintf("payguard-console-test-%d-%d:", os.Getpid(), time.Now().UnixNano())
 	var first *redis.Store
 	open := func() State {
-		st, err := redis.Open(t.Context(), redis.Options{URL: url, Prefix: prefix})
+		st, err := redis.Open(t.Context(), redis.Options{URL: url, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 		if err != nil {
 			t.Fatalf("redis: %v", err)
 		}

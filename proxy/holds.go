@@ -94,7 +94,8 @@ func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict, tk *
 }
 
 // releaseApproved lets an approved hold's challenge go on: it reserves the amount with a payment ticket for
-// tk bound to the hold; the daily cap still applies. The approval is spent by the payment (checkPayment
+// tk bound to the hold (tk nil: an in-process guard's decision, which spends the approval itself); the daily
+// cap still applies. The approval is spent by the payment (checkPayment
 // uses the hold when it takes the ticket), not here: a request whose agent gave up while it waited (a MITM'd
 // request is not cancelled when its agent goes) may be handed this challenge, and the agent's retry must
 // still find the approval. Each released challenge reserves its amount; one that is never paid stays
@@ -113,8 +114,25 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 		v.Hold = &h
 		return p.capBlock(v, spent)
 	}
-	bound := ticketFor{method: tk.method, url: tk.url, holdID: h.ID}
-	out := p.reserveLocked(ctx, v, day, &bound)
+	if tk == nil {
+		// An in-process guard's decision (guardapi.go): the guard pays the seller itself, so no payment
+		// passes here to spend the approval; this decision spends it, once, and reserves without a ticket.
+		used, err := p.opts.Store.UseHold(ctx, h.ID)
+		if err != nil {
+			v.Hold = &h
+			if !errors.Is(err, store.ErrAlreadyUsed) && !errors.Is(err, store.ErrConflict) {
+				return failClosed("store_error", "approved hold could not be used: "+err.Error())
+			}
+			v.Decision, v.Class = hold, "hold_pending" // someone else spent it first: held again
+			return v
+		}
+		h = used
+	}
+	var bound *ticketFor
+	if tk != nil {
+		bound = &ticketFor{method: tk.method, url: tk.url, holdID: h.ID}
+	}
+	out := p.reserveLocked(ctx, v, day, bound)
 	if out.Decision == allow {
 		out.Class = "hold_approved"
 	}

@@ -172,7 +172,7 @@ func TestFleetSharesObservations(t *testing.T) {
 	}
 	prefix := "payguard-test-index:" + store.NewID()[:12] + ":"
 	open := func() *redis.Store {
-		st, err := redis.Open(context.Background(), redis.Options{URL: u, Prefix: prefix})
+		st, err := redis.Open(context.Background(), redis.Options{URL: u, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 		if err != nil {
 			t.Fatalf("the fleet test needs a real Redis at %s: %v", u, err)
 		}
@@ -208,7 +208,7 @@ func hasReason(reasons []string, prefix string) bool {
 
 // deletePrefix removes this test's keys from the shared Redis (never a flush).
 func deletePrefix(t *testing.T, url, prefix string) {
-	st, err := redis.Open(context.Background(), redis.Options{URL: url, Prefix: prefix})
+	st, err := redis.Open(context.Background(), redis.Options{URL: url, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 	if err != nil {
 		t.Errorf("cleaning up %s: %v", prefix, err)
 		return

@@ -84,9 +84,11 @@ func (g *generator) chart() Schema {
 		"store": obj("The ledger.", Schema{
 			"driver": with(g.configKey("store.driver"), "enum", []any{"bolt", "redis"}),
 			"redis": obj("Redis for a fleet.", Schema{
-				"urlSecret": str("A Secret holding redis://[:password@]host:port/db (required with driver redis)."),
-				"urlKey":    str("The key in urlSecret."),
-				"prefix":    g.configKey("store.redis.prefix"),
+				"urlSecret":     str("A Secret holding redis://[:password@]host:port/db (required with driver redis)."),
+				"urlKey":        str("The key in urlSecret."),
+				"prefix":        g.configKey("store.redis.prefix"),
+				"allowVolatile": g.configKey("store.redis.allow_volatile"),
+				"initIfEmpty":   g.configKey("store.redis.init_if_empty"),
 			}),
 		}),
 		"screening": obj("Sanctions list and domain lookups.", Schema{
