@@ -18,6 +18,7 @@ import (
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/sanctions"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store/memory"
@@ -59,18 +60,18 @@ func benchServer(b *testing.B) *Server {
 type benchPreflight struct{ e *preflight.Engine }
 
 func (p benchPreflight) Parse(body []byte) (any, error) { return preflight.ParseInput(body) }
-func (p benchPreflight) Decide(ctx context.Context, in any) (*Decision, error) {
+func (p benchPreflight) Decide(ctx context.Context, in any) (*core.Decision, error) {
 	r, err := p.e.Decide(ctx, in.(*preflight.Input))
 	if err != nil {
 		return nil, err
 	}
-	return &Decision{Body: r, Decision: r.Decision, ReceiptID: r.Receipt.ID}, nil
+	return &core.Decision{Body: r, Decision: r.Decision, ReceiptID: r.Receipt.ID}, nil
 }
 
 type benchChecker struct{ c *screening.Checker }
 
-func (c benchChecker) Validate(q CheckQuery) error { return nil }
-func (c benchChecker) Check(ctx context.Context, q CheckQuery) (any, error) {
+func (c benchChecker) Validate(q core.CheckQuery) error { return nil }
+func (c benchChecker) Check(ctx context.Context, q core.CheckQuery) (any, error) {
 	return c.c.Check(ctx, screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain})
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+
+	"github.com/payguard/payguard/server/core"
 )
 
 // canonical answers the requests that http.ServeMux would answer on its own with the service's JSON error:
@@ -19,7 +21,7 @@ func (s *Server) canonical(next http.Handler) http.Handler {
 		}
 		p := r.URL.Path
 		if p == "" || p[0] != '/' {
-			s.writeError(w, errorf(http.StatusBadRequest, CodeInvalidParameter,
+			s.writeError(w, errorf(http.StatusBadRequest, core.CodeInvalidParameter,
 				fmt.Sprintf("the request target must be a path starting with /; see %s", s.absURL("/openapi.json"))))
 			return
 		}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/payguard/payguard/server/core"
 )
 
 // Paths that http.ServeMux would answer on its own (a 301 to the cleaned path for a doubled slash or a dot
@@ -23,7 +25,7 @@ func TestNonCanonicalPathsGetTheJSONError(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		r := result{Response: resp, body: body}
-		if resp.StatusCode != http.StatusNotFound || r.errCode(t) != CodeNotFound || resp.Header.Get("Location") != "" {
+		if resp.StatusCode != http.StatusNotFound || r.errCode(t) != core.CodeNotFound || resp.Header.Get("Location") != "" {
 			t.Errorf("GET %s: %d, Location %q: %s", p, resp.StatusCode, resp.Header.Get("Location"), body)
 			continue
 		}
@@ -50,7 +52,7 @@ func TestNonCanonicalPathsGetTheJSONError(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	r := result{Response: resp, body: body}
-	if resp.StatusCode != http.StatusBadRequest || r.errCode(t) != CodeInvalidParameter || r.json(t)["data_as_of"] == "" ||
+	if resp.StatusCode != http.StatusBadRequest || r.errCode(t) != core.CodeInvalidParameter || r.json(t)["data_as_of"] == "" ||
 		!strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		t.Fatalf("GET *: %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/payguard/payguard/server/core"
 )
 
 // bazaarInput is the x402 bazaar (discovery) extension's description of how to call a paid route, with a
@@ -20,12 +22,12 @@ var bazaarExamples = map[string]struct {
 	input  bazaarInput
 	output any
 }{
-	routeCheck.Path: {
+	core.RouteCheck.Path: {
 		input: bazaarInput{Type: "http", Method: http.MethodGet,
 			QueryParams: map[string]any{"name": "Acme Widgets LLC", "address": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", "domain": "example.com"}},
 		output: map[string]any{"risk": "low", "flags": []string{}, "data_as_of": "2026-11-21T00:00:00Z"},
 	},
-	routePreflight.Path: {
+	core.RoutePreflight.Path: {
 		input: bazaarInput{Type: "http", Method: http.MethodPost, BodyType: "json", Body: map[string]any{
 			"challenge": map[string]any{"x402Version": 2, "resource": map[string]any{"url": "https://api.example.com/data"},
 				"accepts": []any{map[string]any{"scheme": "exact", "network": "eip155:8453", "amount": "10000",
@@ -34,7 +36,7 @@ var bazaarExamples = map[string]struct {
 			"rules": map[string]any{"max_per_payment_usd": 1}}},
 		output: map[string]any{"decision": "allow", "reasons": []string{"allow: all rules passed"}},
 	},
-	routeEndpoint.Path: {
+	core.RouteEndpoint.Path: {
 		input:  bazaarInput{Type: "http", Method: http.MethodGet, QueryParams: map[string]any{"url": "https://api.example.com/data", "method": "GET"}},
 		output: map[string]any{"url": "https://api.example.com/data", "method": "GET", "observations": []any{}},
 	},

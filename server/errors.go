@@ -6,51 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/payguard/payguard/server/core"
 )
 
-// Error codes of the one JSON error shape. The OpenAPI document lists them in the ErrorBody component.
-const (
-	CodeMissingInput             = "missing_input"
-	CodeInvalidParameter         = "invalid_parameter"
-	CodeInvalidTrial             = "invalid_trial"
-	CodeInvalidJSON              = "invalid_json"
-	CodeMissingBody              = "missing_body"
-	CodeBodyTooLarge             = "body_too_large"
-	CodeBodyTimeout              = "body_timeout"
-	CodeMethodNotAllowed         = "method_not_allowed"
-	CodeNotFound                 = "not_found"
-	CodeInvalidURL               = "invalid_url"
-	CodeInvalidMethod            = "invalid_method"
-	CodeEndpointNotListed        = "endpoint_not_listed"
-	CodeMethodRequired           = "method_required"
-	CodeIndexUnavailable         = "index_unavailable"
-	CodeSanctionsUnavailable     = "sanctions_data_unavailable"
-	CodeReceiptSigning           = "receipt_signing_unavailable"
-	CodeFacilitatorUnavailable   = "facilitator_unavailable"
-	CodeTrialUnavailable         = "trial_unavailable"
-	CodeSettlementOutcomeUnknown = "settlement_outcome_unknown"
-	CodeInternal                 = "internal_error"
-)
+// apiError is an error answer: a status and the body's code and message (core.Error: the codes are core's,
+// shared with MCP).
+type apiError = core.Error
 
-// StatusSettlementOutcomeUnknown is the status of settlement_outcome_unknown: 502 Bad Gateway. The failure
-// is the upstream facilitator's (no usable answer to a /settle that was sent), unlike 500 (our own fault);
-// and it must not be 503, which SPEC §9.1 reserves for "not settled, not charged" answers that a caller may
-// simply retry. The caller checks the authorization nonce on chain and never pays again automatically.
-const StatusSettlementOutcomeUnknown = http.StatusBadGateway
-
-// apiError is an error answer: a status and the body's code and message.
-type apiError struct {
-	Status  int
-	Code    string
-	Message string
-	Nonce   string // settlement_outcome_unknown: the authorization nonce to check on chain
-}
-
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
-
-func errorf(status int, code, message string) *apiError {
-	return &apiError{Status: status, Code: code, Message: message}
-}
+var errorf = core.Errorf
 
 // errorBody is the one JSON error shape: {"error":{"code","message"[,"nonce"]},"data_as_of"}.
 type errorBody struct {
@@ -122,7 +86,7 @@ func (s *Server) allowMethods(w http.ResponseWriter, r *http.Request, methods ..
 		}
 	}
 	w.Header().Set("Allow", strings.Join(methods, ", "))
-	s.writeError(w, errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+	s.writeError(w, errorf(http.StatusMethodNotAllowed, core.CodeMethodNotAllowed,
 		r.Method+" is not allowed here; use "+strings.Join(methods, " or ")))
 	return false
 }

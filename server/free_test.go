@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/internal/metrictest"
 )
@@ -88,7 +89,7 @@ func TestHealthWithoutSanctionsIs503(t *testing.T) {
 	if r.StatusCode != 503 || r.json(t)["status"] != "unavailable" {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
-	if r := e.do("GET", "/v1/sample", nil, nil); r.StatusCode != 503 || r.errCode(t) != CodeSanctionsUnavailable {
+	if r := e.do("GET", "/v1/sample", nil, nil); r.StatusCode != 503 || r.errCode(t) != core.CodeSanctionsUnavailable {
 		t.Fatalf("sample: %d", r.StatusCode)
 	}
 }
@@ -120,7 +121,7 @@ func TestMountServesExtraHandlers(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d", resp.StatusCode)
 	}
-	if o, ok := e.srv.Offer("/v1/preflight"); !ok || o.Amount != PricePreflight || !o.OfferReceipt {
+	if o := e.srv.offer(core.RoutePreflight); o.Amount != core.PricePreflight || !o.OfferReceipt {
 		t.Fatalf("offer %+v", o)
 	}
 }
@@ -134,7 +135,7 @@ func TestPanicIs500InTheErrorShape(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	var body errorBody
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 500 || body.Error.Code != CodeInternal {
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 500 || body.Error.Code != core.CodeInternal {
 		t.Fatalf("%d %+v %v", resp.StatusCode, body, err)
 	}
 	if !strings.Contains(e.logs.String(), "handler panic") {

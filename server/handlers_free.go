@@ -4,11 +4,13 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/payguard/payguard/server/core"
 )
 
 // sampleQuery is the fixed query behind /v1/sample: a name and a wallet that are not listed, so the sample
 // shows a complete low-risk answer computed by the real checker on the loaded data.
-var sampleQuery = CheckQuery{Name: "Acme Widgets LLC", Address: "0x1111111111111111111111111111111111111111"}
+var sampleQuery = core.CheckQuery{Name: "Acme Widgets LLC", Address: "0x1111111111111111111111111111111111111111"}
 
 // staleAfter is when sanctions data counts as stale in /health: SPEC §10 refreshes daily, so two missed
 // refreshes.
@@ -26,13 +28,13 @@ func (s *Server) handleSample(w http.ResponseWriter, r *http.Request) {
 	result, cached := s.samples.result, s.samples.dataAsOf == asOf && s.samples.result != nil
 	s.samples.mu.Unlock()
 	if !cached {
-		if e := s.sanctionsGate(); e != nil {
+		if e := s.core.SanctionsGate(); e != nil {
 			s.writeError(w, e)
 			return
 		}
 		res, err := s.opt.Checker.Check(r.Context(), sampleQuery)
 		if err != nil {
-			s.writeError(w, errorf(http.StatusServiceUnavailable, CodeSanctionsUnavailable, "the sample could not be computed"))
+			s.writeError(w, errorf(http.StatusServiceUnavailable, core.CodeSanctionsUnavailable, "the sample could not be computed"))
 			return
 		}
 		s.samples.mu.Lock()
@@ -72,7 +74,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	} else {
 		status, code = "unavailable", http.StatusServiceUnavailable
 	}
-	if r := s.SanctionsRefresh(); r != nil {
+	if r := s.RefreshHealth(); r != nil {
 		sanctions["refresh"] = r
 	}
 	index := map[string]any{"fresh": false}

@@ -26,6 +26,7 @@ import (
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/internal/factest"
 	"github.com/payguard/payguard/server/trial"
@@ -98,14 +99,14 @@ func (f *fakeSanctions) DataAsOf() time.Time { return time.Date(2026, 11, 21, 0,
 
 type fakeChecker struct{ calls atomic.Int32 }
 
-func (f *fakeChecker) Validate(q CheckQuery) error {
+func (f *fakeChecker) Validate(q core.CheckQuery) error {
 	if q.Domain == "bad domain" {
-		return &InputError{Code: CodeInvalidParameter, Message: "domain: not a domain"}
+		return &core.InputError{Code: core.CodeInvalidParameter, Message: "domain: not a domain"}
 	}
 	return nil
 }
 
-func (f *fakeChecker) Check(ctx context.Context, q CheckQuery) (any, error) {
+func (f *fakeChecker) Check(ctx context.Context, q core.CheckQuery) (any, error) {
 	f.calls.Add(1)
 	risk, flags := "low", []string{}
 	if q.Address == "0x098B716B8Aaf21512996dC57EB0615e2383E2f96" {
@@ -135,16 +136,16 @@ func (f *fakePreflight) Parse(body []byte) (any, error) {
 		}
 	}
 	if max > 32 {
-		return nil, &InputError{Code: "too_deep", Message: "JSON nesting deeper than 32"}
+		return nil, &core.InputError{Code: "too_deep", Message: "JSON nesting deeper than 32"}
 	}
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, &InputError{Code: "invalid_json", Message: err.Error()}
+		return nil, &core.InputError{Code: "invalid_json", Message: err.Error()}
 	}
 	return m, nil
 }
 
-func (f *fakePreflight) Decide(ctx context.Context, in any) (*Decision, error) {
+func (f *fakePreflight) Decide(ctx context.Context, in any) (*core.Decision, error) {
 	f.calls.Add(1)
 	decision := "allow"
 	if _, ok := in.(map[string]any)["cart"]; ok {
@@ -152,9 +153,9 @@ func (f *fakePreflight) Decide(ctx context.Context, in any) (*Decision, error) {
 	}
 	jws, err := f.signer.Sign([]byte(`{"decision":"` + decision + `"}`))
 	if err != nil {
-		return nil, errors.Join(ErrSigningUnavailable, err)
+		return nil, errors.Join(core.ErrSigningUnavailable, err)
 	}
-	return &Decision{Decision: decision, ReceiptID: "r-1", Body: map[string]any{
+	return &core.Decision{Decision: decision, ReceiptID: "r-1", Body: map[string]any{
 		"decision": decision, "reasons": []string{decision + ": all rules passed"}, "chosen_option": nil,
 		"options_evaluated": 1, "payee": nil, "data_as_of": "2026-11-21T00:00:00Z",
 		"receipt": map[string]any{"id": "r-1", "ts": "2026-11-22T12:00:00Z", "input_sha256": "00", "decision": decision, "jws": jws},

@@ -1,14 +1,12 @@
 package server
 
 import (
-	"errors"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/internal/buildinfo"
-	"github.com/payguard/payguard/server/fees"
 )
 
 // metrics are the API's Prometheus series, on the registry the caller passes (never the global one).
@@ -19,67 +17,16 @@ type metrics struct {
 	trials   *prometheus.CounterVec
 }
 
-// Payment outcomes counted in payguard_server_payments_total, by the HTTP routes and by the MCP server
-// (whose tools' sales are counted under the route /mcp).
-const (
-	PayChallenged  = "challenged"              // 402 without a usable payment
-	PayInvalid     = "invalid"                 // rejected before or by /verify
-	PaySettled     = "settled"                 // 200 with the settlement header
-	PaySettleFail  = "settle_failed"           // facilitator said success:false
-	PayUnknown     = "settlement_unknown"      // settlement_outcome_unknown
-	PayUnavailable = "facilitator_unavailable" // 503, nothing settled
-	PayNotDone     = "work_failed"             // verified, the work failed, nothing settled
-)
-
-// Free-trial results counted in payguard_server_trial_calls_total.
-const (
-	TrialGranted   = "granted"
-	TrialExhausted = "exhausted"
-	TrialError     = "error"
-)
-
-// PaymentFailureOutcome is the outcome of an error from fees.Seller's Begin or Charge.Settle; "" for an
-// error outside the seller's kinds (an internal error, not counted).
-func PaymentFailureOutcome(err error) string {
-	var perr *fees.PaymentError
-	var failed *fees.SettleFailedError
-	var unknown *fees.OutcomeUnknownError
-	switch {
-	case errors.As(err, &perr):
-		return PayInvalid
-	case errors.As(err, &failed):
-		return PaySettleFail
-	case errors.As(err, &unknown):
-		return PayUnknown
-	case errors.Is(err, fees.ErrSigningUnavailable):
-		return PayNotDone
-	case errors.Is(err, fees.ErrFacilitatorUnavailable):
-		return PayUnavailable
-	}
-	return ""
-}
-
-// TrialResult is the counted result of one trial.Gate.Take.
-func TrialResult(ok bool, err error) string {
-	switch {
-	case err != nil:
-		return TrialError
-	case ok:
-		return TrialGranted
-	}
-	return TrialExhausted
-}
-
-// CountPayment adds one sale outcome under route (an HTTP route, or /mcp for the MCP tools); an empty
-// outcome is not counted.
-func (s *Server) CountPayment(route, outcome string) {
+// countPayment adds one sale outcome under route (an HTTP route, or /mcp for the MCP tools); an empty
+// outcome is not counted. core.Service counts through it.
+func (s *Server) countPayment(route, outcome string) {
 	if outcome != "" {
 		s.metrics.payment(route, outcome)
 	}
 }
 
-// CountTrial adds one free-trial call (TrialGranted, TrialExhausted or TrialError).
-func (s *Server) CountTrial(result string) { s.metrics.trials.WithLabelValues(result).Inc() }
+// countTrial adds one free-trial call (core.TrialGranted, TrialExhausted or TrialError).
+func (s *Server) countTrial(result string) { s.metrics.trials.WithLabelValues(result).Inc() }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{

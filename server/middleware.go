@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/payguard/payguard/server/core"
 )
 
 // recorder remembers what a handler answered, for the one log line per request.
@@ -62,10 +64,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		s.requests.Add(1)
 		if r.ContentLength != 0 {
-			// Every body must arrive within BodyReadTimeout, read or not: Go's server drains a body the
+			// Every body must arrive within core.BodyReadTimeout, read or not: Go's server drains a body the
 			// handler did not read before it answers, and a sender that stalls would hold the connection and
 			// the answer forever. ReadBody clears the deadline once it has the whole body.
-			http.NewResponseController(w).SetReadDeadline(start.Add(BodyReadTimeout))
+			http.NewResponseController(w).SetReadDeadline(start.Add(core.BodyReadTimeout))
 		}
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
@@ -75,7 +77,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				}
 				s.log.Error("handler panic", "path", r.URL.Path, "panic", p)
 				if rec.status == 0 {
-					s.writeError(rec, errorf(http.StatusInternalServerError, CodeInternal, "internal error"))
+					s.writeError(rec, errorf(http.StatusInternalServerError, core.CodeInternal, "internal error"))
 				}
 			}
 			attrs := []slog.Attr{

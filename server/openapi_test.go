@@ -15,6 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/payguard/payguard/server/core"
 )
 
 var openapiCache sync.Map // *env -> *openapiDoc
@@ -108,7 +109,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Error("no ErrorBody component")
 	}
 	pre := d.doc.Paths.Find("/v1/preflight").Post
-	for _, code := range []int{200, 400, 402, 405, 408, 413, 500, StatusSettlementOutcomeUnknown, 503} {
+	for _, code := range []int{200, 400, 402, 405, 408, 413, 500, core.StatusSettlementOutcomeUnknown, 503} {
 		if pre.Responses.Status(code) == nil {
 			t.Errorf("preflight: status %d undocumented", code)
 		}

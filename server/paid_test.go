@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/store"
 )
 
@@ -20,7 +21,7 @@ func TestCheckNoInputIs400AndFacilitatorSeesNothing(t *testing.T) {
 	ch := challengeV2(t, e.do("GET", "/v1/check?name=x", nil, nil))
 	for _, path := range []string{"/v1/check", "/v1/check?name=", "/v1/check?trial=1"} {
 		r := e.do("GET", path, nil, payV2(t, ch, "0x01"))
-		if r.StatusCode != 400 || r.errCode(t) != CodeMissingInput {
+		if r.StatusCode != 400 || r.errCode(t) != core.CodeMissingInput {
 			t.Fatalf("%s: %d %s", path, r.StatusCode, r.body)
 		}
 	}
@@ -32,14 +33,14 @@ func TestCheckNoInputIs400AndFacilitatorSeesNothing(t *testing.T) {
 func TestCheckInputErrors(t *testing.T) {
 	e := newEnv(t)
 	cases := map[string]string{
-		"/v1/check?name=a&trial=2":                      CodeInvalidTrial,
-		"/v1/check?name=a&trial=":                       CodeInvalidTrial,
-		"/v1/check?name=a&trial=1&trial=1":              CodeInvalidParameter,
-		"/v1/check?name=" + strings.Repeat("n", 257):    CodeInvalidParameter,
-		"/v1/check?name=%ff":                            CodeInvalidParameter,
-		"/v1/check?name=%zz":                            CodeInvalidParameter,
-		"/v1/check?address=" + strings.Repeat("0", 257): CodeInvalidParameter,
-		"/v1/check?domain=bad%20domain":                 CodeInvalidParameter,
+		"/v1/check?name=a&trial=2":                      core.CodeInvalidTrial,
+		"/v1/check?name=a&trial=":                       core.CodeInvalidTrial,
+		"/v1/check?name=a&trial=1&trial=1":              core.CodeInvalidParameter,
+		"/v1/check?name=" + strings.Repeat("n", 257):    core.CodeInvalidParameter,
+		"/v1/check?name=%ff":                            core.CodeInvalidParameter,
+		"/v1/check?name=%zz":                            core.CodeInvalidParameter,
+		"/v1/check?address=" + strings.Repeat("0", 257): core.CodeInvalidParameter,
+		"/v1/check?domain=bad%20domain":                 core.CodeInvalidParameter,
 	}
 	for path, code := range cases {
 		r := e.do("GET", path, nil, nil)
@@ -171,7 +172,7 @@ func TestFacilitatorOutageIs503AndNeverSettles(t *testing.T) {
 				e.fac.VerifyMode.Store("5xx")
 			}
 			r := e.do("GET", "/v1/check?address=0xabc", nil, payV2(t, ch, "0x06"))
-			if r.StatusCode != 503 || r.errCode(t) != CodeFacilitatorUnavailable || e.fac.Settles.Load() != 0 || e.checker.calls.Load() != 0 {
+			if r.StatusCode != 503 || r.errCode(t) != core.CodeFacilitatorUnavailable || e.fac.Settles.Load() != 0 || e.checker.calls.Load() != 0 {
 				t.Fatalf("%d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
 			}
 		})
@@ -186,7 +187,7 @@ func TestSettleOutcomeUnknownIsNeverRetried(t *testing.T) {
 			ch := challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil))
 			pay := payV2(t, ch, "0x07")
 			r := e.do("GET", "/v1/check?address=0xabc", nil, pay)
-			if r.StatusCode != StatusSettlementOutcomeUnknown || r.errCode(t) != CodeSettlementOutcomeUnknown {
+			if r.StatusCode != core.StatusSettlementOutcomeUnknown || r.errCode(t) != core.CodeSettlementOutcomeUnknown {
 				t.Fatalf("%d %s", r.StatusCode, r.body)
 			}
 			if r.json(t)["error"].(map[string]any)["nonce"] != "0x07" || e.fac.Settles.Load() != 1 {
@@ -260,12 +261,12 @@ func TestSigningUnavailableIs503AndNeverSettles(t *testing.T) {
 	ch := challengeV2(t, e.do("POST", "/v1/preflight", []byte(preflightBody), nil))
 	e.signer.fail.Store(true)
 	r := e.do("POST", "/v1/preflight", []byte(preflightBody), payV2(t, ch, "0x0a"))
-	if r.StatusCode != 503 || r.errCode(t) != CodeReceiptSigning || e.fac.Settles.Load() != 0 {
+	if r.StatusCode != 503 || r.errCode(t) != core.CodeReceiptSigning || e.fac.Settles.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 	// Without a key there is no signed offer either: 503 instead of an unsigned 402.
 	r = e.do("POST", "/v1/preflight", []byte(preflightBody), nil)
-	if r.StatusCode != 503 || r.errCode(t) != CodeReceiptSigning {
+	if r.StatusCode != 503 || r.errCode(t) != core.CodeReceiptSigning {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 }
@@ -275,7 +276,7 @@ func TestSanctionsUnavailableIs503BeforePayment(t *testing.T) {
 	ch := challengeV2(t, e.do("GET", "/v1/check?name=a", nil, nil))
 	e.sanctions.ready.Store(false)
 	r := e.do("GET", "/v1/check?name=a", nil, payV2(t, ch, "0x0b"))
-	if r.StatusCode != 503 || r.errCode(t) != CodeSanctionsUnavailable || e.fac.Verifies.Load() != 0 {
+	if r.StatusCode != 503 || r.errCode(t) != core.CodeSanctionsUnavailable || e.fac.Verifies.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 	if r.json(t)["data_as_of"] != "1970-01-01T00:00:00Z" {
@@ -323,7 +324,7 @@ func TestTrialStoreDownIs503(t *testing.T) {
 	e := newEnv(t)
 	e.trial.fail = true
 	r := e.do("GET", "/v1/check?name=a&trial=1", nil, nil)
-	if r.StatusCode != 503 || r.errCode(t) != CodeTrialUnavailable || e.checker.calls.Load() != 0 {
+	if r.StatusCode != 503 || r.errCode(t) != core.CodeTrialUnavailable || e.checker.calls.Load() != 0 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 }
@@ -338,10 +339,10 @@ func TestPreflightLimits(t *testing.T) {
 		status int
 		code   string
 	}{
-		{nil, 400, CodeMissingBody},
-		{[]byte("{"), 400, CodeInvalidJSON},
+		{nil, 400, core.CodeMissingBody},
+		{[]byte("{"), 400, core.CodeInvalidJSON},
 		{[]byte(`{"challenge":` + deep + `}`), 400, "too_deep"},
-		{bytes.Repeat([]byte(" "), MaxBodyBytes+1), 413, CodeBodyTooLarge},
+		{bytes.Repeat([]byte(" "), core.MaxBodyBytes+1), 413, core.CodeBodyTooLarge},
 	}
 	for _, c := range cases {
 		r := e.do("POST", "/v1/preflight", c.body, pay)
@@ -352,7 +353,7 @@ func TestPreflightLimits(t *testing.T) {
 	if e.fac.Verifies.Load() != 0 || e.preflight.calls.Load() != 0 {
 		t.Fatal("bad input reached the facilitator or the engine")
 	}
-	if r := e.do("POST", "/v1/preflight?trial=yes", []byte(preflightBody), nil); r.StatusCode != 400 || r.errCode(t) != CodeInvalidTrial {
+	if r := e.do("POST", "/v1/preflight?trial=yes", []byte(preflightBody), nil); r.StatusCode != 400 || r.errCode(t) != core.CodeInvalidTrial {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}
 }
@@ -361,7 +362,7 @@ func TestPreflightLimits(t *testing.T) {
 // HTTP/1.1 framing; instead a chunked body (no Content-Length) over the limit must still be 413.
 func TestChunkedBodyOverLimitIs413(t *testing.T) {
 	e := newEnv(t)
-	pr := strings.NewReader(strings.Repeat("x", MaxBodyBytes+10))
+	pr := strings.NewReader(strings.Repeat("x", core.MaxBodyBytes+10))
 	req, _ := http.NewRequest("POST", e.http.URL+"/v1/preflight", struct{ *strings.Reader }{pr})
 	req.ContentLength = -1
 	resp, err := http.DefaultClient.Do(req)
@@ -392,7 +393,7 @@ func TestSlowBodyIs408(t *testing.T) {
 	}
 	var body map[string]any
 	json.NewDecoder(resp.Body).Decode(&body)
-	if resp.StatusCode != 408 || body["error"].(map[string]any)["code"] != CodeBodyTimeout {
+	if resp.StatusCode != 408 || body["error"].(map[string]any)["code"] != core.CodeBodyTimeout {
 		t.Fatalf("%d %v", resp.StatusCode, body)
 	}
 }
@@ -402,14 +403,14 @@ func TestWrongMethodIs405WithAllow(t *testing.T) {
 	for path, allow := range map[string]string{"/v1/check": "GET", "/v1/preflight": "POST", "/v1/endpoint": "GET", "/health": "GET", "/openapi.json": "GET"} {
 		method := "DELETE"
 		r := e.do(method, path, nil, nil)
-		if r.StatusCode != 405 || r.Header.Get("Allow") != allow || r.errCode(t) != CodeMethodNotAllowed {
+		if r.StatusCode != 405 || r.Header.Get("Allow") != allow || r.errCode(t) != core.CodeMethodNotAllowed {
 			t.Errorf("%s %s: %d allow %q", method, path, r.StatusCode, r.Header.Get("Allow"))
 		}
 	}
 	if r := e.do("GET", "/v1/preflight", nil, nil); r.StatusCode != 405 {
 		t.Fatalf("GET preflight: %d", r.StatusCode)
 	}
-	if r := e.do("GET", "/nope", nil, nil); r.StatusCode != 404 || r.errCode(t) != CodeNotFound {
+	if r := e.do("GET", "/nope", nil, nil); r.StatusCode != 404 || r.errCode(t) != core.CodeNotFound {
 		t.Fatalf("unknown path: %d", r.StatusCode)
 	}
 }
@@ -426,14 +427,14 @@ func TestEndpointIndex(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"", 400, CodeInvalidURL},
-		{"?url=ftp://x/y", 400, CodeInvalidURL},
-		{"?url=notaurl", 400, CodeInvalidURL},
-		{"?url=" + one + "&method=FETCH", 400, CodeInvalidMethod},
-		{"?url=https://api.example.com/none", 404, CodeEndpointNotListed},
-		{"?url=" + one + "&method=POST", 404, CodeEndpointNotListed},
-		{"?url=" + two, 409, CodeMethodRequired},
-		{"?url=" + one + "&trial=1", 400, CodeInvalidTrial},
+		{"", 400, core.CodeInvalidURL},
+		{"?url=ftp://x/y", 400, core.CodeInvalidURL},
+		{"?url=notaurl", 400, core.CodeInvalidURL},
+		{"?url=" + one + "&method=FETCH", 400, core.CodeInvalidMethod},
+		{"?url=https://api.example.com/none", 404, core.CodeEndpointNotListed},
+		{"?url=" + one + "&method=POST", 404, core.CodeEndpointNotListed},
+		{"?url=" + two, 409, core.CodeMethodRequired},
+		{"?url=" + one + "&trial=1", 400, core.CodeInvalidTrial},
 	}
 	for _, c := range cases {
 		r := e.do("GET", "/v1/endpoint"+c.query, nil, nil)
@@ -464,7 +465,7 @@ func TestEndpointIndexStaleIs503BeforePayment(t *testing.T) {
 	for _, updated := range []time.Time{{}, testNow.Add(-25 * time.Hour)} {
 		e.endpoints.updated = updated
 		r := e.do("GET", "/v1/endpoint?url=https://a.example/x", nil, payV1(t, "0x0e"))
-		if r.StatusCode != 503 || r.errCode(t) != CodeIndexUnavailable || e.fac.Verifies.Load() != 0 {
+		if r.StatusCode != 503 || r.errCode(t) != core.CodeIndexUnavailable || e.fac.Verifies.Load() != 0 {
 			t.Fatalf("%v: %d %s", updated, r.StatusCode, r.body)
 		}
 	}

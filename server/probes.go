@@ -14,7 +14,7 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"status": "ready", "data_as_of": s.dataAsOf()}
-	if st := s.SanctionsRefresh(); st != nil {
+	if st := s.RefreshHealth(); st != nil {
 		body["sanctions"] = st
 	}
 	code := http.StatusOK

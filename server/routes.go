@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/docs"
 	"github.com/payguard/payguard/server/fees"
 )
@@ -49,7 +50,7 @@ func (s *Server) routes() {
 
 // notFound is the 404 for a path the service does not serve; detail, if any, says why.
 func (s *Server) notFound(detail string) *apiError {
-	return errorf(http.StatusNotFound, CodeNotFound, "no such resource"+detail+"; see "+s.absURL("/openapi.json"))
+	return errorf(http.StatusNotFound, core.CodeNotFound, "no such resource"+detail+"; see "+s.absURL("/openapi.json"))
 }
 
 // get wraps a free document handler: GET only.
@@ -84,9 +85,9 @@ func (s *Server) docInfo() docs.Info {
 		TrialLimit:              s.opt.Trial.Limit(),
 		TrialRetention:          time.Duration(s.opt.Config.TrialRetention),
 		IndexFreshness:          time.Duration(s.opt.Config.IndexFreshness),
-		SettlementUnknownStatus: StatusSettlementOutcomeUnknown,
+		SettlementUnknownStatus: core.StatusSettlementOutcomeUnknown,
 	}
-	for _, r := range paidRoutes {
+	for _, r := range core.Routes {
 		info.Paid = append(info.Paid, docs.PaidResource{
 			Path: r.Path, Method: r.Method, Amount: r.Price, USD: fees.USD(r.Price),
 			Description: r.Description, Trial: r.Trial, OfferReceipt: r.OfferReceipt,
@@ -98,7 +99,7 @@ func (s *Server) docInfo() docs.Info {
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	doc, err := docs.OpenAPI(s.docInfo())
 	if err != nil {
-		s.writeError(w, errorf(http.StatusInternalServerError, CodeInternal, "the OpenAPI document could not be built"))
+		s.writeError(w, errorf(http.StatusInternalServerError, core.CodeInternal, "the OpenAPI document could not be built"))
 		return
 	}
 	// The OpenAPI document is served as generated (no data_as_of member: it would not be a valid OpenAPI
@@ -111,7 +112,7 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleKeys(w http.ResponseWriter, r *http.Request) {
 	jwks, err := s.opt.JWKS()
 	if err != nil || !json.Valid(jwks) {
-		s.writeError(w, errorf(http.StatusServiceUnavailable, CodeReceiptSigning, "the receipt keys are unavailable"))
+		s.writeError(w, errorf(http.StatusServiceUnavailable, core.CodeReceiptSigning, "the receipt keys are unavailable"))
 		return
 	}
 	// A JWK Set is served as is; data_as_of is in the X-Data-As-Of header.

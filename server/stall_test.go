@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/payguard/payguard/server/core"
 )
 
 // rawAnswer sends raw bytes and waits up to d for an answer; 0 means none came.
@@ -39,11 +41,11 @@ func TestStalledBodiesStillGetAnswers(t *testing.T) {
 		"GET /v1/check?name=x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{",
 		"POST /v1/preflight?trial=2 HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{",
 	} {
-		go func() { done <- rawAnswer(t, e, raw, BodyReadTimeout+5*time.Second) }()
+		go func() { done <- rawAnswer(t, e, raw, core.BodyReadTimeout+5*time.Second) }()
 	}
 	for range 2 {
 		if st := <-done; st == 0 {
-			t.Errorf("a request whose body stalled got no answer within %v", BodyReadTimeout+5*time.Second)
+			t.Errorf("a request whose body stalled got no answer within %v", core.BodyReadTimeout+5*time.Second)
 		}
 	}
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/server"
-	"github.com/payguard/payguard/server/engines"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	servermcp "github.com/payguard/payguard/server/mcp"
 	"github.com/payguard/payguard/server/trial"
@@ -171,8 +171,8 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
 		StoreHealth:    func(ctx context.Context) error { return store.Healthy(ctx, st) },
-		Preflight:      engines.Preflight(engine),
-		Checker:        engines.Checker(checker),
+		Preflight:      core.PreflightPort(engine),
+		Checker:        core.CheckerPort(checker),
 		Sanctions:      scr.sanctions,
 		RefreshHealth:  scr.health,
 		JWKS:           keys.PublicJWKS,
@@ -183,7 +183,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	if err != nil {
 		return err
 	}
-	mcpHandler, err := servermcp.New(servermcp.Options{Server: srv, Sanctions: scr.sanctions, Rules: cfg.Rules,
+	mcpHandler, err := servermcp.New(servermcp.Options{Core: srv.Core(), BaseURL: cfg.Server.BaseURL, RefreshHealth: scr.health, Rules: cfg.Rules,
 		JWKS: keys.PublicJWKS, Logger: log})
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ import (
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/server"
-	"github.com/payguard/payguard/server/engines"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/internal/factest"
 	"github.com/payguard/payguard/server/trial"
@@ -122,13 +122,13 @@ func newEnv(t *testing.T) *env {
 	srv, err := server.New(server.Options{
 		Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial:     trial.New(e.store, sc.TrialLimit, time.Duration(sc.TrialRetention), nil),
-		Endpoints: e.store, Preflight: engines.Preflight(engine), Checker: engines.Checker(checker), Sanctions: e.sanctions,
+		Endpoints: e.store, Preflight: core.PreflightPort(engine), Checker: core.CheckerPort(checker), Sanctions: e.sanctions,
 		JWKS: ks.PublicJWKS, FacilitatorURL: e.fac.Srv.URL, Logger: log, Metrics: e.registry,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.handler, err = New(Options{Server: srv, Sanctions: e.sanctions, Rules: policy.DefaultRules(),
+	e.handler, err = New(Options{Core: srv.Core(), BaseURL: sc.BaseURL, Rules: policy.DefaultRules(),
 		JWKS: ks.PublicJWKS, Logger: log})
 	if err != nil {
 		t.Fatal(err)

@@ -37,20 +37,22 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/payguard/payguard/policy"
-	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/docs"
 )
 
-// MaxRequestBytes bounds one POST /mcp (read within server.BodyReadTimeout). A preflight's arguments are
+// MaxRequestBytes bounds one POST /mcp (read within core.BodyReadTimeout). A preflight's arguments are
 // bounded by the preflight parser itself (64 KiB, as the HTTP body); the envelope adds the JSON-RPC members
 // and a payment of at most 32 KiB.
 const MaxRequestBytes = 128 << 10
 
-// Options wires the MCP server to a payguard server.
+// Options wires the MCP server to the service behind the HTTP API (server.Server.Core).
 type Options struct {
-	Server    *server.Server         // required: trial, seller, prices, engine, checker, client IP
-	Sanctions server.SanctionsStatus // required: paid tools answer sanctions_data_unavailable without a list
-	Rules     policy.Rules           // the deployment's rules: the default-rules resource
+	Core    *core.Service // required: the paid operations, trial, seller, client IP
+	BaseURL string        // required: the service origin, as in the HTTP offers (server.base_url)
+	// RefreshHealth reports the sanctions refresher's state for the status resource (nil: not reported).
+	RefreshHealth func() any
+	Rules         policy.Rules // the deployment's rules: the default-rules resource
 	// JWKS returns the receipt keys' public JWK Set, shown in the trust resource (nil: only its URL).
 	JWKS   func() ([]byte, error)
 	Logger *slog.Logger
@@ -59,7 +61,7 @@ type Options struct {
 // Handler is the /mcp endpoint. Create it with New and mount it with server.Server.Mount("/mcp", h).
 type Handler struct {
 	opt     Options
-	srv     *server.Server
+	core    *core.Service
 	log     *slog.Logger
 	baseURL string // the service origin, as in the HTTP offers
 	host    string // base URL host: a Host the DNS-rebinding check accepts on a loopback listener
@@ -71,20 +73,13 @@ type Handler struct {
 
 // New builds the MCP server: tools, resources and prompts, and the stateless HTTP handler.
 func New(o Options) (*Handler, error) {
-	if o.Server == nil || o.Sanctions == nil {
-		return nil, errors.New("mcp: Server and Sanctions are required")
+	if o.Core == nil || o.BaseURL == "" {
+		return nil, errors.New("mcp: Core and BaseURL are required")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{opt: o, srv: o.Server, log: o.Logger}
-	// The HTTP offers are base_url + path; the base URL is read back from one so that both channels name
-	// the same origin without a second setting.
-	check, ok := o.Server.Offer("/v1/check")
-	if !ok {
-		return nil, errors.New("mcp: the server sells no /v1/check")
-	}
-	h.baseURL = strings.TrimSuffix(check.URL, "/v1/check")
+	h := &Handler{opt: o, core: o.Core, log: o.Logger, baseURL: strings.TrimRight(o.BaseURL, "/")}
 	if u, err := url.Parse(h.baseURL); err == nil {
 		h.host = u.Host
 	}
@@ -94,8 +89,8 @@ func New(o Options) (*Handler, error) {
 	// The SDK logs every stateless request's session at Info; the server already logs one line per request,
 	// so only the SDK's warnings and errors are kept.
 	sdkLog := slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn})
-	h.mcp = sdk.NewServer(&sdk.Implementation{Name: "payguard", Title: "payguard", Version: server.ServiceVersion,
-		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions(h.srv.Trial().Limit()), Logger: sdkLog,
+	h.mcp = sdk.NewServer(&sdk.Implementation{Name: "payguard", Title: "payguard", Version: core.ServiceVersion,
+		WebsiteURL: h.baseURL}, &sdk.ServerOptions{Instructions: instructions(h.core.Trial().Limit()), Logger: sdkLog,
 		// Exactly the versions the discovery documents advertise; the SDK would otherwise also negotiate
 		// 2024-11-05 and drafts newer than the ones tested here.
 		SupportedProtocolVersions: docs.MCPProtocolVersions})
@@ -141,13 +136,13 @@ func clientIP(ctx context.Context) string {
 // ServeHTTP bounds the request (size, read deadline), refuses DNS-rebinding Hosts on a loopback listener,
 // and hands the SDK a context carrying the client IP as the trial counts it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Data-As-Of", h.srv.DataAsOf())
+	w.Header().Set("X-Data-As-Of", h.core.DataAsOf())
 	if !h.hostAllowed(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
 	if r.Method == http.MethodPost {
-		body, e := server.ReadBody(w, r, MaxRequestBytes)
+		body, e := core.ReadBody(w, r, MaxRequestBytes)
 		if e != nil {
 			w.Header().Set("Connection", "close")
 			http.Error(w, e.Message, e.Status)
@@ -156,7 +151,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	r = r.WithContext(context.WithValue(r.Context(), clientKey{}, h.srv.ClientIP(r)))
+	r = r.WithContext(context.WithValue(r.Context(), clientKey{}, h.core.ClientIP(r)))
 	h.http.ServeHTTP(w, r)
 }
 
@@ -197,3 +192,11 @@ func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 	return minLevel{m.Handler.WithAttrs(a), m.min}
 }
 func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }
+
+// refreshHealth is the sanctions refresher's state for the status resource (nil: not reported).
+func (h *Handler) refreshHealth() any {
+	if h.opt.RefreshHealth == nil {
+		return nil
+	}
+	return h.opt.RefreshHealth()
+}

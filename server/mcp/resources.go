@@ -9,7 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/payguard/payguard/screening"
-	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -28,14 +28,14 @@ const (
 
 // pricing is the price list and the payment terms of payguard's own fees.
 func (h *Handler) pricing() map[string]any {
-	t := h.srv.Seller().Terms()
+	t := h.core.Seller().Terms()
 	tools := []map[string]any{}
 	for _, name := range []string{ToolCheckPayee, ToolPreflight, ToolCheckEndpoint} {
 		pt := h.tools[name]
 		tools = append(tools, map[string]any{
 			"tool": name, "price_usd": strings.TrimPrefix(fees.USD(pt.offer.Amount), "$"),
-			"amount": fmt.Sprint(pt.offer.Amount), "free_trial": pt.trial, "resource": pt.offer.URL,
-			"http_equivalent": h.baseURL + pt.path,
+			"amount": fmt.Sprint(pt.offer.Amount), "free_trial": pt.route.Trial, "resource": pt.offer.URL,
+			"http_equivalent": h.baseURL + pt.route.Path,
 		})
 	}
 	tools = append(tools, map[string]any{"tool": ToolServiceInfo, "price_usd": "0", "amount": "0", "free_trial": false})
@@ -53,11 +53,11 @@ func (h *Handler) pricing() map[string]any {
 			"note": "Confirm asset, network, payTo and amount before signing; a familiar token address on another chain is not equivalent.",
 		},
 		"free_trial": map[string]any{
-			"calls_per_day": h.srv.Trial().Limit(), "per": "client IP (IPv6: /64), UTC day",
+			"calls_per_day": h.core.Trial().Limit(), "per": "client IP (IPv6: /64), UTC day",
 			"tools": []string{ToolCheckPayee, ToolPreflight}, "shared_with": "the HTTP API's ?trial=1",
 			"exhausted": "a payment-required result (error trial_exhausted); nothing is paid automatically",
 		},
-		"data_as_of": h.srv.DataAsOf(),
+		"data_as_of": h.core.DataAsOf(),
 	}
 }
 
@@ -65,21 +65,21 @@ func (h *Handler) pricing() map[string]any {
 func (h *Handler) serviceInfoBody() map[string]any {
 	body := h.pricing()
 	body["service"] = "payguard"
-	body["version"] = server.ServiceVersion
+	body["version"] = core.ServiceVersion
 	body["description"] = "Payee screening and spend preflight for agents that pay with x402. Read-only: payguard never signs, settles or holds the merchant payment under review."
 	body["mcp_endpoint"] = h.baseURL + "/mcp"
 	body["http_api"] = h.baseURL + "/openapi.json"
 	body["receipt_keys"] = h.keysURL()
 	body["sanctions"] = h.sanctionsState()
-	body["data_as_of"] = h.srv.DataAsOf()
+	body["data_as_of"] = h.core.DataAsOf()
 	body["disclaimer"] = screening.Disclaimer
 	return body
 }
 
 func (h *Handler) sanctionsState() map[string]any {
-	state := map[string]any{"ready": h.opt.Sanctions.Ready(), "data_as_of": h.srv.DataAsOf(),
+	state := map[string]any{"ready": h.core.SanctionsReady(), "data_as_of": h.core.DataAsOf(),
 		"source": "OFAC SDN list and aliases"}
-	if r := h.srv.SanctionsRefresh(); r != nil {
+	if r := h.refreshHealth(); r != nil {
 		state["refresh"] = r // as /health reports it; absent when the list is not refreshed
 	}
 	return state
@@ -95,10 +95,10 @@ func (h *Handler) trust() map[string]any {
 			"of a receipt proves nothing. Default maximum age one hour, 60 seconds of clock tolerance. Keep receipts private.",
 		"sanctions": h.sanctionsState(),
 		"data_handling": fmt.Sprintf("Arguments are not stored; the free-trial IP counter is deleted after %s; no receipt history is kept.",
-			h.srv.Trial().Retention()),
+			h.core.Trial().Retention()),
 		"enforcement": "A model calling a screening tool does not enforce a decision; enforcement belongs in the payment path, before signing.",
 		"disclaimer":  screening.Disclaimer,
-		"data_as_of":  h.srv.DataAsOf(),
+		"data_as_of":  h.core.DataAsOf(),
 	}
 	if h.opt.JWKS != nil {
 		if jwks, err := h.opt.JWKS(); err == nil && json.Valid(jwks) {
@@ -115,7 +115,7 @@ func (h *Handler) rules() map[string]any {
 		"rules": h.opt.Rules,
 		"note": "Rules preflight_payment applies when its rules argument omits them; override any of them field by field " +
 			"(snake_case names, as over HTTP).",
-		"data_as_of": h.srv.DataAsOf(),
+		"data_as_of": h.core.DataAsOf(),
 	}
 }
 

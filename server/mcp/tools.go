@@ -3,14 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/payguard/payguard/server"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -37,16 +36,12 @@ func (h *Handler) keysURL() string { return h.baseURL + "/.well-known/payguard-k
 func (h *Handler) buildTools() error {
 	h.tools = map[string]*paidTool{}
 	for _, t := range []*paidTool{
-		{name: ToolCheckPayee, path: "/v1/check", trial: true},
-		{name: ToolPreflight, path: "/v1/preflight", trial: true},
-		{name: ToolCheckEndpoint, path: "/v1/endpoint"},
+		{name: ToolCheckPayee, route: core.RouteCheck},
+		{name: ToolPreflight, route: core.RoutePreflight},
+		{name: ToolCheckEndpoint, route: core.RouteEndpoint},
 	} {
-		http, ok := h.srv.Offer(t.path)
-		if !ok {
-			return fmt.Errorf("mcp: the server sells no %s", t.path)
-		}
-		t.offer = fees.Offer{URL: resourceURLPrefix + t.name, Description: http.Description,
-			MimeType: "application/json", Amount: http.Amount}
+		t.offer = fees.Offer{URL: resourceURLPrefix + t.name, Description: t.route.Description,
+			MimeType: "application/json", Amount: t.route.Price}
 		h.tools[t.name] = t
 	}
 	defs, err := h.toolDefs()
@@ -148,7 +143,7 @@ func (h *Handler) toolDefs() ([]toolDef, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit := h.srv.Trial().Limit()
+	limit := h.core.Trial().Limit()
 	trial := fmt.Sprintf("The first %d calls per IP per UTC day are free (shared with preflight_payment/check_payee "+
 		"and the HTTP API); after that the tool returns an x402 payment-required result and a paid call carries the "+
 		"payment in params._meta[%q].", limit, MetaPayment)
@@ -201,41 +196,13 @@ func (h *Handler) addTools() {
 }
 
 // sanctionsGate refuses paid screening without a sanctions list (never an "unknown" sold for money).
-func (h *Handler) sanctionsGate() *toolError {
-	if h.opt.Sanctions.Ready() {
-		return nil
-	}
-	return errorf(server.CodeSanctionsUnavailable, "sanctions data is not loaded yet; nothing was charged")
-}
-
-// inputError converts a parser's *server.InputError to a tool error.
-func inputError(err error, fallback string) *toolError {
-	var ie *server.InputError
-	if errors.As(err, &ie) {
-		return &toolError{Code: ie.Code, Message: ie.Message}
-	}
-	return &toolError{Code: fallback, Message: err.Error()}
-}
-
 func (h *Handler) checkPayee(ctx context.Context, req *sdk.CallToolRequest, in CheckPayeeArgs) (*sdk.CallToolResult, any, error) {
-	q := server.CheckQuery{Name: strings.TrimSpace(in.Name), Address: strings.TrimSpace(in.Wallet), Domain: strings.TrimSpace(in.Domain)}
-	if q.Name == "" && q.Address == "" && q.Domain == "" {
-		return h.errorResult(errorf(server.CodeMissingInput, "give at least one of name, domain or wallet")), nil, nil
-	}
-	if err := h.srv.Checker().Validate(q); err != nil {
-		return h.errorResult(inputError(err, server.CodeInvalidParameter)), nil, nil
-	}
-	if e := h.sanctionsGate(); e != nil {
+	op, e := h.core.Check(core.CheckQuery{Name: strings.TrimSpace(in.Name), Address: strings.TrimSpace(in.Wallet),
+		Domain: strings.TrimSpace(in.Domain)})
+	if e != nil {
 		return h.errorResult(e), nil, nil
 	}
-	return h.sell(ctx, req, h.tools[ToolCheckPayee], func(ctx context.Context) (any, *toolError) {
-		res, err := h.srv.Checker().Check(ctx, q)
-		if err != nil {
-			h.log.Error("check failed", "err", err)
-			return nil, errorf(server.CodeSanctionsUnavailable, "screening could not be completed; nothing was charged")
-		}
-		return res, nil
-	}), nil, nil
+	return h.sell(ctx, req, h.tools[ToolCheckPayee], op), nil, nil
 }
 
 func (h *Handler) preflight(ctx context.Context, req *sdk.CallToolRequest, _ PreflightArgs) (*sdk.CallToolResult, any, error) {
@@ -245,47 +212,21 @@ func (h *Handler) preflight(ctx context.Context, req *sdk.CallToolRequest, _ Pre
 	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
 		raw = []byte("{}")
 	}
-	input, err := h.srv.Preflight().Parse(raw)
-	if err != nil {
-		return h.errorResult(inputError(err, server.CodeInvalidJSON)), nil, nil
-	}
-	if e := h.sanctionsGate(); e != nil {
+	op, e := h.core.Preflight(raw)
+	if e != nil {
 		return h.errorResult(e), nil, nil
 	}
-	return h.sell(ctx, req, h.tools[ToolPreflight], func(ctx context.Context) (any, *toolError) {
-		d, err := h.srv.Preflight().Decide(ctx, input)
-		if err != nil {
-			if errors.Is(err, server.ErrSigningUnavailable) {
-				h.log.Error("receipt signing unavailable", "err", err)
-				return nil, errorf(server.CodeReceiptSigning, "the decision could not be signed; nothing was charged")
-			}
-			h.log.Error("preflight failed", "err", err)
-			return nil, errorf(server.CodeInternal, "the decision could not be made; nothing was charged")
-		}
-		h.log.Info("mcp preflight", "decision", d.Decision, "receipt", d.ReceiptID)
-		return d.Body, nil
-	}), nil, nil
+	return h.sell(ctx, req, h.tools[ToolPreflight], op), nil, nil
 }
 
-// checkEndpoint is /v1/endpoint's lookup (server.LookupEndpoint): URL and method checked, index fresh, the
-// URL listed and its method known, all before payment.
+// checkEndpoint is the endpoint operation (/v1/endpoint's): URL and method checked, index fresh, the URL
+// listed and its method known, all before payment.
 func (h *Handler) checkEndpoint(ctx context.Context, req *sdk.CallToolRequest, in CheckEndpointArgs) (*sdk.CallToolResult, any, error) {
-	target, le := server.EndpointURL(in.URL)
-	if le != nil {
-		return h.errorResult(errorf(le.Code, "%s", le.Message)), nil, nil
+	op, e := h.core.Endpoint(ctx, in.URL, in.Method, false)
+	if e != nil {
+		return h.errorResult(e), nil, nil
 	}
-	method := strings.ToUpper(strings.TrimSpace(in.Method))
-	if method != "" && !server.KnownMethod(method) {
-		return h.errorResult(errorf(server.CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")), nil, nil
-	}
-	result, le := h.srv.LookupEndpoint(ctx, target, method)
-	if le != nil {
-		return h.errorResult(errorf(le.Code, "%s", le.Message)), nil, nil
-	}
-	return h.sell(ctx, req, h.tools[ToolCheckEndpoint], func(context.Context) (any, *toolError) {
-		result.DataAsOf = h.srv.DataAsOf()
-		return result, nil
-	}), nil, nil
+	return h.sell(ctx, req, h.tools[ToolCheckEndpoint], op), nil, nil
 }
 
 func (h *Handler) serviceInfo(ctx context.Context, req *sdk.CallToolRequest, _ ServiceInfoArgs) (*sdk.CallToolResult, any, error) {

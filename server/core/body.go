@@ -1,4 +1,4 @@
-package server
+package core
 
 import (
 	"errors"
@@ -17,21 +17,12 @@ const (
 	BodyReadTimeout = 10 * time.Second  // the whole body must arrive within this
 )
 
-// readBody reads a request body within SPEC §10's limits (MaxBodyBytes, BodyReadTimeout).
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	body, e := ReadBody(w, r, MaxBodyBytes)
-	if e != nil {
-		return nil, errorf(e.Status, e.Code, e.Message)
-	}
-	return body, nil
-}
-
-// ReadBody reads at most max bytes of r's body within BodyReadTimeout; MCP uses it with a larger max for
-// its JSON-RPC envelope. It counts the bytes actually read (a lying or absent Content-Length changes
+// ReadBody reads at most max bytes of r's body within BodyReadTimeout: the HTTP API with MaxBodyBytes, MCP
+// with a larger max for its JSON-RPC envelope. It counts the bytes actually read (a lying or absent Content-Length changes
 // nothing) and sets a read deadline on the connection, so a slow sender gets 408 instead of holding a
 // handler. Errors are 413 body_too_large, 408 body_timeout or 400 invalid_json, with Connection: close set.
-func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *InputError) {
-	tooLarge := &InputError{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *Error) {
+	tooLarge := &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
 		Message: fmt.Sprintf("request body is over %d KiB", max>>10)}
 	if r.ContentLength > int64(max) {
 		// Answer at once: with Connection: close Go's server does not wait for the unread body before
@@ -52,9 +43,9 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *InputEr
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, &InputError{Status: http.StatusRequestTimeout, Code: CodeBodyTimeout, Message: "request body was not received within 10 seconds"}
+			return nil, &Error{Status: http.StatusRequestTimeout, Code: CodeBodyTimeout, Message: "request body was not received within 10 seconds"}
 		}
-		return nil, &InputError{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "request body could not be read: " + err.Error()}
+		return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "request body could not be read: " + err.Error()}
 	}
 	if len(body) > max {
 		w.Header().Set("Connection", "close")

@@ -1,0 +1,58 @@
+package core
+
+import (
+	"context"
+	"errors"
+
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/screening"
+)
+
+// PreflightPort adapts e to Preflight. The ports are the one wiring `payguard serve` and the tests that run
+// the real engines behind the server use, so the tests exercise the error mapping that ships.
+func PreflightPort(e *preflight.Engine) Preflight { return preflightPort{e} }
+
+// CheckerPort adapts c to Checker.
+func CheckerPort(c *screening.Checker) Checker { return checkerPort{c} }
+
+type preflightPort struct{ e *preflight.Engine }
+
+func (p preflightPort) Parse(body []byte) (any, error) {
+	in, err := preflight.ParseInput(body)
+	if err != nil {
+		var ie *preflight.InputError
+		if errors.As(err, &ie) {
+			return nil, &InputError{Code: ie.Code, Message: ie.Message, Status: ie.HTTPStatus()}
+		}
+		return nil, &InputError{Code: CodeInvalidJSON, Message: err.Error()}
+	}
+	return in, nil
+}
+
+func (p preflightPort) Decide(ctx context.Context, input any) (*Decision, error) {
+	res, err := p.e.Decide(ctx, input.(*preflight.Input))
+	if err != nil {
+		if errors.Is(err, preflight.ErrSigningUnavailable) {
+			return nil, errors.Join(ErrSigningUnavailable, err)
+		}
+		return nil, err
+	}
+	return &Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
+}
+
+type checkerPort struct{ c *screening.Checker }
+
+func (p checkerPort) Validate(q CheckQuery) error {
+	if err := (screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}).Validate(); err != nil {
+		code := CodeInvalidParameter
+		if errors.Is(err, screening.ErrNoInput) {
+			code = CodeMissingInput
+		}
+		return &InputError{Code: code, Message: err.Error()}
+	}
+	return nil
+}
+
+func (p checkerPort) Check(ctx context.Context, q CheckQuery) (any, error) {
+	return p.c.Check(ctx, screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain})
+}

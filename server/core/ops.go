@@ -1,0 +1,98 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// SanctionsGate is 503 before payment when no sanctions list is loaded: screening without it would sell an
+// "unknown" that the caller paid for.
+func (s *Service) SanctionsGate() *Error {
+	if s.o.Sanctions.Ready() {
+		return nil
+	}
+	return Errorf(http.StatusServiceUnavailable, CodeSanctionsUnavailable, "sanctions data is not loaded yet; nothing was charged")
+}
+
+// Check prepares the check operation: at least one input, each valid (SPEC §10), and a sanctions list
+// loaded. The channel has already trimmed the fields and bounded their length.
+func (s *Service) Check(q CheckQuery) (*Op, *Error) {
+	if q.Name == "" && q.Address == "" && q.Domain == "" {
+		return nil, Errorf(http.StatusBadRequest, CodeMissingInput, "give at least one of name, address (wallet) or domain")
+	}
+	if err := s.o.Checker.Validate(q); err != nil {
+		return nil, inputError(err, CodeInvalidParameter)
+	}
+	if e := s.SanctionsGate(); e != nil {
+		return nil, e
+	}
+	return &Op{Route: RouteCheck, Work: func(ctx context.Context) (Done, *Error) {
+		res, err := s.o.Checker.Check(ctx, q)
+		if err != nil {
+			s.o.Logger.Error("check failed", "err", err)
+			return Done{}, Errorf(http.StatusServiceUnavailable, CodeSanctionsUnavailable, "screening could not be completed; nothing was charged")
+		}
+		return Done{Body: res}, nil
+	}}, nil
+}
+
+// Preflight prepares the preflight operation from the PreflightInput as sent (the engine's parser enforces
+// SPEC §10's limits; the receipt's input_sha256 hashes these bytes), and a sanctions list loaded.
+func (s *Service) Preflight(body []byte) (*Op, *Error) {
+	input, err := s.o.Preflight.Parse(body)
+	if err != nil {
+		return nil, inputError(err, CodeInvalidJSON)
+	}
+	if e := s.SanctionsGate(); e != nil {
+		return nil, e
+	}
+	return &Op{Route: RoutePreflight, Work: func(ctx context.Context) (Done, *Error) {
+		d, err := s.o.Preflight.Decide(ctx, input)
+		if err != nil {
+			if errors.Is(err, ErrSigningUnavailable) {
+				s.o.Logger.Error("receipt signing unavailable", "err", err)
+				return Done{}, Errorf(http.StatusServiceUnavailable, CodeReceiptSigning, "the decision could not be signed; nothing was charged")
+			}
+			s.o.Logger.Error("preflight failed", "err", err)
+			return Done{}, Errorf(http.StatusInternalServerError, CodeInternal, "the decision could not be made; nothing was charged")
+		}
+		return Done{Body: d.Body, Decision: d.Decision, ReceiptID: d.ReceiptID}, nil
+	}}, nil
+}
+
+// Endpoint prepares the endpoint-index lookup: the URL and method checked, the index fresh, the URL listed
+// and, when it was observed with several methods, a method given; all before payment. methodGiven says the
+// caller gave a method (an empty one given is invalid).
+func (s *Service) Endpoint(ctx context.Context, rawURL, method string, methodGiven bool) (*Op, *Error) {
+	target, e := EndpointURL(rawURL)
+	if e != nil {
+		return nil, e
+	}
+	method = strings.ToUpper(strings.TrimSpace(method))
+	if (methodGiven || method != "") && !knownMethods[method] {
+		return nil, Errorf(http.StatusBadRequest, CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
+	}
+	result, e := s.lookupEndpoint(ctx, target, method)
+	if e != nil {
+		return nil, e
+	}
+	return &Op{Route: RouteEndpoint, Work: func(context.Context) (Done, *Error) {
+		result.DataAsOf = s.DataAsOf()
+		return Done{Body: result}, nil
+	}}, nil
+}
+
+// inputError is an engine's input error as an Error: its own code and status, else fallback.
+func inputError(err error, fallback string) *Error {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		status := http.StatusBadRequest
+		if ie.Status == http.StatusRequestEntityTooLarge {
+			status = ie.Status
+		}
+		return Errorf(status, ie.Code, ie.Message)
+	}
+	return Errorf(http.StatusBadRequest, fallback, err.Error())
+}
