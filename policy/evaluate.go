@@ -194,7 +194,7 @@ func Evaluate(f Facts) Outcome {
 	if chosen < 0 {
 		reasons = append(reasons, best.reasons...)
 		if payee >= 0 {
-			if o := f.Options[payee]; o.Priced() && o.USD > r.DailyCapUSD-f.SpentToday {
+			if o := f.Options[payee]; o.Priced() && OverDailyCap(o.USD, f.SpentToday, r.DailyCapUSD) {
 				reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
 			}
 		}
@@ -204,9 +204,7 @@ func Evaluate(f Facts) Outcome {
 		if amount > r.HoldAboveUSD {
 			reasons = append(reasons, reasonAboveHold(amount, r.HoldAboveUSD))
 		}
-		// Compared as cap-spent < amount rather than spent+amount > cap: a spend figure handed in by code (not
-		// parsed, so not bounded by ParseUSD) cannot overflow the comparison into an allow.
-		if amount > r.DailyCapUSD-f.SpentToday {
+		if OverDailyCap(amount, f.SpentToday, r.DailyCapUSD) {
 			reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
 		}
 	}

@@ -107,6 +107,15 @@ type Outcome struct {
 	AmountUSD USD
 }
 
+// ReasonCodes are the reasons' stable codes, in the order of ReasonStrings.
+func (o Outcome) ReasonCodes() []string {
+	s := make([]string, len(o.Reasons))
+	for i, r := range o.Reasons {
+		s[i] = r.Code
+	}
+	return s
+}
+
 // ReasonStrings renders the reasons as SPEC §5's "decision: text" strings.
 func (o Outcome) ReasonStrings() []string {
 	s := make([]string, len(o.Reasons))

@@ -37,80 +37,138 @@ func (d Decision) rank() int {
 // Stronger reports whether d outranks o.
 func (d Decision) Stronger(o Decision) bool { return d.rank() > o.rank() }
 
-// Reason is one reason for a decision. Its String form, "decision: text", is what results carry.
+// Reason is one reason for a decision. Its String form, "decision: text", is what results carry (SPEC §5's
+// text); Code is its stable machine name (docs/SPEC.md §5 lists them), which a channel branches on instead of
+// matching the text.
 type Reason struct {
 	Decision Decision
+	Code     string
 	Text     string
 }
 
 func (r Reason) String() string { return string(r.Decision) + ": " + r.Text }
 
-func reason(d Decision, format string, args ...any) Reason {
-	return Reason{Decision: d, Text: fmt.Sprintf(format, args...)}
+func reason(d Decision, code, format string, args ...any) Reason {
+	return Reason{Decision: d, Code: code, Text: fmt.Sprintf(format, args...)}
 }
+
+// Reason codes: one per row of SPEC §5's reason table and per payguard addition, stable across releases
+// (a row's text may carry details; its code never does).
+const (
+	CodeNoOptions                        = "no_options"
+	CodeMerchantDomainUnknown            = "merchant_domain_unknown"
+	CodeDomainBlocklisted                = "domain_blocklisted"
+	CodeDomainNotAllowlisted             = "domain_not_allowlisted"
+	CodeNameSanctionedExact              = "name_sanctioned_exact"
+	CodeNameSanctionedPossible           = "name_sanctioned_possible"
+	CodeNewDomain                        = "new_domain"
+	CodeDomainNoDNS                      = "domain_no_dns"
+	CodeMalformedOption                  = "malformed_option"
+	CodeInvalidAmount                    = "invalid_amount"
+	CodeNetworkNotAllowed                = "network_not_allowed"
+	CodeAssetNotUSDC                     = "asset_not_usdc"
+	CodeUnpriced                         = "unpriced"
+	CodeAboveMaxPerPayment               = "above_max_per_payment"
+	CodeAboveHoldThreshold               = "above_hold_threshold"
+	CodeDailyCap                         = "daily_cap"
+	CodePayToBlocklisted                 = "payto_blocklisted"
+	CodePayToNotAllowlisted              = "payto_not_allowlisted"
+	CodePayToSanctioned                  = "payto_sanctioned"
+	CodeNoPayTo                          = "no_payto"
+	CodeAllRulesPassed                   = "all_rules_passed"
+	CodeSanctionsUnavailable             = "sanctions_unavailable"
+	CodeSanctionsFailed                  = "sanctions_failed"
+	CodeDomainCheckFailed                = "domain_check_failed"
+	CodeInternalError                    = "internal_error"
+	CodeInvalidIndexRule                 = "invalid_index_rule"
+	CodeEndpointPriceAboveCategoryMedian = "endpoint_price_above_category_median"
+	CodeEndpointFailedLast3              = "endpoint_failed_last_3"
+	CodeEndpointPayToChanged             = "endpoint_payto_changed"
+)
+
+// ReasonCodes lists every code, for channels that map them (a test there checks each is mapped).
+var ReasonCodes = []string{CodeNoOptions, CodeMerchantDomainUnknown, CodeDomainBlocklisted, CodeDomainNotAllowlisted, CodeNameSanctionedExact, CodeNameSanctionedPossible, CodeNewDomain, CodeDomainNoDNS, CodeMalformedOption, CodeInvalidAmount, CodeNetworkNotAllowed, CodeAssetNotUSDC, CodeUnpriced, CodeAboveMaxPerPayment, CodeAboveHoldThreshold, CodeDailyCap, CodePayToBlocklisted, CodePayToNotAllowlisted, CodePayToSanctioned, CodeNoPayTo, CodeAllRulesPassed, CodeSanctionsUnavailable, CodeSanctionsFailed, CodeDomainCheckFailed, CodeInternalError, CodeInvalidIndexRule, CodeEndpointPriceAboveCategoryMedian, CodeEndpointFailedLast3, CodeEndpointPayToChanged}
 
 // SPEC §5's reason table.
 
-func reasonNoOptions() Reason { return reason(Block, "no payment options found in input") }
+func reasonNoOptions() Reason {
+	return reason(Block, CodeNoOptions, "no payment options found in input")
+}
 func reasonNoMerchantDomain() Reason {
-	return reason(Hold, "could not determine merchant domain")
+	return reason(Hold, CodeMerchantDomainUnknown, "could not determine merchant domain")
 }
 func reasonDomainBlocked(domain string) Reason {
-	return reason(Block, "domain %s is on blocklist", domain)
+	return reason(Block, CodeDomainBlocklisted, "domain %s is on blocklist", domain)
 }
 func reasonDomainNotAllowlisted(domain string) Reason {
-	return reason(Hold, "domain %s not on allowlist", domain)
+	return reason(Hold, CodeDomainNotAllowlisted, "domain %s not on allowlist", domain)
 }
 func reasonNameExact() Reason {
-	return reason(Block, "merchant name exactly matches an OFAC SDN entry")
+	return reason(Block, CodeNameSanctionedExact, "merchant name exactly matches an OFAC SDN entry")
 }
 func reasonNamePossible() Reason {
-	return reason(Hold, "merchant name possibly matches an OFAC SDN entry")
+	return reason(Hold, CodeNameSanctionedPossible, "merchant name possibly matches an OFAC SDN entry")
 }
 func reasonNewDomain(days, threshold int) Reason {
-	return reason(Hold, "domain registered %d days ago (< %d)", days, threshold)
+	return reason(Hold, CodeNewDomain, "domain registered %d days ago (< %d)", days, threshold)
 }
-func reasonNoARecord() Reason { return reason(Hold, "domain has no DNS A record") }
+func reasonNoARecord() Reason { return reason(Hold, CodeDomainNoDNS, "domain has no DNS A record") }
 func reasonMalformedOption() Reason {
-	return reason(Block, "unsupported or malformed payment option")
+	return reason(Block, CodeMalformedOption, "unsupported or malformed payment option")
 }
-func reasonInvalidAmount() Reason { return reason(Block, "invalid payment amount") }
+func reasonInvalidAmount() Reason { return reason(Block, CodeInvalidAmount, "invalid payment amount") }
 func reasonNetworkNotAllowed(network string) Reason {
-	return reason(Block, "network %s not allowed", network)
+	return reason(Block, CodeNetworkNotAllowed, "network %s not allowed", network)
 }
 func reasonAssetNotUSDC(asset string) Reason {
-	return reason(Block, "asset %s is not a known USDC contract", asset)
+	return reason(Block, CodeAssetNotUSDC, "asset %s is not a known USDC contract", asset)
 }
-func reasonUnpriced() Reason { return reason(Hold, "amount could not be priced in USD") }
+func reasonUnpriced() Reason { return reason(Hold, CodeUnpriced, "amount could not be priced in USD") }
 func reasonAboveMax(amount, maximum USD) Reason {
-	return reason(Block, "amount $%s exceeds max $%s", amount, maximum)
+	return reason(Block, CodeAboveMaxPerPayment, "amount $%s exceeds max $%s", amount, maximum)
 }
 func reasonAboveHold(amount, threshold USD) Reason {
-	return reason(Hold, "amount $%s above hold threshold $%s", amount, threshold)
+	return reason(Hold, CodeAboveHoldThreshold, "amount $%s above hold threshold $%s", amount, threshold)
 }
+
+// DailyCapReason is the daily-cap reason, for the proxy's ledger refusing a reservation the engine allowed
+// (another process spent in between): the same row, never a copy of its text.
+func DailyCapReason(limit, spent USD) Reason { return reasonDailyCap(limit, spent) }
+
+// OverDailyCap is the daily-cap comparison every caller makes: amount does not fit in what is left of
+// limit after spent. Compared as limit-spent < amount rather than spent+amount > limit: a spend figure handed
+// in by code (not parsed, so not bounded by ParseUSD) cannot overflow the comparison into an allow.
+func OverDailyCap(amount, spent, limit USD) bool { return amount > limit-spent }
+
 func reasonDailyCap(limit, spent USD) Reason {
-	return reason(Block, "daily cap $%s would be exceeded (spent $%s)", limit, spent)
+	return reason(Block, CodeDailyCap, "daily cap $%s would be exceeded (spent $%s)", limit, spent)
 }
 func reasonPayToBlocked(payTo string) Reason {
-	return reason(Block, "payTo %s is on blocklist", payTo)
+	return reason(Block, CodePayToBlocklisted, "payTo %s is on blocklist", payTo)
 }
 func reasonPayToNotAllowlisted(payTo string) Reason {
-	return reason(Hold, "payTo %s not on allowlist", payTo)
+	return reason(Hold, CodePayToNotAllowlisted, "payTo %s not on allowlist", payTo)
 }
 func reasonPayToSanctioned(payTo string) Reason {
-	return reason(Block, "payTo %s is an OFAC SDN-listed address", payTo)
+	return reason(Block, CodePayToSanctioned, "payTo %s is an OFAC SDN-listed address", payTo)
 }
-func reasonNoPayTo() Reason   { return reason(Hold, "payment option has no payTo") }
-func reasonAllPassed() Reason { return reason(Allow, "all rules passed") }
+func reasonNoPayTo() Reason   { return reason(Hold, CodeNoPayTo, "payment option has no payTo") }
+func reasonAllPassed() Reason { return reason(Allow, CodeAllRulesPassed, "all rules passed") }
 
 // payguard's additions: facts that could not be gathered. SPEC §5's reasons are not a closed enumeration, and a
 // failure inside the engine must become a hold that says what failed, never an allow.
 
-func reasonSanctionsUnavailable() Reason { return reason(Hold, "sanctions data unavailable") }
-func reasonSanctionsFailed() Reason      { return reason(Hold, "sanctions screening failed") }
-func reasonDomainCheckFailed() Reason    { return reason(Hold, "domain screening failed") }
+func reasonSanctionsUnavailable() Reason {
+	return reason(Hold, CodeSanctionsUnavailable, "sanctions data unavailable")
+}
+func reasonSanctionsFailed() Reason {
+	return reason(Hold, CodeSanctionsFailed, "sanctions screening failed")
+}
+func reasonDomainCheckFailed() Reason {
+	return reason(Hold, CodeDomainCheckFailed, "domain screening failed")
+}
 func reasonInternalError(what string) Reason {
-	return reason(Hold, "internal error: %s", what)
+	return reason(Hold, CodeInternalError, "internal error: %s", what)
 }
 
 // InternalErrorReason is the reason the engine gives when evaluation itself failed (for example a recovered
@@ -120,17 +178,17 @@ func InternalErrorReason(what string) Reason { return reasonInternalError(what) 
 // SPEC's Index reasons: a fixed prefix followed by its detail.
 
 func reasonInvalidIndexRule(detail string) Reason {
-	return reason(Hold, "invalid_index_rule: %s", detail)
+	return reason(Hold, CodeInvalidIndexRule, "invalid_index_rule: %s", detail)
 }
 func reasonPriceAboveMedian(detail string) Reason {
-	return reason(Hold, "endpoint_price_above_category_median: %s", detail)
+	return reason(Hold, CodeEndpointPriceAboveCategoryMedian, "endpoint_price_above_category_median: %s", detail)
 }
 func reasonEndpointFailed(n int, lastErr string) Reason {
 	if lastErr == "" {
-		return reason(Hold, "endpoint_failed_last_3: the last %d unpaid probes failed", n)
+		return reason(Hold, CodeEndpointFailedLast3, "endpoint_failed_last_3: the last %d unpaid probes failed", n)
 	}
-	return reason(Hold, "endpoint_failed_last_3: the last %d unpaid probes failed (latest: %s)", n, lastErr)
+	return reason(Hold, CodeEndpointFailedLast3, "endpoint_failed_last_3: the last %d unpaid probes failed (latest: %s)", n, lastErr)
 }
 func reasonPayToChanged(detail string) Reason {
-	return reason(Hold, "endpoint_payto_changed: %s", detail)
+	return reason(Hold, CodeEndpointPayToChanged, "endpoint_payto_changed: %s", detail)
 }

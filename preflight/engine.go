@@ -93,7 +93,7 @@ func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error)
 	outcome, payee, evidence := e.evaluate(ctx, in, now)
 	res.IndexEvidence = evidence
 	res.Decision = string(outcome.Decision)
-	res.Reasons = outcome.ReasonStrings()
+	res.Reasons, res.ReasonCodes = outcome.ReasonStrings(), outcome.ReasonCodes()
 	res.OptionsEvaluated = outcome.OptionsEvaluated
 	res.Payee = payee
 	if outcome.Chosen >= 0 {

@@ -10,8 +10,12 @@ import (
 // Result is SPEC §6.1's PreflightResult. Its JSON, without receipt.jws, is exactly the signed payload, so the
 // receipt binds every returned field.
 type Result struct {
-	Decision         string            `json:"decision"` // allow | hold | block
-	Reasons          []string          `json:"reasons"`
+	Decision string   `json:"decision"` // allow | hold | block
+	Reasons  []string `json:"reasons"`
+	// ReasonCodes are the reasons' stable codes (policy.Code*), in order: in process only, so that a channel
+	// branches on them rather than on reason text. Not in the JSON (SPEC §6.1's fields, which the receipt
+	// binds).
+	ReasonCodes      []string          `json:"-"`
 	ChosenOption     *x402.Requirement `json:"chosen_option"`
 	ChosenIndex      int               `json:"-"` // index into Input.Challenge.Accepts; -1 for none or a cart
 	OptionsEvaluated int               `json:"options_evaluated"`

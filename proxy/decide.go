@@ -118,7 +118,7 @@ func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.P
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false
 	}
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
-		Option: res.ChosenOption, Class: reasonClass(res.Decision, res.Reasons), Judged: judgedOption(pr, res)}
+		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res)}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
 		// The option as the seller wrote it (the engine saw the copy with the real resource URL).
 		opt := pr.Accepts[res.ChosenIndex]
@@ -244,19 +244,13 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 // (an approved hold's) is shown as it was signed.
 func (p *Proxy) capBlock(v verdict, spent int64) verdict {
 	v.Decision = block
-	v.Reasons = []string{dailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(spent))}
-	v.Class = "daily_cap"
+	v.Reasons = []string{policy.DailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(spent)).String()}
+	v.Class = classOfCode[policy.CodeDailyCap]
 	v.Option = nil
 	if res := v.Result; res != nil && res.Receipt.JWS == "" {
-		res.Decision, res.Reasons, res.Receipt.Decision = block, v.Reasons, block
+		res.Decision, res.Reasons, res.ReasonCodes, res.Receipt.Decision = block, v.Reasons, []string{policy.CodeDailyCap}, block
 	}
 	return v
-}
-
-// dailyCapReason is SPEC §5's daily-cap reason, for the case the ledger's final guard refuses a reservation
-// the engine allowed (another process spent in between).
-func dailyCapReason(capUSD, spent policy.USD) string {
-	return fmt.Sprintf("block: daily cap $%s would be exceeded (spent $%s)", capUSD, spent)
 }
 
 // newTicket is the ticket for an allowed option of a challenge to method url, so that exactly one matching

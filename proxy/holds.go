@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -110,7 +111,7 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
 	}
-	if spent := st.Spent + st.Reserved; v.Result != nil && v.Result.AmountMicros > int64(p.opts.Rules.DailyCapUSD)-spent {
+	if spent := st.Spent + st.Reserved; v.Result != nil && policy.OverDailyCap(policy.USD(v.Result.AmountMicros), policy.USD(spent), p.opts.Rules.DailyCapUSD) {
 		v.Hold = &h
 		return p.capBlock(v, spent)
 	}

@@ -12,7 +12,9 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	latency := p.opts.Now().Sub(start)
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
 	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
-	p.countIndexRules(v.Reasons) // observe.go
+	if v.Result != nil {
+		p.countIndexRules(v.Result.ReasonCodes) // observe.go
+	}
 	var amount, payTo, holdID string
 	// The amount is the chosen option's; a block that chose none has no amount to log (not "0").
 	if v.Result != nil && v.Result.ChosenOption != nil {

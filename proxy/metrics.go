@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payguard/payguard/internal/buildinfo"
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
 )
 
 // Metrics are the proxy's Prometheus metrics, on their own registry (never the global one).
@@ -78,16 +80,16 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
 
-// reasonClass maps a decision's reasons to a small, bounded label: the first reason that carries the
-// decision's own prefix, recognised by SPEC §5's reason texts.
-func reasonClass(decision string, reasons []string) string {
-	for _, r := range reasons {
-		if !strings.HasPrefix(r, decision+":") {
+// reasonClass maps a decision's reasons to a small, bounded label: the class of the first reason that carries
+// the decision's own prefix, by its stable code (policy.Code*), never by matching reason text.
+func reasonClass(res *preflight.Result) string {
+	for i, r := range res.Reasons {
+		if !strings.HasPrefix(r, res.Decision+":") {
 			continue
 		}
-		for _, c := range reasonClasses {
-			if strings.Contains(r, c.substr) {
-				return c.class
+		if i < len(res.ReasonCodes) {
+			if c, ok := classOfCode[res.ReasonCodes[i]]; ok {
+				return c
 			}
 		}
 		return "other"
@@ -95,25 +97,19 @@ func reasonClass(decision string, reasons []string) string {
 	return "none"
 }
 
-var reasonClasses = []struct{ substr, class string }{
-	// SPEC's Index prefixes first: their details quote probe errors and prices ("network is unreachable").
-	{"hold: endpoint_", "index"},
-	{"hold: invalid_index_rule:", "index"},
-	{"all rules passed", "all_rules_passed"},
-	{"no payment options", "no_options"},
-	{"could not determine merchant domain", "domain_unknown"},
-	{"on blocklist", "blocklist"},
-	{"not on allowlist", "allowlist"},
-	{"OFAC", "sanctions"},
-	{"domain registered", "new_domain"},
-	{"no DNS", "domain_dns"},
-	{"unsupported or malformed", "malformed_option"},
-	{"invalid payment amount", "malformed_option"},
-	{"network", "network"},
-	{"not a known USDC", "asset"},
-	{"could not be priced", "unpriced"},
-	{"exceeds max", "max_per_payment"},
-	{"above hold threshold", "hold_threshold"},
-	{"daily cap", "daily_cap"},
-	{"has no payTo", "no_payto"},
+// classOfCode is the reason_class label of each reason code (TestEveryReasonCodeHasAClass).
+var classOfCode = map[string]string{
+	policy.CodeNoOptions: "no_options", policy.CodeMerchantDomainUnknown: "domain_unknown",
+	policy.CodeDomainBlocklisted: "blocklist", policy.CodePayToBlocklisted: "blocklist",
+	policy.CodeDomainNotAllowlisted: "allowlist", policy.CodePayToNotAllowlisted: "allowlist",
+	policy.CodeNameSanctionedExact: "sanctions", policy.CodeNameSanctionedPossible: "sanctions", policy.CodePayToSanctioned: "sanctions",
+	policy.CodeNewDomain: "new_domain", policy.CodeDomainNoDNS: "domain_dns",
+	policy.CodeMalformedOption: "malformed_option", policy.CodeInvalidAmount: "malformed_option",
+	policy.CodeNetworkNotAllowed: "network", policy.CodeAssetNotUSDC: "asset", policy.CodeUnpriced: "unpriced",
+	policy.CodeAboveMaxPerPayment: "max_per_payment", policy.CodeAboveHoldThreshold: "hold_threshold",
+	policy.CodeDailyCap: "daily_cap", policy.CodeNoPayTo: "no_payto", policy.CodeAllRulesPassed: "all_rules_passed",
+	policy.CodeSanctionsUnavailable: "screening_unavailable", policy.CodeSanctionsFailed: "screening_unavailable",
+	policy.CodeDomainCheckFailed: "screening_unavailable", policy.CodeInternalError: "internal_error",
+	policy.CodeInvalidIndexRule: "index", policy.CodeEndpointPriceAboveCategoryMedian: "index",
+	policy.CodeEndpointFailedLast3: "index", policy.CodeEndpointPayToChanged: "index",
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -57,12 +58,12 @@ func (p *Proxy) prefetchIndex(ctx context.Context, method, url string) {
 	}
 }
 
-// indexRules are SPEC's Index reason prefixes and the rule each names.
-var indexRules = []struct{ prefix, rule string }{
-	{"hold: endpoint_payto_changed:", "hold_on_payto_change"},
-	{"hold: endpoint_price_above_category_median:", "max_price_multiple"},
-	{"hold: endpoint_failed_last_3:", "require_live"},
-	{"hold: invalid_index_rule:", "invalid_index_rule"},
+// indexRules are SPEC's Index reasons (by code) and the rule each names.
+var indexRules = []struct{ code, rule string }{
+	{policy.CodeEndpointPayToChanged, "hold_on_payto_change"},
+	{policy.CodeEndpointPriceAboveCategoryMedian, "max_price_multiple"},
+	{policy.CodeEndpointFailedLast3, "require_live"},
+	{policy.CodeInvalidIndexRule, "invalid_index_rule"},
 }
 
 func newIndexRuleHits() *prometheus.CounterVec {
@@ -74,11 +75,11 @@ func newIndexRuleHits() *prometheus.CounterVec {
 	return v
 }
 
-// countIndexRules counts every Index rule among a decision's reasons.
-func (p *Proxy) countIndexRules(reasons []string) {
-	for _, r := range reasons {
+// countIndexRules counts every Index rule among a decision's reason codes.
+func (p *Proxy) countIndexRules(codes []string) {
+	for _, c := range codes {
 		for _, ir := range indexRules {
-			if strings.HasPrefix(r, ir.prefix) {
+			if c == ir.code {
 				p.metrics.indexRuleHits.WithLabelValues(ir.rule).Inc()
 			}
 		}

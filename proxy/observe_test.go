@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/store/redis"
@@ -255,17 +257,30 @@ func TestAdminEndpointsLookup(t *testing.T) {
 	}
 }
 
-// An Index reason's detail may quote a probe error ("network is unreachable") or a price ("exceeds"):
-// it is still classed as an Index hold, not as the rule its detail happens to mention.
-func TestReasonClassIndexBeforeDetailWords(t *testing.T) {
-	for _, r := range []string{
-		"hold: endpoint_failed_last_3: the last 3 unpaid probes failed (latest: dial tcp: network is unreachable)",
-		"hold: endpoint_payto_changed: payTo 0xb differs from 0xa offered for eip155:8453/0x83 at 2026-11-25T10:00:00Z",
-		"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (own_history, 3 samples)",
-		"hold: invalid_index_rule: max_price_multiple -1 must be a positive number or null",
+// An Index reason's detail may quote a probe error ("network is unreachable") or a price ("exceeds"): the class
+// comes from the reason's code, never from words in its text.
+func TestReasonClassComesFromTheCode(t *testing.T) {
+	for _, c := range []struct{ reason, code, want string }{
+		{"hold: endpoint_failed_last_3: the last 3 unpaid probes failed (latest: dial tcp: network is unreachable)", policy.CodeEndpointFailedLast3, "index"},
+		{"hold: endpoint_payto_changed: payTo 0xb differs from 0xa offered for eip155:8453/0x83 at 2026-11-25T10:00:00Z", policy.CodeEndpointPayToChanged, "index"},
+		{"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (own_history, 3 samples)", policy.CodeEndpointPriceAboveCategoryMedian, "index"},
+		{"hold: invalid_index_rule: max_price_multiple -1 must be a positive number or null", policy.CodeInvalidIndexRule, "index"},
+		// Text that would have matched another class's words: the code decides.
+		{"hold: sanctions data unavailable", policy.CodeSanctionsUnavailable, "screening_unavailable"},
+		{"hold: internal error: network exceeds max OFAC", policy.CodeInternalError, "internal_error"},
 	} {
-		if got := reasonClass("hold", []string{r}); got != "index" {
-			t.Errorf("reasonClass(%q) = %q, want index", r, got)
+		res := &preflight.Result{Decision: "hold", Reasons: []string{c.reason}, ReasonCodes: []string{c.code}}
+		if got := reasonClass(res); got != c.want {
+			t.Errorf("reasonClass(%q, %s) = %q, want %q", c.reason, c.code, got, c.want)
+		}
+	}
+}
+
+// Every reason code has a metric class of its own mapping (no "other" for a reason the engine can give).
+func TestEveryReasonCodeHasAClass(t *testing.T) {
+	for _, c := range policy.ReasonCodes {
+		if classOfCode[c] == "" {
+			t.Errorf("reason code %q has no reason_class", c)
 		}
 	}
 }
