@@ -7,9 +7,9 @@ import (
 )
 
 // DefaultBatchDelay is Options.BatchDelay's default. It only ever delays a write that found another write
-// in flight, which holds bbolt's writer lock for a commit and its fsync (about 0.3-6 ms on the disks we
-// measured), so waiting about as long costs that write little and lets the callers arriving meanwhile
-// share the next commit.
+// in flight, which holds bbolt's writer lock for a commit and its fsync (milliseconds: docs/benchmarks/store.md,
+// "Group commit"), so waiting about as long costs that write little and lets the callers arriving
+// meanwhile share the next commit.
 const DefaultBatchDelay = 2 * time.Millisecond
 
 // write runs fn in a write transaction and returns once it is committed and fsynced (or failed): a nil

@@ -16,9 +16,9 @@ package bolt
 //     transaction (group commit: one commit and its fsyncs for the lot), after which the journal is emptied.
 //     Nobody waits for that commit on the 402 path, so the applier lets operations gather for up to
 //     Options.CommitDelay before it commits, unless someone is waiting for it (TakeTicket, Reserve, Close,
-//     or a call waiting for room in a full queue), who cuts the delay short. A commit costs about 0.4 ms
-//     of CPU here, mostly in the kernel's fdatasync; at one commit per allowed 402 that CPU was taken from
-//     the proxy on a two-core machine. For the same reason the applier runs on its own thread at nice 10
+//     or a call waiting for room in a full queue), who cuts the delay short. A commit costs CPU, mostly in
+//     the kernel's fdatasync (docs/benchmarks/store.md, "Group commit"); at one commit per allowed 402 that
+//     CPU was taken from the proxy on a two-core machine. For the same reason the applier runs on its own thread at nice 10
 //     (Linux): on a busy machine its commits yield to the threads answering requests. The price is paid
 //     when the machine is saturated: commits, and the releases waiting for them, slow down first.
 //
