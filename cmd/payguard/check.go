@@ -9,15 +9,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"time"
 	"unicode/utf8"
 
+	screenopen "github.com/payguard/payguard/screening/open"
+
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/domain"
-	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -111,30 +111,16 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// checkSanctions is the sanctions list of `payguard check` and `payguard preflight` (cmd names which, for
-// the notes): --sanctions-dir (an error when it fails), or else the list 'payguard sdn update' cached in the
-// configured cache dir. A missing or unreadable cache is not an error: sanctions are then reported unknown
-// and a note goes to stderr. nil means no list.
+// checkSanctions is a one-shot command's list (screening/screenopen.LoadOnce): nil, with a notice on stderr, when
+// there is none (sanctions are then reported unknown); an error only for a --sanctions-dir that cannot be read.
 func checkSanctions(cmd string, c config.SanctionsConfig, dir string, stderr io.Writer) (screening.Sanctions, error) {
-	if dir != "" {
-		list, err := sanctions.LoadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		return list, nil
-	}
-	if !c.Enabled {
-		fmt.Fprintf(stderr, "payguard %s: sanctions screening is disabled in the configuration: sanctions are reported unknown\n", cmd)
-		return nil, nil
-	}
-	if _, err := os.Stat(c.CacheDir); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(stderr, "payguard %s: no sanctions list (nothing cached in %s; run 'payguard sdn update' or use --sanctions-dir): sanctions are reported unknown\n", cmd, c.CacheDir)
-		return nil, nil
-	}
-	list, err := sanctions.LoadDir(c.CacheDir)
+	list, notice, err := screenopen.LoadOnce(c, dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "payguard %s: no sanctions list (%v; use --sanctions-dir): sanctions are reported unknown\n", cmd, err)
-		return nil, nil
+		return nil, err
+	}
+	if list == nil {
+		fmt.Fprintf(stderr, "payguard %s: %s\n", cmd, notice)
+		return nil, nil // an untyped nil: no list at all
 	}
 	return list, nil
 }

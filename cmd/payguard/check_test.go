@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/realdata"
 
 	"encoding/json"
@@ -272,8 +273,8 @@ func TestPreflightDomainHookIsSet(t *testing.T) {
 	if newDomainChecker == nil {
 		t.Fatal("domainhook.go's init did not set the preflight hook")
 	}
-	if _, ok := newDomainChecker().(*domain.Checker); !ok {
-		t.Fatalf("newDomainChecker returns %T", newDomainChecker())
+	if _, ok := newDomainChecker(config.DomainConfig{}).(*domain.Checker); !ok {
+		t.Fatalf("newDomainChecker returns %T", newDomainChecker(config.DomainConfig{}))
 	}
 }
 

@@ -59,7 +59,7 @@ func TestDataDirIsOneAndExclusive(t *testing.T) {
 func feesForTest(t *testing.T, cfg *config.Config) fees.Terms {
 	t.Helper()
 	cfg.Server.Fees.PayTo = "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E"
-	terms, err := feeTerms(cfg.Server.Fees)
+	terms, err := fees.TermsFromConfig(cfg.Server.Fees)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,16 +6,8 @@ import (
 	"github.com/payguard/payguard/screening/domain"
 )
 
-// init connects `payguard preflight` to the real screening: RDAP and DNS domain facts with the built-in
-// screening.domain defaults (preflight takes no --config).
+// init connects `payguard preflight` to the real screening: RDAP and DNS domain facts with the config's
+// screening.domain settings (the embedded default's without --config).
 func init() {
-	newDomainChecker = func() screening.Domains {
-		cfg, err := config.Default()
-		if err != nil {
-			// The embedded default is tested to parse; should it not, lookups still work with
-			// domain's own defaults.
-			return domain.New(domain.Options{})
-		}
-		return domain.NewFromConfig(cfg.Screening.Domain)
-	}
+	newDomainChecker = func(c config.DomainConfig) screening.Domains { return domain.NewFromConfig(c) }
 }

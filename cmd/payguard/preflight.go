@@ -24,10 +24,11 @@ func init() {
 	register("preflight", command{summary: "decide one PreflightInput (stdin or --in) and print the signed PreflightResult", run: runPreflight})
 }
 
-// newDomainChecker returns the online domain checker (RDAP age, DNS) for `payguard preflight` without
-// --offline. The screening package sets this hook; while it is nil, domain facts are unknown, exactly as with
-// --offline (unknown is reported in payee.domain, never treated as evidence).
-var newDomainChecker func() screening.Domains
+// newDomainChecker returns the online domain checker (RDAP age, DNS) with the config's screening.domain
+// settings, for `payguard preflight` without --offline. domainhook.go sets it (tests swap it); while it is
+// nil, domain facts are unknown, exactly as with --offline (unknown is reported in payee.domain, never
+// treated as evidence).
+var newDomainChecker func(config.DomainConfig) screening.Domains
 
 // preflightLookupTimeout bounds the whole decision, network lookups included.
 const preflightLookupTimeout = 30 * time.Second
@@ -35,13 +36,14 @@ const preflightLookupTimeout = 30 * time.Second
 func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("payguard preflight", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	rulesFile := fs.String("rules", "", "deployment rules file, JSON or YAML (default: the defaults of docs/SPEC.md §3); the input's rules overlay it")
-	keysFile := fs.String("keys", "", "receipt key file (JWK Set with private keys); without it an ephemeral key signs, and its receipts cannot be verified later")
+	configPath := fs.String("config", "", "payguard.yaml: its rules, screening settings and receipt key file, as `payguard proxy` uses them (default: the embedded default, with SPEC's default rules)")
+	rulesFile := fs.String("rules", "", "deployment rules file, JSON or YAML, over the config's rules (default: the defaults of docs/SPEC.md §3); the input's rules overlay it")
+	keysFile := fs.String("keys", "", "receipt key file (JWK Set with private keys); default: the config's keys.receipt_key_file when --config is given and the file exists, else an ephemeral key whose receipts cannot be verified later")
 	offline := fs.Bool("offline", false, "gather no network facts (domain age and DNS are reported unknown)")
 	inFile := fs.String("in", "", "read the PreflightInput from this file instead of stdin")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with the OFAC SDN data (sdn.csv set or SDN.XML); default: the list cached by 'payguard sdn update', if any")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard preflight [--rules FILE] [--keys FILE] [--offline] [--in FILE] [--sanctions-dir DIR] < input.json")
+		fmt.Fprintln(stderr, "Usage: payguard preflight [--config FILE] [--rules FILE] [--keys FILE] [--offline] [--in FILE] [--sanctions-dir DIR] < input.json")
 		fmt.Fprintln(stderr, "Prints the PreflightResult JSON; exit 0 for any decision, 2 for bad input or usage, 1 for other failures.")
 		fs.PrintDefaults()
 	}
@@ -53,7 +55,15 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return 2
 	}
 
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: --config: %v\n", err)
+		return 2
+	}
 	rules := policy.DefaultRules()
+	if *configPath != "" {
+		rules = cfg.Rules
+	}
 	if *rulesFile != "" {
 		var err error
 		if rules, err = readRulesFile(*rulesFile, rules); err != nil {
@@ -61,7 +71,13 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 			return 2
 		}
 	}
-	signer, err := preflightSigner(*keysFile)
+	keyPath := *keysFile
+	if keyPath == "" && *configPath != "" {
+		if _, err := os.Stat(cfg.Keys.ReceiptKeyFile); err == nil {
+			keyPath = cfg.Keys.ReceiptKeyFile // the proxy's key: these receipts verify against its JWKS
+		}
+	}
+	signer, err := preflightSigner(keyPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard preflight: --keys: %v\n", err)
 		return 2
@@ -78,12 +94,7 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return 2
 	}
 	opts := preflight.Options{Rules: rules, Signer: signer}
-	// preflight takes no --config: the embedded default's cache dir is where 'payguard sdn update' wrote.
-	cfg, err := config.Default()
-	if err != nil {
-		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
-		return 1
-	}
+	// The config's cache dir (the embedded default's without --config) is where 'payguard sdn update' wrote.
 	list, err := checkSanctions("preflight", cfg.Screening.Sanctions, *sanctionsDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard preflight: --sanctions-dir: %v\n", err)
@@ -91,7 +102,7 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	opts.Sanctions = list
 	if !*offline && newDomainChecker != nil {
-		opts.Domains = newDomainChecker()
+		opts.Domains = newDomainChecker(cfg.Screening.Domain)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), preflightLookupTimeout)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/realdata"
 
 	"bytes"
@@ -219,7 +220,7 @@ func TestPreflightDomainHook(t *testing.T) {
 	saved := newDomainChecker
 	defer func() { newDomainChecker = saved }()
 	calls := 0
-	newDomainChecker = func() screening.Domains {
+	newDomainChecker = func(config.DomainConfig) screening.Domains {
 		calls++
 		return youngDomains{}
 	}
@@ -286,5 +287,56 @@ func TestPreflightWithRealSanctionsList(t *testing.T) {
 	_, out, _ = runPG(t, cliInput, "preflight", "--offline", "--sanctions-dir", dir)
 	if r := decodeResult(t, out); r.Decision != "allow" || r.Reasons[0] != "allow: all rules passed" {
 		t.Fatalf("clean payee: %+v", r)
+	}
+}
+
+// --config gives preflight what the proxy decides with: the config's rules (--rules overlays them), its
+// sanctions cache directory, and its receipt key, so that the receipt verifies against the proxy's keys.
+func TestPreflightConfig(t *testing.T) {
+	sdn, err := os.ReadFile("testdata/check-sanctions/sdn.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "elsewhere", "sanctions")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cache, "sdn.csv"), sdn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keys, jwks := filepath.Join(dir, "keys.json"), filepath.Join(dir, "jwks.json")
+	if code, _, errs := runPG(t, "", "keys", "generate", "--out", keys, "--jwks", jwks); code != 0 {
+		t.Fatalf("keys generate: %s", errs)
+	}
+	cfgPath := filepath.Join(dir, "payguard.yaml")
+	cfgYAML := "screening:\n  sanctions:\n    cache_dir: " + cache + "\n  domain:\n    enabled: false\nkeys:\n  receipt_key_file: " + keys +
+		"\nrules:\n  max_per_payment_usd: 0.005\n"
+	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // nothing cached where the embedded default looks
+	code, out, errs := runPG(t, cliInput, "preflight", "--config", cfgPath)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	// The config's $0.005 maximum blocks both options ($0.02, $0.01); its cached list was used.
+	if r := decodeResult(t, out); r.Decision != "block" || r.DataAsOf == "unknown" {
+		t.Fatalf("the config's rules or list were not used: %+v", r)
+	}
+	// --rules overlays the config's rules: raised to $1, the $0.01 option is allowed.
+	rules := filepath.Join(dir, "r.yaml")
+	os.WriteFile(rules, []byte("max_per_payment_usd: 1\n"), 0o644)
+	code, out, errs = runPG(t, cliInput, "preflight", "--config", cfgPath, "--rules", rules)
+	if r := decodeResult(t, out); code != 0 || r.Decision != "allow" || !strings.Contains(string(r.ChosenOption), `"10000"`) {
+		t.Fatalf("--rules over --config: %d %q %+v", code, errs, r)
+	}
+	if code, _, errs := runPG(t, out, "verify-receipt", "--keys", jwks); code != 0 {
+		t.Fatalf("the receipt was not signed with the config's key: %s", errs)
+	}
+	// A config that does not parse is bad usage, before any input is read.
+	os.WriteFile(cfgPath, []byte("rules:\n  max_per_paymnt_usd: 1\n"), 0o644)
+	if code, _, errs := runPG(t, cliInput, "preflight", "--config", cfgPath); code != 2 || !strings.Contains(errs, "--config") {
+		t.Fatalf("bad config: %d %q", code, errs)
 	}
 }

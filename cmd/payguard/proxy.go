@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	screenopen "github.com/payguard/payguard/screening/open"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
@@ -29,8 +31,6 @@ import (
 	"github.com/payguard/payguard/proxy/mitm"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
-	"github.com/payguard/payguard/screening/domain"
-	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/open"
 )
@@ -102,7 +102,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	if err != nil {
 		return err
 	}
-	keys, err := loadOrCreateReceiptKeys(cfg.Keys.ReceiptKeyFile, log)
+	keys, err := receipts.LoadOrCreate(cfg.Keys.ReceiptKeyFile, time.Now(), log)
 	if err != nil {
 		return err
 	}
@@ -214,29 +214,6 @@ func upstreamRoots(files []string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// loadOrCreateReceiptKeys loads the receipt signing keys, generating and saving a key on first run.
-func loadOrCreateReceiptKeys(path string, log *slog.Logger) (*receipts.KeySet, error) {
-	keys, err := receipts.LoadKeySet(path)
-	if err == nil {
-		return keys, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("receipt keys: %w", err)
-	}
-	keys, err = receipts.GenerateKey(time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("receipt keys: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("receipt keys: %w", err)
-	}
-	if err := keys.Save(path); err != nil {
-		return nil, fmt.Errorf("receipt keys: %w", err)
-	}
-	log.Info("generated a receipt signing key", "file", path, "kid", keys.ActiveKeyID())
-	return keys, nil
-}
-
 // adminToken is PAYGUARD_ADMIN_TOKEN, else admin.token_file, else a token generated into the data dir
 // (reused on later starts). from says where it came from, for the operator: the variable's name or a file.
 func adminToken(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
@@ -306,62 +283,20 @@ type proxyScreening struct {
 	status    func() any // the list and its refreshes, for /readyz
 }
 
-// openScreening loads the sanctions list as `payguard serve` does: --sanctions-dir as given (never
-// refreshed), otherwise the cached copy in screening.sanctions.cache_dir, refreshed daily from
-// screening.sanctions.sources (not with --offline). It builds the domain checker (no lookups with --offline
-// or screening.domain.enabled false). Without a list, sanctions facts are unknown: with screen_sanctions on
-// the engine then holds every payment (fail closed), and /readyz says so.
+// openScreening is screening/open's screening for the proxy. Without a list, sanctions facts are unknown:
+// with screen_sanctions on the engine then holds every payment (fail closed), and /readyz says so.
 func openScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, reg prometheus.Registerer, log *slog.Logger) (proxyScreening, error) {
-	screener := sanctions.NewScreener(nil)
-	out := proxyScreening{sanctions: screener}
-	sc := cfg.Screening.Sanctions
-	switch {
-	case sf.sanctionsDir != "":
-		list, err := sanctions.LoadDir(sf.sanctionsDir)
-		if err != nil {
-			return out, fmt.Errorf("--sanctions-dir: %w", err)
-		}
-		screener.Swap(list)
-		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf(),
-			"data_as_of_source", list.DataAsOfSource())
-		// Never refreshed, but its age is still watched.
-		if err := reg.Register(sanctions.NewCollector(screener, nil, time.Now)); err != nil {
-			return out, err
-		}
-		out.status = func() any { return sanctions.StatusOf(screener, nil, time.Now()) }
-	case sc.Enabled:
-		ref, err := sanctions.NewRefresher(screener, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
-			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
-		if err != nil {
-			return out, err
-		}
-		if err := ref.LoadCache(); err != nil {
-			log.Warn("no cached sanctions list yet: until one loads, with screen_sanctions on every payment is held",
-				"cache_dir", sc.CacheDir, "error", err.Error())
-		}
-		if !sf.offline {
-			go ref.Run(ctx)
-		}
-		out.status = func() any { return sanctions.StatusOf(screener, ref, time.Now()) }
-	default:
-		log.Warn("sanctions screening is disabled in the configuration: sanctions facts are unknown")
+	scr, err := screenopen.Open(ctx, screenopen.Options{Config: cfg.Screening, SanctionsDir: sf.sanctionsDir, Offline: sf.offline,
+		Registerer: reg, Logger: log, NoList: "until one loads, with screen_sanctions on every payment is held"})
+	if err != nil {
+		return proxyScreening{}, err
 	}
-	dc := cfg.Screening.Domain
-	if sf.offline {
-		dc.Enabled = false
-	}
-	d := domain.NewFromConfig(dc)
-	if dc.Enabled {
-		go d.Run(ctx, log)
-	}
-	out.domains = d
-	out.ready = func() error {
-		if cfg.Rules.ScreenSanctions && !screener.Ready() {
+	return proxyScreening{sanctions: scr.Sanctions, domains: scr.Domains, status: scr.Status, ready: func() error {
+		if cfg.Rules.ScreenSanctions && !scr.Sanctions.Ready() {
 			return errors.New("no sanctions list loaded: every payment is held")
 		}
 		return nil
-	}
-	return out, nil
+	}}, nil
 }
 
 func openStore(_ context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {

@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/payguard/payguard/receipts"
+	screenopen "github.com/payguard/payguard/screening/open"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -22,7 +25,6 @@ import (
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
-	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/server"
 	"github.com/payguard/payguard/server/core"
@@ -31,20 +33,11 @@ import (
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/open"
-	"github.com/payguard/payguard/x402"
 )
 
 func init() {
 	register("serve", command{summary: "run the public pay-per-call screening API (x402), default 127.0.0.1:8080", run: runServe})
 }
-
-// payToMissing explains the one setting `payguard serve` cannot start without, and how to give it.
-const payToMissing = `server.fees.pay_to is not set: the service is paid in USDC and needs the public wallet
-address (0x…) that receives its fees. Everything else has a working default. To start:
-
-  payguard config default > payguard.yaml
-  # edit payguard.yaml: server.fees.pay_to: "0xYourWallet"  (and server.base_url for a public host)
-  payguard serve --config payguard.yaml`
 
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -81,7 +74,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "payguard serve: --log-level:", err)
 		return 2
 	}
-	terms, err := feeTerms(cfg.Server.Fees)
+	terms, err := fees.TermsFromConfig(cfg.Server.Fees)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
@@ -95,42 +88,13 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// feeTerms completes server.fees from the known USDC table: the asset, its EIP-712 name and version, and
-// the v1 network name.
-func feeTerms(c config.FeesConfig) (fees.Terms, error) {
-	t := fees.Terms{Network: c.Network, Asset: c.Asset, AssetName: c.AssetName, AssetVersion: c.AssetVersion,
-		PayTo: c.PayTo, MaxTimeoutSeconds: c.MaxTimeoutSeconds}
-	if usdc, ok := x402.USDCOn(c.Network); ok {
-		if t.Asset == "" {
-			t.Asset = usdc.Address
-		}
-		if x402.SameAddress(t.Asset, usdc.Address) {
-			t.Asset = usdc.Address
-			if t.AssetName == "" {
-				t.AssetName = usdc.Name
-			}
-			if t.AssetVersion == "" {
-				t.AssetVersion = usdc.Version
-			}
-		}
-	}
-	t.NetworkV1, _ = x402.V1Name(c.Network)
-	if c.PayTo == "" {
-		return t, errors.New(payToMissing)
-	}
-	if err := t.Validate(); err != nil {
-		return t, fmt.Errorf("server.fees: %w (set asset, asset_name and asset_version for a token payguard does not know)", err)
-	}
-	return t, nil
-}
-
 func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
 	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", cfg.Server.Listen)
 	if err != nil {
 		return err
 	}
 	defer release()
-	keys, err := loadOrCreateReceiptKeys(cfg.Keys.ReceiptKeyFile, log)
+	keys, err := receipts.LoadOrCreate(cfg.Keys.ReceiptKeyFile, time.Now(), log)
 	if err != nil {
 		return err
 	}
@@ -268,51 +232,15 @@ type servingScreening struct {
 	health    func() any
 }
 
-// serveScreening loads the sanctions list: --sanctions-dir as given (never refreshed); otherwise the cached
-// copy in screening.sanctions.cache_dir, refreshed daily from screening.sanctions.sources (not with
-// --offline). With no list the paid routes answer 503 sanctions_data_unavailable, never an unknown for money.
+// serveScreening is screening/open's screening for `payguard serve`. With no list the paid routes answer 503
+// sanctions_data_unavailable, never an unknown for money.
 func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, reg prometheus.Registerer, log *slog.Logger) (servingScreening, error) {
-	out := servingScreening{sanctions: sanctions.NewScreener(nil)}
-	sc := cfg.Screening.Sanctions
-	switch {
-	case sf.sanctionsDir != "":
-		list, err := sanctions.LoadDir(sf.sanctionsDir)
-		if err != nil {
-			return out, fmt.Errorf("--sanctions-dir: %w", err)
-		}
-		out.sanctions.Swap(list)
-		log.Info("sanctions list loaded", "dir", sf.sanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf(),
-			"data_as_of_source", list.DataAsOfSource())
-		if err := reg.Register(sanctions.NewCollector(out.sanctions, nil, time.Now)); err != nil {
-			return out, err
-		}
-		out.health = func() any { return sanctions.StatusOf(out.sanctions, nil, time.Now()) }
-	case sc.Enabled:
-		ref, err := sanctions.NewRefresher(out.sanctions, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
-			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: reg})
-		if err != nil {
-			return out, err
-		}
-		if err := ref.LoadCache(); err != nil {
-			log.Warn("no cached sanctions list yet", "error", err.Error())
-		}
-		if !sf.offline {
-			go ref.Run(ctx)
-		}
-		out.health = func() any { return sanctions.StatusOf(out.sanctions, ref, time.Now()) }
-	default:
-		log.Warn("sanctions screening is disabled in the configuration: paid calls answer 503 sanctions_data_unavailable")
+	scr, err := screenopen.Open(ctx, screenopen.Options{Config: cfg.Screening, SanctionsDir: sf.sanctionsDir, Offline: sf.offline,
+		Registerer: reg, Logger: log, NoList: "paid calls answer 503 sanctions_data_unavailable"})
+	if err != nil {
+		return servingScreening{}, err
 	}
-	dc := cfg.Screening.Domain
-	if sf.offline {
-		dc.Enabled = false
-	}
-	d := domain.NewFromConfig(dc)
-	if dc.Enabled {
-		go d.Run(ctx, log)
-	}
-	out.domains = d
-	return out, nil
+	return servingScreening{sanctions: scr.Sanctions, domains: scr.Domains, health: scr.Status}, nil
 }
 
 // storeNonces is the never-settle-twice guard on the store, shared by a fleet.

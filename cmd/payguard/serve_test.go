@@ -15,27 +15,8 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/server/fees"
 )
-
-func TestFeeTerms(t *testing.T) {
-	c := config.FeesConfig{Network: "eip155:8453", PayTo: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", MaxTimeoutSeconds: 60}
-	tm, err := feeTerms(c)
-	if err != nil || tm.Asset != "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" || tm.AssetName != "USD Coin" || tm.NetworkV1 != "base" {
-		t.Fatalf("%+v %v", tm, err)
-	}
-	c.Network = "eip155:84532"
-	if tm, err = feeTerms(c); err != nil || tm.AssetName != "USDC" || tm.NetworkV1 != "base-sepolia" {
-		t.Fatalf("%+v %v", tm, err)
-	}
-	c.PayTo = ""
-	if _, err := feeTerms(c); err == nil || !strings.Contains(err.Error(), "pay_to") {
-		t.Fatalf("missing pay_to: %v", err)
-	}
-	c = config.FeesConfig{Network: "eip155:999999", PayTo: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", MaxTimeoutSeconds: 60}
-	if _, err := feeTerms(c); err == nil {
-		t.Fatal("an unknown network without asset was accepted")
-	}
-}
 
 func TestServeUsage(t *testing.T) {
 	var out, errb bytes.Buffer
@@ -85,7 +66,7 @@ keys:
 	if err != nil {
 		t.Fatal(err)
 	}
-	terms, err := feeTerms(cfg.Server.Fees)
+	terms, err := fees.TermsFromConfig(cfg.Server.Fees)
 	if err != nil {
 		t.Fatal(err)
 	}
