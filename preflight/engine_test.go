@@ -15,6 +15,7 @@ import (
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/screeningtest"
 )
 
 const (
@@ -38,8 +39,8 @@ func fourOptionInput(extra string) []byte {
 }
 
 type harness struct {
-	sanctions *fakeSanctions
-	domains   *fakeDomains
+	sanctions *screeningtest.Sanctions
+	domains   *screeningtest.Domains
 	keys      *receipts.KeySet
 	engine    *Engine
 }
@@ -47,7 +48,7 @@ type harness struct {
 func newHarness(t testing.TB) *harness {
 	h := &harness{
 		sanctions: clearList(),
-		domains:   &fakeDomains{facts: map[string]screening.DomainFacts{"api.shop.example": oldDomain("api.shop.example", 900)}},
+		domains:   &screeningtest.Domains{Table: map[string]screening.DomainFacts{"api.shop.example": oldDomain("api.shop.example", 900)}},
 		keys:      testKeys(t),
 	}
 	h.rebuild(policy.DefaultRules())
@@ -92,8 +93,8 @@ func TestDecideAllowsCheapestAndScreensOnlyItsPayee(t *testing.T) {
 	if res.ChosenIndex != 2 || res.ChosenOption == nil || res.ChosenOption.PayTo != payC || res.AmountMicros != 10_000 || res.OptionsEvaluated != 4 {
 		t.Fatalf("chosen %d %+v amount %d evaluated %d", res.ChosenIndex, res.ChosenOption, res.AmountMicros, res.OptionsEvaluated)
 	}
-	if !slices.Equal(h.sanctions.screened, []string{payC}) {
-		t.Fatalf("screened %v, want only the chosen payee", h.sanctions.screened)
+	if !slices.Equal(h.sanctions.Screened(), []string{payC}) {
+		t.Fatalf("screened %v, want only the chosen payee", h.sanctions.Screened())
 	}
 	p := res.Payee
 	if p.PayTo != payC || p.Network != "eip155:8453" || p.MerchantDomain != "api.shop.example" ||
@@ -151,7 +152,7 @@ func TestDecideFacts(t *testing.T) {
 		reasons  []string
 		check    func(t *testing.T, r *Result)
 	}{
-		{"sanctioned payee blocks", func(h *harness) { h.sanctions.addrs = map[string]bool{strings.ToLower(payC): true} },
+		{"sanctioned payee blocks", func(h *harness) { h.sanctions.List(payC) },
 			fourOptionInput(""), "block", []string{"block: payTo " + payC + " is an OFAC SDN-listed address"},
 			func(t *testing.T, r *Result) {
 				if r.Payee.Sanctions.Status != SanctionsMatch || len(r.Payee.Sanctions.Matches) != 1 {
@@ -165,9 +166,9 @@ func TestDecideFacts(t *testing.T) {
 					t.Fatalf("data_as_of %s sanctions %+v", r.DataAsOf, r.Payee.Sanctions)
 				}
 			}},
-		{"list not ready holds", func(h *harness) { h.sanctions.ready = false },
+		{"list not ready holds", func(h *harness) { h.sanctions.Unready = true },
 			fourOptionInput(""), "hold", []string{"hold: sanctions data unavailable"}, nil},
-		{"screener panic holds", func(h *harness) { h.sanctions.panics = true },
+		{"screener panic holds", func(h *harness) { h.sanctions.Panics = true },
 			fourOptionInput(""), "hold", []string{"hold: sanctions screening failed"},
 			func(t *testing.T, r *Result) {
 				if !strings.Contains(r.Payee.Sanctions.Note, "index corrupted") {
@@ -181,11 +182,11 @@ func TestDecideFacts(t *testing.T) {
 					t.Fatalf("note %q", r.Payee.Sanctions.Note)
 				}
 			}},
-		{"new domain holds", func(h *harness) { h.domains.facts["api.shop.example"] = oldDomain("api.shop.example", 3) },
+		{"new domain holds", func(h *harness) { h.domains.Table["api.shop.example"] = oldDomain("api.shop.example", 3) },
 			fourOptionInput(""), "hold", []string{"hold: domain registered 3 days ago (< 30)"}, nil},
-		{"domain checker panic holds", func(h *harness) { h.domains.panics = true },
+		{"domain checker panic holds", func(h *harness) { h.domains.Panics = true },
 			fourOptionInput(""), "hold", []string{"hold: domain screening failed"}, nil},
-		{"unknown domain facts are reported, not evidence", func(h *harness) { delete(h.domains.facts, "api.shop.example") },
+		{"unknown domain facts are reported, not evidence", func(h *harness) { delete(h.domains.Table, "api.shop.example") },
 			fourOptionInput(""), "allow", []string{"allow: all rules passed"},
 			func(t *testing.T, r *Result) {
 				d := r.Payee.Domain
@@ -219,7 +220,7 @@ func TestDecideFacts(t *testing.T) {
 					t.Fatalf("%+v", r)
 				}
 			}},
-		{"cart merchant name exact match blocks", func(h *harness) { h.sanctions.exact = map[string]bool{"Evil Corp": true} },
+		{"cart merchant name exact match blocks", func(h *harness) { h.sanctions.Exact = map[string]bool{"Evil Corp": true} },
 			[]byte(`{"cart":{"merchant_domain":"api.shop.example","total_usd":0.1,"pay_to":"` + payA + `","merchant_name":"Evil Corp"}}`),
 			"block", []string{"block: merchant name exactly matches an OFAC SDN entry"}, nil},
 		{"cart negative total", nil,

@@ -1,82 +1,22 @@
 package preflight
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/screeningtest"
 	"github.com/payguard/payguard/x402"
 )
 
 var testNow = time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 
-// fakeSanctions is an in-memory list: listed addresses (any case) and exact/possible names.
-type fakeSanctions struct {
-	mu       sync.Mutex
-	ready    bool
-	panics   bool
-	asOf     time.Time
-	addrs    map[string]bool
-	exact    map[string]bool
-	possible map[string]bool
-	screened []string // addresses asked about
-}
-
-func (f *fakeSanctions) ScreenAddress(a string) []screening.SanctionsMatch {
-	if f.panics {
-		panic("index corrupted")
-	}
-	f.mu.Lock()
-	f.screened = append(f.screened, a)
-	f.mu.Unlock()
-	if f.addrs[strings.ToLower(a)] {
-		return []screening.SanctionsMatch{{UID: 1, Name: "Bad Actor", Score: 1, Address: a, Currency: "USDC"}}
-	}
-	return nil
-}
-
-func (f *fakeSanctions) ScreenName(n string) screening.NameResult {
-	if f.panics {
-		panic("index corrupted")
-	}
-	var r screening.NameResult
-	if f.exact[n] {
-		r.Exact = []screening.SanctionsMatch{{UID: 2, Name: n, MatchedName: n, Score: 1}}
-	}
-	if f.possible[n] {
-		r.Possible = []screening.SanctionsMatch{{UID: 3, Name: n + " Ltd", MatchedName: n + " Ltd", Score: 0.9}}
-	}
-	return r
-}
-
-func (f *fakeSanctions) DataAsOf() time.Time { return f.asOf }
-func (f *fakeSanctions) Ready() bool         { return f.ready }
-
-func clearList() *fakeSanctions {
-	return &fakeSanctions{ready: true, asOf: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)}
-}
-
-// fakeDomains answers from a map; unknown domains get unknown facts.
-type fakeDomains struct {
-	facts  map[string]screening.DomainFacts
-	panics bool
-}
-
-func (f *fakeDomains) Facts(_ context.Context, d string) screening.DomainFacts {
-	if f.panics {
-		panic("resolver exploded")
-	}
-	if x, ok := f.facts[d]; ok {
-		return x
-	}
-	return screening.DomainFacts{Domain: d, Valid: true, AgeError: "no RDAP server", DNSError: "timeout"}
-}
+// clearList is a loaded list with nothing on it (screeningtest's fake, as every package's tests use).
+func clearList() *screeningtest.Sanctions { return &screeningtest.Sanctions{} }
 
 func oldDomain(d string, days int) screening.DomainFacts {
 	reg := testNow.Add(-time.Duration(days) * 24 * time.Hour)

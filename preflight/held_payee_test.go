@@ -22,7 +22,7 @@ func TestHeldOptionStillScreenedAndCapped(t *testing.T) {
 		t.Errorf("held challenge over the daily cap: %s %v", res.Decision, res.Reasons)
 	}
 
-	h.sanctions.addrs = map[string]bool{strings.ToLower(payA): true}
+	h.sanctions.List(payA)
 	res = h.decide(t, []byte(`{"cart":{"merchant_domain":"api.shop.example","total_usd":0.10,"pay_to":"`+payA+`"},"rules":{"strict_allowlist":true,"domain_allowlist":["shop.example"],"payto_allowlist":["`+payB+`"]}}`))
 	if res.Decision != "block" || !strings.Contains(strings.Join(res.Reasons, " "), "SDN") {
 		t.Errorf("held cart to a listed payee: %s %v", res.Decision, res.Reasons)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/screeningtest"
 )
 
 // The decision vectors: the JavaScript and Python guards (clients/js, clients/python) decide with their own
@@ -70,14 +71,15 @@ func decideVector(t *testing.T, signer Signer, v decisionVector) vectorExpect {
 		opts.Sanctions = clearList()
 	case "listed":
 		s := clearList()
-		s.addrs = map[string]bool{}
+		var payTos []string
 		for _, r := range in.Challenge.Accepts {
-			s.addrs[strings.ToLower(r.PayTo)] = true
+			payTos = append(payTos, r.PayTo)
 		}
+		s.List(payTos...)
 		opts.Sanctions = s
 	case "failed":
 		s := clearList()
-		s.panics = true
+		s.Panics = true
 		opts.Sanctions = s
 	default:
 		t.Fatalf("%s: sanctions %q", v.Name, v.Screening.Sanctions)
@@ -85,7 +87,7 @@ func decideVector(t *testing.T, signer Signer, v decisionVector) vectorExpect {
 	sc := v.Screening
 	if sc.DomainAgeDays != nil || sc.DomainHasA != nil || sc.DomainFailed {
 		d := merchantDomain(in)
-		opts.Domains = &fakeDomains{panics: sc.DomainFailed, facts: map[string]screening.DomainFacts{
+		opts.Domains = &screeningtest.Domains{Panics: sc.DomainFailed, Table: map[string]screening.DomainFacts{
 			d: {Domain: d, Valid: true, AgeDays: sc.DomainAgeDays, HasA: sc.DomainHasA},
 		}}
 	}

@@ -6,36 +6,18 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/screeningtest"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
 
-// mutableSanctions is a loaded list whose listed addresses can change between requests (a refresh).
-type mutableSanctions struct {
-	mu    sync.Mutex
-	addrs []string
-}
-
-func (m *mutableSanctions) list(a ...string) { m.mu.Lock(); m.addrs = a; m.mu.Unlock() }
-func (m *mutableSanctions) ScreenAddress(a string) []screening.SanctionsMatch {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return listedSanctions{addrs: m.addrs}.ScreenAddress(a)
-}
-func (m *mutableSanctions) ScreenName(string) screening.NameResult { return screening.NameResult{} }
-func (m *mutableSanctions) DataAsOf() time.Time                    { return listedSanctions{}.DataAsOf() }
-func (m *mutableSanctions) Ready() bool                            { return true }
-
 // An approval overrides only a hold: when the payee is sanctioned by the time the 402 comes back, the
 // re-run preflight blocks and the approval is not used.
 func TestBlockOutranksApproval(t *testing.T) {
-	sanctions := &mutableSanctions{}
+	sanctions := screeningtest.Listed() // its listed addresses change between requests (a refresh)
 	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
 	h := newHarness(t, memory.New(), testRules(), withSanctions(sanctions))
 	b := h.buyer()
@@ -44,7 +26,7 @@ func TestBlockOutranksApproval(t *testing.T) {
 	if code, out := h.api("POST", "/v1/holds/"+id+"/approve", testToken, map[string]string{"by": "alice"}); code != 200 {
 		t.Fatalf("approve: %d %s", code, out)
 	}
-	sanctions.list(sellerPayTo)
+	sanctions.List(sellerPayTo)
 	resp, body := b.get(s.url("/weather"), nil)
 	r := decodeRefusal(t, resp, body)
 	if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, " "), "OFAC") {

@@ -20,6 +20,7 @@ import (
 	"github.com/payguard/payguard/proxy/mitm"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/screeningtest"
 )
 
 const testToken = "test-admin-token-0123456789"
@@ -86,7 +87,7 @@ func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOp
 	su := setup{
 		Options: Options{Store: st, CA: ca, Rules: rules, HoldWait: 0, HoldTTL: 10 * time.Minute,
 			Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))},
-		sanctions: listedSanctions{addrs: []string{sanctionedPayTo}},
+		sanctions: screeningtest.Listed(sanctionedPayTo),
 	}
 	for _, f := range opts {
 		f(&su)

@@ -5,10 +5,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/payguard/payguard/screening"
-	"github.com/payguard/payguard/x402"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -33,22 +29,6 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
-
-// listedSanctions is a loaded sanctions list holding the given addresses (the real list's interface; the
-// real OFAC data is the screening package's to test).
-type listedSanctions struct{ addrs []string }
-
-func (s listedSanctions) ScreenAddress(a string) []screening.SanctionsMatch {
-	for _, x := range s.addrs {
-		if x402.SameAddress(x, a) {
-			return []screening.SanctionsMatch{{UID: 1, Name: "LISTED ENTITY", Score: 1, Address: x}}
-		}
-	}
-	return nil
-}
-func (listedSanctions) ScreenName(string) screening.NameResult { return screening.NameResult{} }
-func (listedSanctions) DataAsOf() time.Time                    { return time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC) }
-func (listedSanctions) Ready() bool                            { return true }
 
 // closeRaw stops the server newRawServer started at url (its cleanup then does nothing more).
 func closeRaw(url string) {

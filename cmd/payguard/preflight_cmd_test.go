@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/realdata"
+	"github.com/payguard/payguard/screening/screeningtest"
 
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -207,22 +207,17 @@ func TestPreflightNoOptionsIsADecision(t *testing.T) {
 	}
 }
 
-// youngDomains stands in for the screening package's checker behind the newDomainChecker hook: every
-// domain is two days old.
-type youngDomains struct{}
-
-func (youngDomains) Facts(_ context.Context, d string) screening.DomainFacts {
-	reg := time.Now().Add(-50 * time.Hour)
-	return screening.DomainFacts{Domain: d, Valid: true, RegisteredAt: &reg}
-}
-
 func TestPreflightDomainHook(t *testing.T) {
 	saved := newDomainChecker
 	defer func() { newDomainChecker = saved }()
 	calls := 0
 	newDomainChecker = func(config.DomainConfig) screening.Domains {
 		calls++
-		return youngDomains{}
+		// Every domain is two days old.
+		return &screeningtest.Domains{Unknown: func(d string) screening.DomainFacts {
+			reg := time.Now().Add(-50 * time.Hour)
+			return screening.DomainFacts{Domain: d, Valid: true, RegisteredAt: &reg}
+		}}
 	}
 	rules := filepath.Join(t.TempDir(), "r.json")
 	os.WriteFile(rules, []byte(`{"screen_sanctions": false}`), 0o644)
