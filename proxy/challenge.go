@@ -16,7 +16,7 @@ import (
 )
 
 // maxChallengeBody bounds the 402 body read for a v1 challenge (SPEC §10's request body limit).
-const maxChallengeBody = 64 << 10
+const maxChallengeBody = x402.MaxBodyBytes
 
 // challengeReadTimeout bounds how long a 402 body may take to arrive (SPEC §10's body read deadline).
 const challengeReadTimeout = 10 * time.Second

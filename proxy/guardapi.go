@@ -37,7 +37,7 @@ type guardDecideResponse struct {
 }
 
 // maxGuardDecideBody bounds the body: a challenge is at most a few KiB (SPEC's input limit is 64 KiB).
-const maxGuardDecideBody = 64 << 10
+const maxGuardDecideBody = x402.MaxBodyBytes
 
 func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 	var body guardDecideRequest

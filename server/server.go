@@ -30,6 +30,7 @@ import (
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
 )
 
 // ServiceVersion is the service and OpenAPI description version (SPEC §8.7 Versioning).
@@ -148,7 +149,7 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadHeaderTimeout: core.BodyReadTimeout,
 		WriteTimeout:      core.BodyReadTimeout + time.Duration(fee.VerifyTimeout) + time.Duration(fee.SettleTimeout) + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    x402.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
