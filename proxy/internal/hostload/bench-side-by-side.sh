@@ -67,7 +67,9 @@ wait_port 127.0.0.1:18081; wait_port 127.0.0.1:18082; wait_port 127.0.0.1:19402
 if [ -n "${PG2_STORE:-}" ]; then
   # A second payguard with another store driver (memory or bolt), same CA and keys, on 19412/19413: bench-402.sh
   # then measures it as target payguard2, interleaved with the first.
+  # Its own data directory (one process per data directory), the first one's CA and receipt key.
   sed -e 's/127.0.0.1:19402/127.0.0.1:19412/; s/127.0.0.1:19403/127.0.0.1:19413/' \
+      -e "s#^  data_dir: .*#  data_dir: $PG_DIR/payguard2-data#" \
       -e "s#^  driver: .*#  driver: $PG2_STORE#" -e "s#^  path: .*#  path: $PG_DIR/payguard2-data/payguard.db#" \
       -e '/^  redis: /d' -e '/^index:/d' -e '/^  observe: /d' -e '/^  coalesce: /d' "$PG_DIR/payguard.yaml" > "$PG_DIR/payguard2.yaml"
   index_yaml "${PG2_INDEX:-on}" >> "$PG_DIR/payguard2.yaml"
