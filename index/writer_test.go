@@ -92,6 +92,70 @@ func TestWriterCoalescesRepeatsButNeverChanges(t *testing.T) {
 	}
 }
 
+// An agent that pays every time makes the proxy observe a 402, then the paid response, then a 402 again:
+// repeats of each are coalesced although the two sources alternate (the coalescing memory is per URL,
+// method and source, not per URL, where every observation differed from the one before).
+func TestWriterCoalescesAlternatingSources(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{Coalesce: time.Hour})
+	a := offer("base", payA, "10000")
+	for i := 0; i < 10; i++ {
+		at := time.Duration(i) * time.Minute
+		w.Observe(seen(at, a))
+		w.Observe(FromPaid(target, "GET", a, 200, t0.Add(at+time.Second)))
+	}
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 2 || value(t, w.coalesced) != 18 {
+		t.Fatalf("written %d (want 2: the first 402 and the first paid response), coalesced %v", len(obs), value(t, w.coalesced))
+	}
+}
+
+// Every failed probe is written, however alike: require_live counts three consecutive ones, and with the
+// default probe interval (15m) under the default coalescing (1h) coalesced failures took two hours to count
+// to three instead of three probe rounds.
+func TestWriterNeverCoalescesFailedProbes(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{Coalesce: time.Hour})
+	for i := 0; i < 3; i++ {
+		w.Observe(store.Observation{URL: target, Method: "GET", ObservedAt: t0.Add(time.Duration(i) * 15 * time.Minute),
+			Source: store.SourceProbe, Error: "dial tcp: connection refused"})
+	}
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 3 {
+		t.Fatalf("written %d failed probes of 3", len(obs))
+	}
+	if s := Derive(target, obs, "GET", t0.Add(time.Hour), 0); s.ConsecutiveFailedProbes != 3 || s.Live == nil || *s.Live {
+		t.Fatalf("after three failed probes: %+v", s)
+	}
+}
+
+// A 402 the proxy decodes after failed probes is written although it repeats the 402 before them: it is
+// the sign of life that resets require_live's count, and coalescing it away would let a later failure
+// complete three "consecutive" ones.
+func TestWriterWritesTheRecoveryAfterAFailure(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{Coalesce: time.Hour})
+	a := offer("base", payA, "10000")
+	failed := func(at time.Duration) store.Observation {
+		return store.Observation{URL: target, Method: "GET", ObservedAt: t0.Add(at), Source: store.SourceProbe, Error: "timeout"}
+	}
+	w.Observe(seen(0, a))
+	w.Observe(failed(10 * time.Minute))
+	w.Observe(failed(20 * time.Minute))
+	w.Observe(seen(30*time.Minute, a)) // the endpoint answered the proxy
+	w.Observe(failed(40 * time.Minute))
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 5 {
+		t.Fatalf("written %d of 5", len(obs))
+	}
+	if s := Derive(target, obs, "GET", t0.Add(time.Hour), 0); s.ConsecutiveFailedProbes != 1 {
+		t.Fatalf("consecutive failed probes %d, want 1 (the 402 at 30m answered)", s.ConsecutiveFailedProbes)
+	}
+}
+
 type countingReader struct {
 	st    store.Endpoints
 	reads int
