@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -166,6 +167,9 @@ func (w *Writer) run() {
 func (w *Writer) write(batch []store.Observation) {
 	valid := batch[:0:0]
 	for _, o := range batch {
+		if len(o.Error) > store.MaxObservationError {
+			o.Error = shorten(o.Error, store.MaxObservationError)
+		}
 		if err := store.CheckObservation(o); err != nil {
 			w.dropped.WithLabelValues("invalid").Inc()
 			continue
@@ -268,4 +272,14 @@ func (w *Writer) dedupeMetadata(o *store.Observation) {
 		return
 	}
 	m.meta = string(o.Metadata)
+}
+
+// shorten cuts s to at most n bytes on a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }

@@ -2,9 +2,11 @@ package index
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -153,6 +155,21 @@ func TestWriterWritesTheRecoveryAfterAFailure(t *testing.T) {
 	}
 	if s := Derive(target, obs, "GET", t0.Add(time.Hour), 0); s.ConsecutiveFailedProbes != 1 {
 		t.Fatalf("consecutive failed probes %d, want 1 (the 402 at 30m answered)", s.ConsecutiveFailedProbes)
+	}
+}
+
+// A failure's description longer than the store's bound is shortened, not refused: the failed probe is still
+// evidence for require_live.
+func TestWriterShortensLongErrors(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{})
+	w.Observe(store.Observation{URL: target, Method: "GET", ObservedAt: t0, Source: store.SourceProbe,
+		Error: "dial tcp: lookup " + strings.Repeat("é", store.MaxObservationError)})
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 1 || len(obs[0].Error) > store.MaxObservationError || !utf8.ValidString(obs[0].Error) ||
+		!strings.HasSuffix(obs[0].Error, "…") {
+		t.Fatalf("%d observations; error of %d bytes", len(obs), len(obs[0].Error))
 	}
 }
 
