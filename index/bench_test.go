@@ -1,3 +1,5 @@
+//go:build unix
+
 package index
 
 import (
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/benchcpu"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/storetest"
@@ -33,9 +36,11 @@ func BenchmarkDerive(b *testing.B) {
 		now := t0.Add(time.Duration(n) * 10 * time.Minute)
 		b.Run(itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
+			start := benchcpu.Now()
 			for i := 0; i < b.N; i++ {
 				Derive(target, obs, "GET", now, 0).Facts(opts, now)
 			}
+			benchcpu.Report(b, start)
 		})
 	}
 }
@@ -49,6 +54,8 @@ func BenchmarkDecodeHistory(b *testing.B) {
 		}
 		b.Run(itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
+			start := benchcpu.Now()
+			defer benchcpu.Report(b, start)
 			for i := 0; i < b.N; i++ {
 				for _, r := range raws {
 					var o store.Observation
