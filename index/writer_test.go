@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -175,16 +176,30 @@ func TestWriterShortensLongErrors(t *testing.T) {
 
 type countingReader struct {
 	st    store.Endpoints
+	mu    sync.Mutex
 	reads int
 	fail  error
+	gate  chan struct{} // when set, a read waits for it
 }
 
 func (c *countingReader) Observations(ctx context.Context, url string) ([]store.Observation, error) {
+	c.mu.Lock()
 	c.reads++
-	if c.fail != nil {
-		return nil, c.fail
+	fail, gate := c.fail, c.gate
+	c.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	if fail != nil {
+		return nil, fail
 	}
 	return c.st.Observations(ctx, url)
+}
+
+func (c *countingReader) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
 }
 
 // The cache reads a URL once per TTL, a local write invalidates it at once, and errors are never cached.
@@ -201,26 +216,104 @@ func TestCacheTTLInvalidationAndErrors(t *testing.T) {
 			t.Fatal("observations from nowhere")
 		}
 	}
-	if r.reads != 1 {
-		t.Fatalf("%d reads within the TTL, want 1", r.reads)
+	if r.count() != 1 {
+		t.Fatalf("%d reads within the TTL, want 1", r.count())
 	}
 	w.Observe(seen(0, offer("base", payA, "10000")))
 	w.Close() // written, and the cache invalidated
-	if obs, _ := c.Observations(ctx, target); len(obs) != 1 || r.reads != 2 {
-		t.Fatalf("after a local write: %d observations, %d reads", len(obs), r.reads)
+	if obs, _ := c.Observations(ctx, target); len(obs) != 1 || r.count() != 2 {
+		t.Fatalf("after a local write: %d observations, %d reads", len(obs), r.count())
 	}
 	now = now.Add(2 * time.Minute)
 	c.Observations(ctx, target)
-	if r.reads != 3 {
-		t.Fatalf("after the TTL: %d reads, want 3", r.reads)
+	if r.count() != 3 {
+		t.Fatalf("after the TTL: %d reads, want 3", r.count())
 	}
 	now = now.Add(2 * time.Minute)
+	r.mu.Lock()
 	r.fail = context.DeadlineExceeded
+	r.mu.Unlock()
 	if _, err := c.Observations(ctx, target); err == nil {
 		t.Fatal("an error read was answered from the cache")
 	}
+	r.mu.Lock()
 	r.fail = nil
-	if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 || r.reads != 5 {
-		t.Fatalf("after an error: %v %d observations, %d reads", err, len(obs), r.reads)
+	r.mu.Unlock()
+	if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 || r.count() != 5 {
+		t.Fatalf("after an error: %v %d observations, %d reads", err, len(obs), r.count())
 	}
+}
+
+// Past its TTL (and within StaleFor), an entry answers at once while one background read refreshes it: a
+// store that does not answer does not hold the decision up. A failed refresh leaves the stale entry until
+// StaleFor runs out; then the read is synchronous and its error is the caller's.
+func TestCacheServesStaleWhileRefreshing(t *testing.T) {
+	st := memory.New()
+	r := &countingReader{st: st}
+	c := NewCache(r, time.Second)
+	var mu sync.Mutex
+	now := t0
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	ctx := context.Background()
+	st.PutObservation(ctx, seen(0, offer("base", payA, "10000")), store.Retention{})
+	if obs, _ := c.Observations(ctx, target); len(obs) != 1 {
+		t.Fatalf("%d observations", len(obs))
+	}
+	st.PutObservation(ctx, seen(time.Minute, offer("base", payB, "10000")), store.Retention{}) // another replica's write
+	gate := make(chan struct{})
+	r.mu.Lock()
+	r.gate = gate
+	r.mu.Unlock()
+	advance(2 * time.Second)
+	answered := make(chan error, 1)
+	go func() {
+		for i := 0; i < 3; i++ { // the stale entry, one refresh under way
+			if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 {
+				answered <- fmt.Errorf("stale read: %d observations, %v", len(obs), err)
+				return
+			}
+		}
+		answered <- nil
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Second):
+		close(gate)
+		t.Fatal("a stale entry's read waited for the store")
+	}
+	close(gate)
+	waitFor(t, func() bool {
+		obs, _ := c.Observations(ctx, target)
+		return len(obs) == 2
+	})
+	if n := r.count(); n != 2 {
+		t.Fatalf("%d store reads, want 2 (one refresh for three stale reads)", n)
+	}
+	r.mu.Lock()
+	r.gate, r.fail = nil, context.DeadlineExceeded
+	r.mu.Unlock()
+	advance(2 * time.Second)
+	if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 2 {
+		t.Fatalf("stale read during a failing store: %d, %v", len(obs), err)
+	}
+	waitFor(t, func() bool { return r.count() == 3 })
+	advance(StaleFor)
+	if _, err := c.Observations(ctx, target); err == nil {
+		t.Fatal("past StaleFor, a failing store's error was hidden by the stale entry")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("condition not met within 2s")
 }
