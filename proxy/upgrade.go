@@ -90,17 +90,7 @@ func upgradeHost(req *http.Request) string {
 // isUpgradeRequest reports whether req asks to switch protocols: an Upgrade header, or "upgrade" among
 // the Connection options (Go's transport and goproxy act on either).
 func isUpgradeRequest(req *http.Request) bool {
-	if len(req.Header.Values("Upgrade")) > 0 {
-		return true
-	}
-	for _, v := range req.Header.Values("Connection") {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
-				return true
-			}
-		}
-	}
-	return false
+	return len(req.Header.Values("Upgrade")) > 0 || hasToken(req.Header, "Connection", "upgrade")
 }
 
 // upgradeRefusal returns why an upgrade request must be refused under the policy, or "".
@@ -119,7 +109,8 @@ func (p *Proxy) upgradeRefusal(req *http.Request) string {
 }
 
 // guardSwitch judges a response before goproxy sees it: a 101 is spliced only when the agent asked for an
-// upgrade the policy still allows (a seller that answered 402 meanwhile loses it); any other response loses
+// upgrade the policy still allows (a seller that answered 402 meanwhile loses it) and it switches to
+// WebSocket, the one protocol the proxy relays; any other response loses
 // its Upgrade header, so goproxy never takes it for a WebSocket handshake. It returns a replacement
 // response, or nil to go on.
 func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqState) *http.Response {
@@ -131,6 +122,9 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 	switch {
 	case !st.upgrade:
 		why = "seller switched protocols on a request that did not ask to"
+	case !isWebSocketSwitch(resp.Header):
+		why = fmt.Sprintf("seller switched to %q: payguard relays only WebSocket upgrades (no other protocol "+
+			"after a 101 is passed on, as payments inside it could not be read)", strings.Join(resp.Header.Values("Upgrade"), ", "))
 	default:
 		why = p.upgradeRefusal(ctx.Req)
 	}
@@ -145,6 +139,28 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 	p.observe("upgrade", ctx.Req, out, st.start)
 	st.local = true
 	return refusal(ctx.Req, out, p.opts.RetryAfter)
+}
+
+// isWebSocketSwitch reports whether a 101's headers are a WebSocket handshake's: "upgrade" among the
+// Connection options and "websocket" among the Upgrade protocols. It is the test goproxy applies before it
+// splices (goproxy's isWebSocketHandshake, in both its plain and MITM paths); a 101 that fails it would not
+// be relayed but left waiting on the seller's raw stream (HTTP/2 after an h2c upgrade, TLS after RFC 2817's,
+// or a made-up protocol), so payguard refuses it instead. Requests inside such a protocol would carry
+// payment headers payguard cannot read; the agent's bytes after the refusal are read as HTTP and decided.
+func isWebSocketSwitch(h http.Header) bool {
+	return hasToken(h, "Connection", "upgrade") && hasToken(h, "Upgrade", "websocket")
+}
+
+// hasToken reports whether token is one of the comma-separated values of header name (case-insensitive).
+func hasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // splices are the upgraded connections open to each host. When a host answers its first 402, its open

@@ -18,8 +18,8 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
-// upgradeSeller answers 402 on /pay, and on /ws switches protocols (101, then echoes raw bytes) for any
-// request, asked or not. It records every payment header it received, in any spelling, and every byte
+// upgradeSeller answers 402 on /pay, and on /ws switches protocols (101 to the protocol asked, websocket
+// when none was, then echoes raw bytes) for any request, asked or not. It records every payment header it received, in any spelling, and every byte
 // that reached it after a 101.
 type upgradeSeller struct {
 	srv      *httptest.Server
@@ -51,7 +51,11 @@ func newUpgradeSeller(t *testing.T, useTLS bool) *upgradeSeller {
 		}
 		defer conn.Close()
 		s.switched.Add(1)
-		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		proto := r.Header.Get("Upgrade")
+		if proto == "" {
+			proto = "websocket"
+		}
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: " + proto + "\r\nConnection: Upgrade\r\n\r\n")
 		rw.Flush()
 		conn.SetDeadline(time.Now().Add(time.Minute))
 		buf := make([]byte, 4096)
@@ -286,6 +290,36 @@ func TestOpenUpgradeClosedWhenHostAnswers402(t *testing.T) {
 		fmt.Fprint(ws, "X-PAYMENT: after")
 		if _, raw := s.seen(); strings.Contains(raw, "after") {
 			t.Errorf("tls=%v: the seller received %q after its 402", useTLS, raw)
+		}
+	}
+}
+
+// An upgrade to a protocol other than WebSocket (h2c here, whose HTTP/2 requests after the 101 would carry
+// payment headers payguard cannot read) is not relayed: the seller's 101 is refused, so no byte the agent
+// sends after it reaches the seller raw, and a request pipelined behind it, carrying a blocked payment, is
+// read as HTTP and decided. (Before, the proxy passed a 101 it could not relay and the connection hung
+// on the seller's raw stream over plain HTTP.)
+func TestNonWebSocketUpgradeIsNeverSpliced(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		s := newUpgradeSeller(t, useTLS)
+		rules := testRules()
+		rules.PayToBlocklist = []string{otherPayTo}
+		h := newHarness(t, memory.New(), rules, trustServer(s.srv))
+		pay := blockedPayment(t, h, s.srv.URL+"/ws")
+		c := dialThrough(t, h, s.srv)
+		h2c := "Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"
+		fmt.Fprint(c, c.request("GET", "/ws", h2c)+c.request("GET", "/ws", "X-PAYMENT: "+pay+"\r\n"))
+		resp, body := c.read(t)
+		if r := decodeRefusal(t, resp, []byte(body)); !strings.Contains(strings.Join(r.Reasons, " "), "relays only WebSocket") {
+			t.Errorf("tls=%v: h2c upgrade answered %d %s", useTLS, resp.StatusCode, body)
+		}
+		resp, body = c.read(t)
+		if r := decodeRefusal(t, resp, []byte(body)); r.Decision != block {
+			t.Errorf("tls=%v: pipelined payment: %d %s", useTLS, resp.StatusCode, body)
+		}
+		payments, raw := s.seen()
+		if len(payments) > 0 || strings.Contains(raw, "X-PAYMENT") {
+			t.Errorf("tls=%v: seller saw payments %v, raw bytes %q", useTLS, payments, raw)
 		}
 	}
 }
