@@ -15,8 +15,10 @@ import (
 // a payment sent inside it (a frame carrying a signed authorization, or an HTTP request pipelined behind the
 // upgrade) would reach the seller unjudged. What payguard can do it does: the upgrade request itself is a
 // request like any other (its payment header, in any spelling, is decided before it leaves), a 101 the
-// agent did not ask for is never spliced, and by default no upgrade is allowed to a host that has ever
-// answered 402 (a seller of paid resources).
+// agent did not ask for, or one to a protocol other than WebSocket, is never spliced (the agent's next bytes
+// are read as HTTP and decided), and by default no upgrade is allowed to a host that has answered 402 (a
+// seller of paid resources) through this process. Bytes inside an allowed WebSocket stream are not scanned
+// for payments: docs/proxy.md's threat model says why.
 
 // UpgradePolicy is proxy.upgrades: what payguard does with a request that asks to switch protocols.
 type UpgradePolicy string
