@@ -53,8 +53,9 @@ var (
 	bucketTrial        = []byte("trial")        // day+client → count, expiry (unix ns)
 	bucketObservations = []byte("observations") // URL → nested bucket: sequence → Observation JSON
 	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
+	bucketSellers      = []byte("sellers")      // host that answered 402 → empty (store.Sellers)
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 
@@ -92,7 +93,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sellers = (*Store)(nil)
+)
 
 // Open opens or creates the file at path (and its directory, mode 0700). A file older than its mark, or
 // one bbolt finds damaged, is refused with an error wrapping store.ErrLedgerLost (mark.go); a bbolt panic
