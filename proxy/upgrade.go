@@ -1,13 +1,17 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/payguard/payguard/store"
 )
 
 // Protocol upgrades (WebSocket and any other `Upgrade:`). After a 101 the proxy splices the agent's
@@ -48,8 +52,8 @@ func ParseUpgradePolicy(s string) (UpgradePolicy, error) {
 // are refused everywhere under refuse_after_402) rather than forgetting a seller: fail closed.
 const maxPaidHosts = 1 << 16
 
-// paidHosts remembers, in memory, the hosts that have answered 402. It is not shared between replicas and
-// is forgotten on restart (docs/proxy.md, threat model): use proxy.upgrades: refuse to close that gap.
+// paidHosts remembers, in memory, the hosts that have answered 402 through this process, and those the
+// store said were sellers: the store (store.Sellers) is what replicas share and restarts keep.
 type paidHosts struct {
 	mu    sync.Mutex
 	hosts map[string]struct{}
@@ -95,7 +99,12 @@ func isUpgradeRequest(req *http.Request) bool {
 	return len(req.Header.Values("Upgrade")) > 0 || hasToken(req.Header, "Connection", "upgrade")
 }
 
-// upgradeRefusal returns why an upgrade request must be refused under the policy, or "".
+// sellersTimeout bounds one question to the store about hosts that answered 402.
+const sellersTimeout = 2 * time.Second
+
+// upgradeRefusal returns why an upgrade request must be refused under the policy, or "". Under
+// refuse_after_402 a host is a seller when this process saw it answer 402, or when the store remembers it
+// (store.Sellers: every replica's 402s, before any restart); a store that cannot answer refuses the upgrade.
 func (p *Proxy) upgradeRefusal(req *http.Request) string {
 	switch p.opts.Upgrades {
 	case UpgradesAllow:
@@ -103,9 +112,22 @@ func (p *Proxy) upgradeRefusal(req *http.Request) string {
 	case UpgradesRefuse:
 		return "protocol upgrades are refused (proxy.upgrades: refuse): bytes after a 101 cannot be guarded"
 	}
-	if p.paid.has(upgradeHost(req)) {
+	host := upgradeHost(req)
+	seller := p.paid.has(host)
+	if !seller && p.sellers != nil && host != "" {
+		ctx, cancel := context.WithTimeout(req.Context(), sellersTimeout)
+		defer cancel()
+		known, err := p.sellers.IsSeller(ctx, host)
+		if err != nil {
+			return fmt.Sprintf("protocol upgrade to %s refused: the store cannot say whether it has answered 402 (%v)", host, err)
+		}
+		if seller = known; seller {
+			p.learnedSeller(host)
+		}
+	}
+	if seller {
 		return fmt.Sprintf("protocol upgrade to %s refused: it has answered 402, and payments inside an upgraded "+
-			"connection cannot be guarded (proxy.upgrades: refuse_after_402)", upgradeHost(req))
+			"connection cannot be guarded (proxy.upgrades: refuse_after_402)", host)
 	}
 	return ""
 }
@@ -235,13 +257,36 @@ func (c *splice) Close() error {
 	return c.ReadWriteCloser.Close()
 }
 
-// sellerAnswered402 records that the request's host answered 402, and under refuse_after_402 closes the
-// upgraded connections still open to it.
+// sellerAnswered402 records that the request's host answered 402, in this process and in the store (once
+// per host and process), and under refuse_after_402 closes the upgraded connections still open to it here.
+// A store that fails to record it is logged: this process still refuses, another replica or the next start
+// may not.
 func (p *Proxy) sellerAnswered402(req *http.Request) {
 	host := upgradeHost(req)
-	if p.paid.add(host) && p.opts.Upgrades == UpgradesRefuseAfter402 {
+	if !p.learnedSeller(host) {
+		return
+	}
+	if p.sellers != nil && host != "" {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), sellersTimeout)
+		defer cancel()
+		if err := p.sellers.MarkSeller(ctx, host); err != nil {
+			p.log.Warn("seller host not recorded", "host", host, "error", err.Error(),
+				"hint", "other replicas and later starts may allow protocol upgrades to it (proxy.upgrades)")
+		}
+	}
+}
+
+// learnedSeller remembers host as a seller in this process; when it is news here, under refuse_after_402
+// the upgraded connections this process still has open to it are closed (whether it answered 402 here or
+// the store says it did elsewhere). It reports whether the host was news.
+func (p *Proxy) learnedSeller(host string) bool {
+	if !p.paid.add(host) {
+		return false
+	}
+	if p.opts.Upgrades == UpgradesRefuseAfter402 {
 		p.splices.closeHost(host)
 	}
+	return true
 }
 
 // trackSplice registers an allowed 101's connection so that it can be closed if its host answers 402.
@@ -249,4 +294,11 @@ func (p *Proxy) trackSplice(resp *http.Response, req *http.Request) {
 	if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
 		resp.Body = p.splices.add(upgradeHost(req), rwc)
 	}
+}
+
+// sellersOf is the store's memory of hosts that answered 402, or nil for a store without one (the proxy
+// then remembers them in this process only).
+func sellersOf(st State) store.Sellers {
+	s, _ := st.(store.Sellers)
+	return s
 }

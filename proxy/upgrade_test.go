@@ -2,18 +2,22 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/store/bolt"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -321,5 +325,68 @@ func TestNonWebSocketUpgradeIsNeverSpliced(t *testing.T) {
 		if len(payments) > 0 || strings.Contains(raw, "X-PAYMENT") {
 			t.Errorf("tls=%v: seller saw payments %v, raw bytes %q", useTLS, payments, raw)
 		}
+	}
+}
+
+// "A host that has answered 402" is kept by the store, not only by the process that saw the 402: a
+// proxy restarted on the same bolt file, and another replica on the same store, refuse the upgrade too.
+// (Before, the memory was per process: both let the upgrade through.)
+func TestUpgradeRefusedAfterRestartAndOnOtherReplicas(t *testing.T) {
+	s := newUpgradeSeller(t, false)
+	path := filepath.Join(t.TempDir(), "payguard.db")
+	st, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, testRules(), trustServer(s.srv))
+	c := dialThrough(t, h, s.srv)
+	fmt.Fprint(c, c.request("GET", "/pay"))
+	if resp, _ := c.read(t); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("/pay = %d", resp.StatusCode)
+	}
+	h.srv.Close()
+	h.admin.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st2.Close() })
+	restarted := newHarness(t, st2, testRules(), trustServer(s.srv))
+	replica := newHarness(t, st2, testRules(), trustServer(s.srv))
+	for name, h := range map[string]*harness{"restarted": restarted, "replica": replica} {
+		c := dialThrough(t, h, s.srv)
+		fmt.Fprint(c, c.request("GET", "/ws", wsHeaders))
+		resp, body := c.read(t)
+		if r := decodeRefusal(t, resp, []byte(body)); !strings.Contains(strings.Join(r.Reasons, " "), "answered 402") {
+			t.Errorf("%s: upgrade to a host that answered 402 before: %d %s", name, resp.StatusCode, body)
+		}
+	}
+	if n := s.switched.Load(); n != 0 {
+		t.Errorf("the seller switched protocols %d times", n)
+	}
+}
+
+// sellersFailing is a store whose memory of sellers cannot be read.
+type sellersFailing struct{ *memory.Store }
+
+func (sellersFailing) IsSeller(context.Context, string) (bool, error) {
+	return false, errors.New("store unreachable")
+}
+
+// A store that cannot say whether a host has answered 402 refuses the upgrade (fail closed).
+func TestUpgradeRefusedWhenStoreCannotTell(t *testing.T) {
+	s := newUpgradeSeller(t, false)
+	h := newHarness(t, sellersFailing{memory.New()}, testRules(), trustServer(s.srv))
+	c := dialThrough(t, h, s.srv)
+	fmt.Fprint(c, c.request("GET", "/ws", wsHeaders))
+	resp, body := c.read(t)
+	if r := decodeRefusal(t, resp, []byte(body)); !strings.Contains(strings.Join(r.Reasons, " "), "store unreachable") {
+		t.Errorf("upgrade with an unreadable store: %d %s", resp.StatusCode, body)
+	}
+	if n := s.switched.Load(); n != 0 {
+		t.Errorf("the seller switched protocols %d times", n)
 	}
 }
