@@ -21,15 +21,17 @@ import (
 // request like any other (its payment header, in any spelling, is decided before it leaves), a 101 the
 // agent did not ask for, or one to a protocol other than WebSocket, is never spliced (the agent's next bytes
 // are read as HTTP and decided), and by default no upgrade is allowed to a host that has answered 402 (a
-// seller of paid resources) through this process. Bytes inside an allowed WebSocket stream are not scanned
+// seller of paid resources) through payguard: the store keeps those hosts (store.Sellers), so restarts
+// and replicas agree. Bytes inside an allowed WebSocket stream are not scanned
 // for payments: docs/proxy.md's threat model says why.
 
 // UpgradePolicy is proxy.upgrades: what payguard does with a request that asks to switch protocols.
 type UpgradePolicy string
 
 const (
-	// UpgradesRefuseAfter402 (the default) refuses upgrades to any host that has answered 402 through this
-	// proxy since it started; other upgrades go on, their requests decided like any other.
+	// UpgradesRefuseAfter402 (the default) refuses upgrades to any host that has answered 402 through
+	// payguard (kept in the store: across restarts, on every replica); other upgrades go on, their requests
+	// decided like any other.
 	UpgradesRefuseAfter402 UpgradePolicy = "refuse_after_402"
 	// UpgradesAllow lets every upgrade through (its request still decided like any other).
 	UpgradesAllow UpgradePolicy = "allow"
