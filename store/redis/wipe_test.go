@@ -60,6 +60,9 @@ func TestWipedRedisRefusesNextPayment(t *testing.T) {
 			_, _, err = s.TakeTrial(ctx, "client", day, 5, time.Hour)
 			checkLost(t, "TakeTrial", err)
 			checkLost(t, "CreateHold", s.CreateHold(ctx, store.Hold{ID: "h1", Key: "k", ExpiresAt: time.Now().Add(time.Hour)}))
+			checkLost(t, "MarkSeller", s.MarkSeller(ctx, "seller.example"))
+			_, err = s.IsSeller(ctx, "seller.example") // "not a seller" from a wiped store would allow an upgrade
+			checkLost(t, "IsSeller", err)
 			checkLost(t, "Healthy", s.Healthy(ctx))
 			if n, _ := s.Client().DBSize(ctx).Result(); n != 0 {
 				t.Fatalf("a refused operation wrote %d keys into the wiped Redis", n)
