@@ -51,8 +51,8 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	listen := fs.String("listen", "", "proxy listen address, overrides proxy.listen (default 127.0.0.1:8402)")
 	applyDataDir := dataDirFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard proxy: unexpected argument %q\n", fs.Arg(0))

@@ -22,6 +22,10 @@ func init() {
 }
 
 func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, sdnUsage)
+		return 0
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "update":
@@ -30,10 +34,12 @@ func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runSDNStats(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, "usage: payguard sdn update [--dir CACHE] [--url URL]... [--progress] [--config FILE]")
-	fmt.Fprintln(stderr, "       payguard sdn stats [--sanctions-dir DIR] [--json] [--config FILE]")
+	fmt.Fprintln(stderr, sdnUsage)
 	return 2
 }
+
+const sdnUsage = `usage: payguard sdn update [--dir CACHE] [--url URL]... [--progress] [--config FILE]
+       payguard sdn stats [--sanctions-dir DIR] [--json] [--config FILE]`
 
 // urlList is a repeatable --url flag.
 type urlList []string
@@ -50,8 +56,8 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&urls, "url", "a file to fetch, named by its last path element (sdn.csv, alt.csv, add.csv, sdn_comments.csv, sdn.xml): http(s) URL, file:// URL or local path; or a local directory holding such files; repeatable (default: screening.sanctions.sources)")
 	progress := fs.Bool("progress", false, "show download progress on stderr even when it is not a terminal")
 	minEntries := fs.Int("min-entries", sanctions.DefaultMinEntries, "refuse a list with fewer entries")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard sdn update: unexpected argument %q\n", fs.Arg(0))
@@ -139,8 +145,8 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (default: the embedded default)")
 	dir := fs.String("sanctions-dir", "", "directory with OFAC SDN data (sdn.csv set or SDN.XML); default: screening.sanctions.cache_dir")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard sdn stats: unexpected argument %q\n", fs.Arg(0))
