@@ -110,8 +110,8 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	if l == before {
 		state = "not modified"
 	}
-	fmt.Fprintf(stdout, "%s: %d entries, %d addresses, data as of %s, cached in %s\n",
-		state, l.Len(), len(l.Addresses()), l.DataAsOf().UTC().Format(time.RFC3339), *dir)
+	fmt.Fprintf(stdout, "%s: %d entries, %d addresses, data as of %s (%s), cached in %s\n",
+		state, l.Len(), len(l.Addresses()), l.DataAsOf().UTC().Format(time.RFC3339), l.DataAsOfSource(), *dir)
 	return 0
 }
 
@@ -128,6 +128,7 @@ func isTerminal(w io.Writer) bool {
 type sdnStats struct {
 	Source               string         `json:"source"`
 	DataAsOf             time.Time      `json:"data_as_of"`
+	DataAsOfSource       string         `json:"data_as_of_source"`
 	Entries              int            `json:"entries"`
 	EntriesByType        map[string]int `json:"entries_by_type"`
 	Aliases              int            `json:"aliases"`
@@ -165,7 +166,7 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "payguard sdn stats:", err)
 		return 1
 	}
-	st := sdnStats{Source: l.Source(), DataAsOf: l.DataAsOf().UTC(), Entries: l.Len(), EntriesByType: map[string]int{},
+	st := sdnStats{Source: l.Source(), DataAsOf: l.DataAsOf().UTC(), DataAsOfSource: l.DataAsOfSource(), Entries: l.Len(), EntriesByType: map[string]int{},
 		AddressesByCurrency: map[string]int{}, Warnings: len(l.Warnings())}
 	for _, e := range l.Entries() {
 		st.EntriesByType[e.Type]++
@@ -195,7 +196,7 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	fmt.Fprintf(stdout, "source:      %s\ndata as of:  %s\nentries:     %d\n", st.Source, st.DataAsOf.Format(time.RFC3339), st.Entries)
+	fmt.Fprintf(stdout, "source:      %s\ndata as of:  %s (%s)\nentries:     %d\n", st.Source, st.DataAsOf.Format(time.RFC3339), st.DataAsOfSource, st.Entries)
 	for _, k := range sortedKeys(st.EntriesByType) {
 		fmt.Fprintf(stdout, "  %-12s %d\n", k, st.EntriesByType[k])
 	}
