@@ -185,7 +185,9 @@ func (p *Proxy) newGoproxy() *goproxy.ProxyHttpServer {
 	gp.Tr = p.tr
 	gp.ConnectDial = nil // dial through Tr.DialContext; never via HTTPS_PROXY from the environment
 	gp.AllowHTTP2 = false
-	gp.Verbose = false
+	// goproxy reports its per-request steps only when Verbose; they become debug lines (goproxyLog), so
+	// they are asked for when debug is on (--log-level debug) and cost nothing otherwise.
+	gp.Verbose = p.log.Enabled(context.Background(), slog.LevelDebug)
 	gp.Logger = goproxyLog{p}
 	gp.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, notProxyRequest)
