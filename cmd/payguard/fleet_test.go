@@ -257,18 +257,24 @@ rules:
 // exchange is one agent's payment: the unpaid request, then the signed retry of the option it was shown.
 // proxies are the replicas the agent may use, in order (a Service's endpoints as one agent meets them): a
 // request whose connection fails goes again, unchanged, through the next one. The signed retry goes too,
-// since the agent cannot tell whether the dead proxy forwarded it: the payment's own nonce is what keeps it
-// from being paid twice. It returns the final status (0: no proxy answered, -1: an unreadable challenge)
-// and how many times the agent failed over.
-func exchange(target string, proxies ...*fleetProxy) (status, failovers int) {
+// since the agent cannot tell whether the dead proxy forwarded it (payguard's replay guard, shared in the
+// store, keeps it from being paid twice). It returns the final status (0: no proxy answered, -1: an
+// unreadable challenge), how many times the agent failed over, and a refusal's reason_class.
+func exchange(target string, proxies ...*fleetProxy) (status, failovers int, reason string) {
 	// send sends the request newReq makes through proxies[from:] until one answers; it returns the answer
 	// and the index of the proxy that gave it.
 	send := func(from int, newReq func() *http.Request) (*http.Response, int) {
 		for i := from; i < len(proxies); i++ {
 			resp, err := proxies[i].client.Do(newReq())
 			if err == nil {
-				io.Copy(io.Discard, resp.Body)
+				var refusal struct {
+					ReasonClass string `json:"reason_class"`
+				}
+				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
+				if json.Unmarshal(body, &refusal) == nil {
+					reason = refusal.ReasonClass
+				}
 				return resp, i
 			}
 			failovers++
@@ -277,14 +283,14 @@ func exchange(target string, proxies ...*fleetProxy) (status, failovers int) {
 	}
 	resp, via := send(0, func() *http.Request { r, _ := http.NewRequest(http.MethodGet, target, nil); return r })
 	if resp == nil {
-		return 0, failovers
+		return 0, failovers, ""
 	}
 	if resp.StatusCode != http.StatusPaymentRequired {
-		return resp.StatusCode, failovers
+		return resp.StatusCode, failovers, reason
 	}
 	pr, err := x402.DecodePaymentRequiredHeader(resp.Header.Get(x402.HeaderPaymentRequired))
 	if err != nil || len(pr.Accepts) != 1 {
-		return -1, failovers
+		return -1, failovers, ""
 	}
 	opt := pr.Accepts[0]
 	var nonce [32]byte
@@ -300,9 +306,9 @@ func exchange(target string, proxies ...*fleetProxy) (status, failovers int) {
 		return r
 	})
 	if resp == nil {
-		return 0, failovers
+		return 0, failovers, ""
 	}
-	return resp.StatusCode, failovers
+	return resp.StatusCode, failovers, reason
 }
 
 func fleetSetup(t *testing.T) (bin, prefix string, ledger *redis.Store) {
@@ -368,7 +374,7 @@ func TestFleetTwoProxiesShareOneCap(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			codes[i], _ = exchange(seller.srv.URL+"/report/"+strconv.Itoa(i), proxies[i%2])
+			codes[i], _, _ = exchange(seller.srv.URL+"/report/"+strconv.Itoa(i), proxies[i%2])
 		}()
 	}
 	close(start)
@@ -430,7 +436,7 @@ func TestFleetKill9MidBurstLosesNothing(t *testing.T) {
 	route := map[string][]*fleetProxy{"v": {victim, survivor}, "s": {survivor, victim}}
 
 	const agents, payers = 50, 5
-	codes, failovers := make([]int, agents), make([]int, agents)
+	codes, failovers, reasons := make([]int, agents), make([]int, agents), make([]string, agents)
 	homes := make([]string, agents)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -441,7 +447,7 @@ func TestFleetKill9MidBurstLosesNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			codes[i], failovers[i] = exchange(seller.srv.URL+"/"+kind+"/"+homes[i]+"/"+strconv.Itoa(i), route[homes[i]]...)
+			codes[i], failovers[i], reasons[i] = exchange(seller.srv.URL+"/"+kind+"/"+homes[i]+"/"+strconv.Itoa(i), route[homes[i]]...)
 		}()
 	}
 	close(start)
@@ -460,15 +466,21 @@ func TestFleetKill9MidBurstLosesNothing(t *testing.T) {
 	wg.Wait()
 
 	for i := range agents {
-		want, wantFailovers := http.StatusForbidden, 0
-		switch {
-		case homes[i] == "v":
-			wantFailovers = 1 // its connection to the victim died; the survivor refuses: a replay, or the cap is full
-		case i < payers:
-			want = http.StatusOK // a payer on the survivor: settled and committed
+		// A late agent is refused by the cap; a payer on the survivor is settled and committed; a payer on
+		// the victim sent its signed retry again through the survivor, which refuses it as a replay.
+		want, wantFailovers, wantReason := http.StatusForbidden, 0, "daily_cap"
+		if homes[i] == "v" {
+			wantFailovers = 1 // its connection to the victim died mid-request
 		}
-		if codes[i] != want || failovers[i] != wantFailovers {
-			t.Errorf("agent %d (home %s) got status %d after %d failovers; want %d after %d", i, homes[i], codes[i], failovers[i], want, wantFailovers)
+		switch {
+		case i < payers && homes[i] == "s":
+			want, wantReason = http.StatusOK, ""
+		case i < payers:
+			wantReason = "payment_replay"
+		}
+		if codes[i] != want || failovers[i] != wantFailovers || reasons[i] != wantReason {
+			t.Errorf("agent %d (home %s) got status %d (%q) after %d failovers; want %d (%q) after %d",
+				i, homes[i], codes[i], reasons[i], failovers[i], want, wantReason, wantFailovers)
 		}
 	}
 	seller.mu.Lock()
@@ -491,8 +503,8 @@ func TestFleetKill9MidBurstLosesNothing(t *testing.T) {
 
 	// The survivor keeps refusing: nothing the victim held was given back.
 	for i := range 10 {
-		if code, _ := exchange(seller.srv.URL+"/after/"+strconv.Itoa(i), survivor); code != http.StatusForbidden {
-			t.Errorf("a payment after the kill got %d; want 403 (the cap is spent)", code)
+		if code, _, reason := exchange(seller.srv.URL+"/after/"+strconv.Itoa(i), survivor); code != http.StatusForbidden || reason != "daily_cap" {
+			t.Errorf("a payment after the kill got %d (%q); want 403 (the cap is spent)", code, reason)
 		}
 	}
 	if got := seller.settledTotal(); got != 5 {
