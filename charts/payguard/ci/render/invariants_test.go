@@ -106,11 +106,18 @@ func TestNetworkPolicy(t *testing.T) {
 		t.Fatalf("%d NetworkPolicies rendered while disabled", n)
 	}
 	// With only the example and no adminFrom, nothing may connect to the sidecar's pods.
-	for _, o := range renderOK(t, c, combos["example-netpol"], "v1.31.4") {
+	example := renderOK(t, c, combos["example-netpol"], "v1.31.4")
+	if n := count(example, "NetworkPolicy"); n != 1 {
+		t.Fatalf("%d NetworkPolicies rendered for the example with networkPolicy.enabled; want 1", n)
+	}
+	for _, o := range example {
 		if o.kind == "NetworkPolicy" {
 			p := &networkingv1.NetworkPolicy{}
-			yaml.Unmarshal([]byte(o.text), p)
-			if len(p.Spec.PolicyTypes) != 1 || p.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress || len(p.Spec.Ingress) != 0 {
+			if err := yaml.Unmarshal([]byte(o.text), p); err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Spec.PolicyTypes) != 1 || p.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress || p.Spec.Ingress == nil || len(p.Spec.Ingress) != 0 ||
+				p.Spec.PodSelector.MatchLabels["payguard.dev/admin"] != "true" {
 				t.Fatalf("example policy %+v", p.Spec)
 			}
 		}
