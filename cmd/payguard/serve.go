@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -52,8 +53,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--data-dir DIR] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "payguard serve: unexpected argument %q\n", fs.Arg(0))
@@ -153,7 +154,13 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return err
 	}
 	srv.Mount("/mcp", mcpHandler)
-	go watchFacilitator(ctx, srv, facilitator, log)
+	// The facilitator watch ends with serveAPI, whichever way it returns (a listener that fails included): no
+	// goroutine of this server logs after it has returned.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { watchFacilitator(watchCtx, srv, facilitator, log) })
+	defer watching.Wait()
+	defer stopWatch()
 
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
