@@ -143,3 +143,23 @@ func logLine(t *testing.T, logs *logbuf.Buffer, msg string) map[string]any {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// --log-level debug shows goproxy's own messages (it printed nothing with Verbose off); info does not.
+func TestDebugLevelShowsGoproxy(t *testing.T) {
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
+		var logs logbuf.Buffer
+		h := newHarness(t, memory.New(), testRules(), func(su *setup) {
+			su.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: level}))
+		})
+		h.buyer().get(s.url("/x"), nil)
+		if level == slog.LevelDebug {
+			line := logLine(t, &logs, "goproxy")
+			if l, _ := line["line"].(string); line["level"] != "DEBUG" || l == "" {
+				t.Errorf("goproxy line %v", line)
+			}
+		} else if strings.Contains(logs.String(), `"msg":"goproxy"`) {
+			t.Errorf("info level shows goproxy's debug lines:\n%s", logs.String())
+		}
+	}
+}

@@ -26,7 +26,7 @@ func (g goproxyLog) Printf(format string, v ...any) {
 			return
 		}
 	}
-	g.p.log.Debug("goproxy", "msg", msg)
+	g.p.log.Debug("goproxy", "line", msg) // not "msg": that key is the record's own message
 }
 
 // cutSession splits goproxy's "[123] " prefix off a log line.

@@ -15,15 +15,20 @@ func init() {
 }
 
 func runCA(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	const usage = "usage: payguard ca init [--out DIR]"
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, usage)
+		return 0
+	}
 	if len(args) == 0 || args[0] != "init" {
-		fmt.Fprintln(stderr, "usage: payguard ca init [--out DIR]")
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	fs := flag.NewFlagSet("ca init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "./payguard-data/ca", "directory for "+mitm.CACertFileName+" and "+mitm.CAKeyFileName)
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args[1:]); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard ca init: unexpected argument %q\n", fs.Arg(0))

@@ -12,7 +12,11 @@ func init() {
 }
 
 func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	const usage = "usage: payguard config validate FILE | payguard config default"
 	switch {
+	case len(args) > 0 && (isHelp(args[0]) || isHelp(args[len(args)-1])):
+		fmt.Fprintln(stdout, usage)
+		return 0
 	case len(args) == 2 && args[0] == "validate":
 		if _, err := config.Load(args[1]); err != nil {
 			fmt.Fprintln(stderr, "payguard config validate:", err)
@@ -24,6 +28,6 @@ func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(config.DefaultYAML())
 		return 0
 	}
-	fmt.Fprintln(stderr, "usage: payguard config validate FILE | payguard config default")
+	fmt.Fprintln(stderr, usage)
 	return 2
 }

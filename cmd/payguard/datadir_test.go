@@ -90,3 +90,25 @@ func TestDataDirFlag(t *testing.T) {
 		t.Errorf("%s did not move the keys: %v", config.DataDirEnv, err)
 	}
 }
+
+// serve takes --listen and --data-dir from its command line as the proxy does: with a bad listen address it
+// fails naming that address, after creating its receipt keys in the directory it was given.
+func TestServeListenAndDataDirFlags(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv(config.DataDirEnv, "")
+	cfgPath := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(cfgPath, []byte("server:\n  fees:\n    pay_to: \"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "flag")
+	var out, errb strings.Builder
+	if code := runMain([]string{"serve", "--config", cfgPath, "--offline", "--data-dir", dir, "--listen", "256.0.0.1:bad"}, nil, &out, &errb); code != 1 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "listener: listen tcp: lookup tcp/bad") {
+		t.Errorf("--listen was not used: %s", errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "receipt-keys.json")); err != nil {
+		t.Errorf("--data-dir did not get the receipt keys: %v", err)
+	}
+}

@@ -19,11 +19,8 @@ func runHealthcheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	url := fs.String("url", "http://127.0.0.1:8403/healthz", "the health URL (the proxy's admin /healthz; serve's /health)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard healthcheck: unexpected argument %q\n", fs.Arg(0))

@@ -45,9 +45,13 @@ type holdsClient struct {
 }
 
 func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, holdsUsage)
 		return 2
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, holdsUsage)
+		return 0
 	}
 	sub := args[0]
 	fs := flag.NewFlagSet("holds "+sub, flag.ContinueOnError)
@@ -64,8 +68,8 @@ func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// Flags may come before or after the hold id.
 	var rest []string
 	for tail := args[1:]; ; {
-		if err := fs.Parse(tail); err != nil {
-			return 2
+		if code, done := parseSubcommandFlags(fs, tail); done {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break

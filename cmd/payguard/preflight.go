@@ -166,14 +166,3 @@ func readInput(path string, stdin io.Reader) ([]byte, error) {
 	}
 	return data, nil
 }
-
-// parseSubcommandFlags parses args; done is true when the command should return code now (help or a flag error).
-func parseSubcommandFlags(fs *flag.FlagSet, args []string) (code int, done bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, true
-		}
-		return 2, true
-	}
-	return 0, false
-}

@@ -51,8 +51,8 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	listen := fs.String("listen", "", "proxy listen address, overrides proxy.listen (default 127.0.0.1:8402)")
 	applyDataDir := dataDirFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard proxy: unexpected argument %q\n", fs.Arg(0))
@@ -357,9 +357,9 @@ func writeBanner(w io.Writer, s startupInfo) {
 
 Point an agent at it:
   export HTTP_PROXY=%[1]s HTTPS_PROXY=%[1]s
-  export SSL_CERT_FILE=%[3]s REQUESTS_CA_BUNDLE=%[3]s NODE_EXTRA_CA_CERTS=%[3]s
-  (SSL_CERT_FILE and REQUESTS_CA_BUNDLE replace the system roots: enough while every HTTPS host goes through
-  payguard; add the system bundle for hosts in tunnel_hosts or NO_PROXY.)
+  export SSL_CERT_FILE=%[3]s REQUESTS_CA_BUNDLE=%[3]s NODE_EXTRA_CA_CERTS=%[3]s CURL_CA_BUNDLE=%[3]s
+  (SSL_CERT_FILE, REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE replace the system roots: enough while every HTTPS
+  host goes through payguard; add the system bundle for hosts in tunnel_hosts or NO_PROXY.)
 List pending holds (or open the console, or run payguard holds list):
   curl -H "Authorization: Bearer %[5]s" '%[2]s/v1/holds?status=pending'
 `, proxyURL, adminURL, ca, absPath(s.tokenFrom), token)

@@ -129,7 +129,7 @@ func TestProxyFirstRun(t *testing.T) {
 	tokenFile := bannerField(t, banner, "admin token from")
 	for _, want := range []string{
 		filepath.Join(dir, "payguard-data", "ca", "payguard-ca.pem"), filepath.Join(dir, "payguard-data", "admin-token"),
-		"HTTPS_PROXY=" + proxyURL, "NODE_EXTRA_CA_CERTS=" + caFile, "SSL_CERT_FILE=", "REQUESTS_CA_BUNDLE=",
+		"HTTPS_PROXY=" + proxyURL, "NODE_EXTRA_CA_CERTS=" + caFile, "SSL_CERT_FILE=", "REQUESTS_CA_BUNDLE=", "CURL_CA_BUNDLE=" + caFile,
 		"NOT READY", // no sanctions list: every payment is held, and the operator is told
 	} {
 		if !strings.Contains(banner, want) {

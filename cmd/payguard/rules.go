@@ -18,10 +18,11 @@ func runRules(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
-	switch args[0] {
-	case "-h", "--help", "help":
+	if isHelp(args[0]) || isHelp(args[len(args)-1]) {
 		fmt.Fprintln(stdout, usage)
 		return 0
+	}
+	switch args[0] {
 	case "default":
 		if len(args) != 1 {
 			fmt.Fprintln(stderr, usage)

@@ -22,6 +22,10 @@ func init() {
 }
 
 func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, sdnUsage)
+		return 0
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "update":
@@ -30,10 +34,12 @@ func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runSDNStats(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, "usage: payguard sdn update [--dir CACHE] [--url URL]... [--progress] [--config FILE]")
-	fmt.Fprintln(stderr, "       payguard sdn stats [--sanctions-dir DIR] [--json] [--config FILE]")
+	fmt.Fprintln(stderr, sdnUsage)
 	return 2
 }
+
+const sdnUsage = `usage: payguard sdn update [--dir CACHE] [--url URL]... [--progress] [--config FILE]
+       payguard sdn stats [--sanctions-dir DIR] [--json] [--config FILE]`
 
 // urlList is a repeatable --url flag.
 type urlList []string
@@ -50,8 +56,8 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&urls, "url", "a file to fetch, named by its last path element (sdn.csv, alt.csv, add.csv, sdn_comments.csv, sdn.xml): http(s) URL, file:// URL or local path; or a local directory holding such files; repeatable (default: screening.sanctions.sources)")
 	progress := fs.Bool("progress", false, "show download progress on stderr even when it is not a terminal")
 	minEntries := fs.Int("min-entries", sanctions.DefaultMinEntries, "refuse a list with fewer entries")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard sdn update: unexpected argument %q\n", fs.Arg(0))
@@ -104,8 +110,8 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	if l == before {
 		state = "not modified"
 	}
-	fmt.Fprintf(stdout, "%s: %d entries, %d addresses, data as of %s, cached in %s\n",
-		state, l.Len(), len(l.Addresses()), l.DataAsOf().UTC().Format(time.RFC3339), *dir)
+	fmt.Fprintf(stdout, "%s: %d entries, %d addresses, data as of %s (%s), cached in %s\n",
+		state, l.Len(), len(l.Addresses()), l.DataAsOf().UTC().Format(time.RFC3339), l.DataAsOfSource(), *dir)
 	return 0
 }
 
@@ -122,6 +128,7 @@ func isTerminal(w io.Writer) bool {
 type sdnStats struct {
 	Source               string         `json:"source"`
 	DataAsOf             time.Time      `json:"data_as_of"`
+	DataAsOfSource       string         `json:"data_as_of_source"`
 	Entries              int            `json:"entries"`
 	EntriesByType        map[string]int `json:"entries_by_type"`
 	Aliases              int            `json:"aliases"`
@@ -139,8 +146,8 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (default: the embedded default)")
 	dir := fs.String("sanctions-dir", "", "directory with OFAC SDN data (sdn.csv set or SDN.XML); default: screening.sanctions.cache_dir")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard sdn stats: unexpected argument %q\n", fs.Arg(0))
@@ -159,7 +166,7 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "payguard sdn stats:", err)
 		return 1
 	}
-	st := sdnStats{Source: l.Source(), DataAsOf: l.DataAsOf().UTC(), Entries: l.Len(), EntriesByType: map[string]int{},
+	st := sdnStats{Source: l.Source(), DataAsOf: l.DataAsOf().UTC(), DataAsOfSource: l.DataAsOfSource(), Entries: l.Len(), EntriesByType: map[string]int{},
 		AddressesByCurrency: map[string]int{}, Warnings: len(l.Warnings())}
 	for _, e := range l.Entries() {
 		st.EntriesByType[e.Type]++
@@ -189,7 +196,7 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	fmt.Fprintf(stdout, "source:      %s\ndata as of:  %s\nentries:     %d\n", st.Source, st.DataAsOf.Format(time.RFC3339), st.Entries)
+	fmt.Fprintf(stdout, "source:      %s\ndata as of:  %s (%s)\nentries:     %d\n", st.Source, st.DataAsOf.Format(time.RFC3339), st.DataAsOfSource, st.Entries)
 	for _, k := range sortedKeys(st.EntriesByType) {
 		fmt.Fprintf(stdout, "  %-12s %d\n", k, st.EntriesByType[k])
 	}

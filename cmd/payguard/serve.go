@@ -52,8 +52,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--data-dir DIR] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "payguard serve: unexpected argument %q\n", fs.Arg(0))

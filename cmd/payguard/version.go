@@ -19,11 +19,8 @@ func runVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON: version, commit, go_version")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if code, done := parseSubcommandFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "payguard version: unexpected argument %q\n", fs.Arg(0))

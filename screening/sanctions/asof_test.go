@@ -92,4 +92,26 @@ func TestDataAsOfSource(t *testing.T) {
 	if !strings.HasPrefix(StatusOf(s, r, time.Now()).AsOfSource, "http_") {
 		t.Errorf("status does not carry the source: %+v", StatusOf(s, r, time.Now()))
 	}
+
+	// CSV fetched from a local path (`payguard sdn update --url DIR`): the file's time, said as file_mtime,
+	// not as a server's Last-Modified (it was before).
+	local := t.TempDir()
+	fileTime := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	if err := os.WriteFile(filepath.Join(local, "sdn.csv"), readFixture(t, "sdn.csv"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Join(local, "sdn.csv"), fileTime, fileTime); err != nil {
+		t.Fatal(err)
+	}
+	s2 := NewScreener(nil)
+	r2, err := NewRefresher(s2, RefresherConfig{URLs: []string{local}, CacheDir: t.TempDir(), MinEntries: 4, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !s2.DataAsOf().Equal(fileTime) || s2.DataAsOfSource() != AsOfFileModTime {
+		t.Errorf("local source: %v (%s), want %v (file_mtime)", s2.DataAsOf(), s2.DataAsOfSource(), fileTime)
+	}
 }

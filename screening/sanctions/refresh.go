@@ -323,6 +323,7 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 	// A file that joined or left the set changes the list even when every file answers "not modified".
 	anyChanged := len(files) != len(old.Files)
 	var mainLastModified time.Time
+	mainSource := AsOfLastModified
 	for _, file := range files {
 		u, name := file.url, file.name
 		prev, havePrev := old.Files[name]
@@ -351,6 +352,10 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 			if t, err := http.ParseTime(f.LastModified); err == nil {
 				mainLastModified = t.UTC()
 			}
+			if !f.ModTime.IsZero() {
+				// A local file (copyLocal): its Last-Modified is its modification time, not a server's.
+				mainSource = AsOfFileModTime
+			}
 		}
 	}
 	if !anyChanged {
@@ -361,10 +366,11 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 		return false, err
 	}
 	if !l.fromXML() {
-		// The CSV set states no publish date: the server's Last-Modified, else the fetch time.
+		// The CSV set states no publish date: the server's Last-Modified (a local source's modification
+		// time, said as such), else the fetch time.
 		l.dataAsOf, l.asOfSource = now.UTC(), AsOfFetchTime
 		if !mainLastModified.IsZero() {
-			l.dataAsOf, l.asOfSource = mainLastModified, AsOfLastModified
+			l.dataAsOf, l.asOfSource = mainLastModified, mainSource
 		}
 	}
 	meta.DataAsOf, meta.DataAsOfSource = l.dataAsOf, l.asOfSource
