@@ -153,7 +153,12 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return err
 	}
 	srv.Mount("/mcp", mcpHandler)
-	go watchFacilitator(ctx, srv, facilitator, log)
+	// The watcher ends with serveAPI, also when it returns early (a listener that cannot bind): a goroutine
+	// left behind would go on logging to a writer its caller has moved on from.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watchDone := make(chan struct{})
+	go func() { defer close(watchDone); watchFacilitator(watchCtx, srv, facilitator, log) }()
+	defer func() { stopWatch(); <-watchDone }()
 
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
