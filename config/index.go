@@ -22,9 +22,10 @@ type IndexConfig struct {
 	Retention Duration `yaml:"retention"`
 	// MaxPerEndpoint bounds the observations kept per endpoint URL (the oldest go first).
 	MaxPerEndpoint int `yaml:"max_per_endpoint"`
-	// Coalesce: an observation identical to the last one written for its endpoint (same source, method,
-	// status, offers and payee) within this interval is not written again, so a busy endpoint's history
-	// still spans the retention within MaxPerEndpoint. 0 writes every one.
+	// Coalesce: an observation identical to the last one of its source and method written for its endpoint
+	// (same status, offers and payee) within this interval is not written again, so a busy endpoint's
+	// history still spans the retention within MaxPerEndpoint. Failed probes, and the first observation
+	// after a failure, are always written. 0 writes every one.
 	Coalesce Duration `yaml:"coalesce"`
 	// Probe is the opt-in prober (off by default).
 	Probe ProbeConfig `yaml:"probe"`

@@ -1,14 +1,20 @@
+//go:build unix
+
 package index
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/benchcpu"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/storetest"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -30,9 +36,11 @@ func BenchmarkDerive(b *testing.B) {
 		now := t0.Add(time.Duration(n) * 10 * time.Minute)
 		b.Run(itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
+			start := benchcpu.Now()
 			for i := 0; i < b.N; i++ {
 				Derive(target, obs, "GET", now, 0).Facts(opts, now)
 			}
+			benchcpu.Report(b, start)
 		})
 	}
 }
@@ -46,6 +54,8 @@ func BenchmarkDecodeHistory(b *testing.B) {
 		}
 		b.Run(itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
+			start := benchcpu.Now()
+			defer benchcpu.Report(b, start)
 			for i := 0; i < b.N; i++ {
 				for _, r := range raws {
 					var o store.Observation
@@ -72,3 +82,47 @@ func BenchmarkFromChallenge(b *testing.B) {
 }
 
 func itoa(n int) string { return utoa(uint64(n)) }
+
+// BenchmarkObservationBytes reports the JSON bytes one stored observation takes (bolt and Redis store this
+// JSON; Redis adds its own per-entry overhead) for what the proxy writes of the official x402 seller
+// (@x402/express with the bazaar extension; testdata/official-402-bazaar.json was captured from
+// interop/lib/seller-index.mjs), and for the largest observation the store accepts. docs/benchmarks/index.md
+// turns these into the storage per endpoint per day.
+func BenchmarkObservationBytes(b *testing.B) {
+	raw, err := os.ReadFile("testdata/official-402-bazaar.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pr, err := x402.ParsePaymentRequired(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	first := FromChallenge("https://seller.example/weather", "GET", pr, t0)
+	repeat := first
+	repeat.Metadata = nil // the writer stores a seller's unchanged metadata once
+	largest := storetest.LargestObservation(t0)
+	largest.URL = "https://seller.example/" + strings.Repeat("u", store.MaxNameBytes-len("https://seller.example/"))
+	for _, c := range []struct {
+		name string
+		o    store.Observation
+	}{
+		{"402_first_with_bazaar", first},
+		{"402_repeat", repeat},
+		{"paid", FromPaid(first.URL, "GET", first.Offers[0], 200, t0)},
+		{"probe_failed", store.Observation{URL: first.URL, Method: "GET", ObservedAt: t0, Source: store.SourceProbe,
+			Error: "dial tcp 203.0.113.7:443: connect: connection refused"}},
+		{"largest_accepted", largest},
+	} {
+		if err := store.CheckObservation(c.o); err != nil {
+			b.Fatal(c.name, err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				v, _ := json.Marshal(c.o)
+				n = len(v)
+			}
+			b.ReportMetric(float64(n), "bytes/obs")
+		})
+	}
+}

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-
 	"sync"
 	"time"
 
@@ -14,6 +13,16 @@ import (
 // stale read can only miss the newest observations, so the payee rule still compares with a payee the
 // endpoint really named.
 const DefaultCacheTTL = 2 * time.Second
+
+// StaleFor is how long past its TTL an entry may still answer while one background read refreshes it, so
+// that an endpoint asked at least this often never waits for the store on the request path (reading and
+// decoding a full history of 256 observations costs about a millisecond of CPU; docs/benchmarks/index.md).
+// Past it the read is synchronous again, and its error, if any, is the caller's. This process's own writes
+// still invalidate at once.
+const StaleFor = 30 * time.Second
+
+// refreshTimeout bounds a background refresh.
+const refreshTimeout = 5 * time.Second
 
 // maxCachedURLs bounds the cache; past it, it starts over.
 const maxCachedURLs = 10_000
@@ -32,9 +41,10 @@ type Cache struct {
 }
 
 type cacheEntry struct {
-	obs []store.Observation
-	at  time.Time
-	sum map[string]Summary // derived per method ("" = all), filled on demand
+	obs        []store.Observation
+	at         time.Time
+	sum        map[string]Summary // derived per method ("" = all), filled on demand
+	refreshing bool               // a background read of this URL is under way
 }
 
 // NewCache wraps r; ttl <= 0 means DefaultCacheTTL.
@@ -51,10 +61,27 @@ func (c *Cache) Observations(ctx context.Context, url string) ([]store.Observati
 	c.mu.Lock()
 	e, ok := c.entries[url]
 	g := c.gen[url]
-	c.mu.Unlock()
-	if ok && now.Sub(e.at) < c.ttl && now.Sub(e.at) >= 0 {
+	age := now.Sub(e.at)
+	if ok && age >= 0 && age < c.ttl {
+		c.mu.Unlock()
 		return e.obs, nil
 	}
+	if ok && age >= 0 && age < c.ttl+StaleFor {
+		// Stale but recent: answer with it, and let one background read refresh it.
+		if !e.refreshing {
+			e.refreshing = true
+			c.entries[url] = e
+			go c.refresh(url, g)
+		}
+		c.mu.Unlock()
+		return e.obs, nil
+	}
+	c.mu.Unlock()
+	return c.read(ctx, url, g, now)
+}
+
+// read reads url from the store and caches it unless a write happened since generation g.
+func (c *Cache) read(ctx context.Context, url string, g uint64, now time.Time) ([]store.Observation, error) {
 	obs, err := c.r.Observations(ctx, url)
 	if err != nil {
 		return nil, err // errors are not cached: the next decision asks again
@@ -69,6 +96,21 @@ func (c *Cache) Observations(ctx context.Context, url string) ([]store.Observati
 	}
 	c.mu.Unlock()
 	return obs, nil
+}
+
+// refresh is the background read of a stale entry. On an error the stale entry stays (until StaleFor
+// runs out and a synchronous read reports the error), marked as no longer refreshing.
+func (c *Cache) refresh(url string, g uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	if _, err := c.read(ctx, url, g, c.now()); err != nil {
+		c.mu.Lock()
+		if e, ok := c.entries[url]; ok && e.refreshing {
+			e.refreshing = false
+			c.entries[url] = e
+		}
+		c.mu.Unlock()
+	}
 }
 
 // Summary implements Summarizer: url's summary for method as Summarize derives it, computed once per cache

@@ -2,6 +2,7 @@ package index
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +145,21 @@ func TestFromChallengeKeepsBazaarMetadata(t *testing.T) {
 	o := FromChallenge(target, "get", pr, t0)
 	if o.Category != "weather" || string(o.Metadata) != string(bazaar) || o.Method != "GET" || o.Offers[0].Network != "eip155:8453" {
 		t.Fatalf("observation: %+v", o)
+	}
+	if err := store.CheckObservation(o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An option with a field past the store's bound is left out of the observation (the store would refuse the
+// whole of it); the other options are kept.
+func TestFromChallengeLeavesOutOversizeOffers(t *testing.T) {
+	pr := &x402.PaymentRequired{X402Version: 2, Accepts: []x402.Requirement{
+		{Scheme: "exact", Network: "base", Amount: "10000", Asset: usdc, PayTo: "0x" + strings.Repeat("ab", store.MaxObservedField)},
+		{Scheme: "exact", Network: "base", Amount: "10000", Asset: usdc, PayTo: payA}}}
+	o := FromChallenge(target, "GET", pr, t0)
+	if len(o.Offers) != 1 || o.Offers[0].PayTo != payA {
+		t.Fatalf("offers: %+v", o.Offers)
 	}
 	if err := store.CheckObservation(o); err != nil {
 		t.Fatal(err)

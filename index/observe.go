@@ -15,7 +15,7 @@ import (
 const MaxMetadataBytes = 4 << 10
 
 // maxCategoryBytes bounds a category name.
-const maxCategoryBytes = 64
+const maxCategoryBytes = store.MaxObservationCategory
 
 // OfferOf is a payment option as the Index keeps it: the network as CAIP-2 when known.
 func OfferOf(r *x402.Requirement) store.Offer {
@@ -34,7 +34,12 @@ func FromChallenge(url, method string, pr *x402.PaymentRequired, at time.Time) s
 		if len(o.Offers) == store.MaxObservedOffers {
 			break
 		}
-		o.Offers = append(o.Offers, OfferOf(&pr.Accepts[i]))
+		// An option with a field no real network, asset or address has is not kept (the store would refuse
+		// the whole observation): its payee is then absent from the evidence, so offering it later reads as a
+		// payee change, never as a match.
+		if f := OfferOf(&pr.Accepts[i]); store.CheckOffer(f) == nil {
+			o.Offers = append(o.Offers, f)
+		}
 	}
 	o.Metadata, o.Category = sellerMetadata(pr)
 	return o

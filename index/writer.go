@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -28,9 +29,10 @@ type WriterOptions struct {
 	Queue int
 	// Keep is the retention every write enforces.
 	Keep store.Retention
-	// Coalesce: an observation identical to the last one written for its URL (same source, method, status,
-	// usability, offers, payee and category) less than Coalesce later is not written again (counted as
-	// coalesced). 0 writes every one.
+	// Coalesce: an observation identical to the last one of its method and source written for its URL (same
+	// status, usability, offers, payee and category) less than Coalesce later is not written again (counted
+	// as coalesced). Failed probes, and the first observation after any unusable one, are always written.
+	// 0 writes every one.
 	Coalesce time.Duration
 	// Written, when set, is called with each URL after its observations are written (Cache.Invalidate).
 	Written func(url string)
@@ -51,7 +53,7 @@ type Writer struct {
 	closed bool
 
 	coalesce time.Duration
-	last     map[string]lastWrite // by URL; touched only by the writer goroutine
+	last     map[string]*urlMemory // by URL; touched only by the writer goroutine
 	onWrite  func(url string)
 
 	written   *prometheus.CounterVec
@@ -59,11 +61,22 @@ type Writer struct {
 	coalesced prometheus.Counter
 }
 
-type lastWrite struct {
-	sig  string
-	at   time.Time
+// urlMemory is what the writer remembers of one URL's writes.
+type urlMemory struct {
+	// last is the last observation written per method and source: repeats are compared with the last of
+	// their own kind, so an agent that pays every time (a 402, its paid response, a 402 again...) still has
+	// its repeats coalesced.
+	last map[string]lastWrite
 	meta string // the metadata last written for the URL: a repeat is not stored again
 }
+
+type lastWrite struct {
+	sig string
+	at  time.Time
+}
+
+// maxKindsPerURL bounds a URL's method-and-source memory (methods come from requests); past it, it starts over.
+const maxKindsPerURL = 16
 
 // maxCoalesceURLs bounds the coalescing memory; past it the map starts over (a few extra writes).
 const maxCoalesceURLs = 100_000
@@ -77,7 +90,7 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 		o.Logger = slog.Default()
 	}
 	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
-		coalesce: o.Coalesce, last: map[string]lastWrite{}, onWrite: o.Written,
+		coalesce: o.Coalesce, last: map[string]*urlMemory{}, onWrite: o.Written,
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
 			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
 		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_written_total",
@@ -154,6 +167,9 @@ func (w *Writer) run() {
 func (w *Writer) write(batch []store.Observation) {
 	valid := batch[:0:0]
 	for _, o := range batch {
+		if len(o.Error) > store.MaxObservationError {
+			o.Error = shorten(o.Error, store.MaxObservationError)
+		}
 		if err := store.CheckObservation(o); err != nil {
 			w.dropped.WithLabelValues("invalid").Inc()
 			continue
@@ -171,7 +187,7 @@ func (w *Writer) write(batch []store.Observation) {
 		if err := b.PutObservations(ctx, valid, w.keep); err != nil {
 			w.dropped.WithLabelValues("store_error").Add(float64(len(valid)))
 			for _, o := range valid {
-				delete(w.last, o.URL) // not written: the next one must not be coalesced away
+				delete(w.last, o.URL) // not written: the next one must not be coalesced away (nor its metadata dropped)
 			}
 			w.log.Warn("index writer: observations not written", "count", len(valid), "error", err.Error())
 			return
@@ -200,31 +216,47 @@ func (w *Writer) notify(url string) {
 	}
 }
 
-// repeats reports whether o repeats the last observation written for its URL within the coalescing
-// interval, and otherwise remembers o as that last one. A change of payee, price, status or source is never
-// coalesced, so every change reaches the store.
+// repeats reports whether o repeats the last observation of its method and source written for its URL within
+// the coalescing interval, and otherwise remembers o as that last one. A change of payee, price, status or
+// source is never coalesced, so every change reaches the store. Neither is a failed probe (require_live
+// counts consecutive ones) nor anything after an unusable observation of the URL: the next sign of life, from
+// any source, is written, so a failure is never followed by a coalesced-away recovery.
 func (w *Writer) repeats(o store.Observation) bool {
 	if w.coalesce <= 0 {
 		return false
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%d|%t|%s|%s", o.Source, o.Method, o.Status, o.Usable, o.Category, o.Error)
+	fmt.Fprintf(&b, "%d|%t|%s|%s", o.Status, o.Usable, o.Category, o.Error)
 	for _, off := range o.Offers {
 		fmt.Fprintf(&b, "|%s,%s,%s,%s,%s", off.Scheme, off.Network, off.Asset, off.Amount, off.PayTo)
 	}
 	if p := o.Paid; p != nil {
 		fmt.Fprintf(&b, "|paid:%s,%s,%s,%s,%s", p.Scheme, p.Network, p.Asset, p.Amount, p.PayTo)
 	}
-	sig := b.String()
-	l, ok := w.last[o.URL]
-	if ok && l.sig == sig && o.ObservedAt.Sub(l.at) >= 0 && o.ObservedAt.Sub(l.at) < w.coalesce {
+	sig, kind := b.String(), o.Method+"|"+o.Source
+	m := w.memory(o.URL)
+	l, ok := m.last[kind]
+	if o.Usable && ok && l.sig == sig && o.ObservedAt.Sub(l.at) >= 0 && o.ObservedAt.Sub(l.at) < w.coalesce {
 		return true
 	}
-	if len(w.last) >= maxCoalesceURLs {
-		clear(w.last)
+	if !o.Usable || len(m.last) >= maxKindsPerURL {
+		clear(m.last)
 	}
-	w.last[o.URL] = lastWrite{sig: sig, at: o.ObservedAt, meta: l.meta}
+	m.last[kind] = lastWrite{sig: sig, at: o.ObservedAt}
 	return false
+}
+
+// memory is the writer's memory of url's writes, created when missing.
+func (w *Writer) memory(url string) *urlMemory {
+	m := w.last[url]
+	if m == nil {
+		if len(w.last) >= maxCoalesceURLs {
+			clear(w.last)
+		}
+		m = &urlMemory{last: map[string]lastWrite{}}
+		w.last[url] = m
+	}
+	return m
 }
 
 // dedupeMetadata drops o's metadata when it repeats the last metadata written for its URL (its category is
@@ -234,14 +266,20 @@ func (w *Writer) dedupeMetadata(o *store.Observation) {
 	if len(o.Metadata) == 0 {
 		return
 	}
-	l := w.last[o.URL]
-	if l.meta == string(o.Metadata) {
+	m := w.memory(o.URL)
+	if m.meta == string(o.Metadata) {
 		o.Metadata = nil
 		return
 	}
-	if len(w.last) >= maxCoalesceURLs {
-		clear(w.last)
+	m.meta = string(o.Metadata)
+}
+
+// shorten cuts s to at most n bytes on a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	l.meta = string(o.Metadata)
-	w.last[o.URL] = l
+	return s[:cut] + mark
 }

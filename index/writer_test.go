@@ -2,9 +2,12 @@ package index
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -92,18 +95,111 @@ func TestWriterCoalescesRepeatsButNeverChanges(t *testing.T) {
 	}
 }
 
+// An agent that pays every time makes the proxy observe a 402, then the paid response, then a 402 again:
+// repeats of each are coalesced although the two sources alternate (the coalescing memory is per URL,
+// method and source, not per URL, where every observation differed from the one before).
+func TestWriterCoalescesAlternatingSources(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{Coalesce: time.Hour})
+	a := offer("base", payA, "10000")
+	for i := 0; i < 10; i++ {
+		at := time.Duration(i) * time.Minute
+		w.Observe(seen(at, a))
+		w.Observe(FromPaid(target, "GET", a, 200, t0.Add(at+time.Second)))
+	}
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 2 || value(t, w.coalesced) != 18 {
+		t.Fatalf("written %d (want 2: the first 402 and the first paid response), coalesced %v", len(obs), value(t, w.coalesced))
+	}
+}
+
+// Every failed probe is written, however alike: require_live counts three consecutive ones, and with the
+// default probe interval (15m) under the default coalescing (1h) coalesced failures took two hours to count
+// to three instead of three probe rounds.
+func TestWriterNeverCoalescesFailedProbes(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{Coalesce: time.Hour})
+	for i := 0; i < 3; i++ {
+		w.Observe(store.Observation{URL: target, Method: "GET", ObservedAt: t0.Add(time.Duration(i) * 15 * time.Minute),
+			Source: store.SourceProbe, Error: "dial tcp: connection refused"})
+	}
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 3 {
+		t.Fatalf("written %d failed probes of 3", len(obs))
+	}
+	if s := Derive(target, obs, "GET", t0.Add(time.Hour), 0); s.ConsecutiveFailedProbes != 3 || s.Live == nil || *s.Live {
+		t.Fatalf("after three failed probes: %+v", s)
+	}
+}
+
+// A 402 the proxy decodes after failed probes is written although it repeats the 402 before them: it is
+// the sign of life that resets require_live's count, and coalescing it away would let a later failure
+// complete three "consecutive" ones.
+func TestWriterWritesTheRecoveryAfterAFailure(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{Coalesce: time.Hour})
+	a := offer("base", payA, "10000")
+	failed := func(at time.Duration) store.Observation {
+		return store.Observation{URL: target, Method: "GET", ObservedAt: t0.Add(at), Source: store.SourceProbe, Error: "timeout"}
+	}
+	w.Observe(seen(0, a))
+	w.Observe(failed(10 * time.Minute))
+	w.Observe(failed(20 * time.Minute))
+	w.Observe(seen(30*time.Minute, a)) // the endpoint answered the proxy
+	w.Observe(failed(40 * time.Minute))
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 5 {
+		t.Fatalf("written %d of 5", len(obs))
+	}
+	if s := Derive(target, obs, "GET", t0.Add(time.Hour), 0); s.ConsecutiveFailedProbes != 1 {
+		t.Fatalf("consecutive failed probes %d, want 1 (the 402 at 30m answered)", s.ConsecutiveFailedProbes)
+	}
+}
+
+// A failure's description longer than the store's bound is shortened, not refused: the failed probe is still
+// evidence for require_live.
+func TestWriterShortensLongErrors(t *testing.T) {
+	st := memory.New()
+	w := NewWriter(st, WriterOptions{})
+	w.Observe(store.Observation{URL: target, Method: "GET", ObservedAt: t0, Source: store.SourceProbe,
+		Error: "dial tcp: lookup " + strings.Repeat("é", store.MaxObservationError)})
+	w.Close()
+	obs, _ := st.Observations(context.Background(), target)
+	if len(obs) != 1 || len(obs[0].Error) > store.MaxObservationError || !utf8.ValidString(obs[0].Error) ||
+		!strings.HasSuffix(obs[0].Error, "…") {
+		t.Fatalf("%d observations; error of %d bytes", len(obs), len(obs[0].Error))
+	}
+}
+
 type countingReader struct {
 	st    store.Endpoints
+	mu    sync.Mutex
 	reads int
 	fail  error
+	gate  chan struct{} // when set, a read waits for it
 }
 
 func (c *countingReader) Observations(ctx context.Context, url string) ([]store.Observation, error) {
+	c.mu.Lock()
 	c.reads++
-	if c.fail != nil {
-		return nil, c.fail
+	fail, gate := c.fail, c.gate
+	c.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	if fail != nil {
+		return nil, fail
 	}
 	return c.st.Observations(ctx, url)
+}
+
+func (c *countingReader) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
 }
 
 // The cache reads a URL once per TTL, a local write invalidates it at once, and errors are never cached.
@@ -120,26 +216,104 @@ func TestCacheTTLInvalidationAndErrors(t *testing.T) {
 			t.Fatal("observations from nowhere")
 		}
 	}
-	if r.reads != 1 {
-		t.Fatalf("%d reads within the TTL, want 1", r.reads)
+	if r.count() != 1 {
+		t.Fatalf("%d reads within the TTL, want 1", r.count())
 	}
 	w.Observe(seen(0, offer("base", payA, "10000")))
 	w.Close() // written, and the cache invalidated
-	if obs, _ := c.Observations(ctx, target); len(obs) != 1 || r.reads != 2 {
-		t.Fatalf("after a local write: %d observations, %d reads", len(obs), r.reads)
+	if obs, _ := c.Observations(ctx, target); len(obs) != 1 || r.count() != 2 {
+		t.Fatalf("after a local write: %d observations, %d reads", len(obs), r.count())
 	}
 	now = now.Add(2 * time.Minute)
 	c.Observations(ctx, target)
-	if r.reads != 3 {
-		t.Fatalf("after the TTL: %d reads, want 3", r.reads)
+	if r.count() != 3 {
+		t.Fatalf("after the TTL: %d reads, want 3", r.count())
 	}
 	now = now.Add(2 * time.Minute)
+	r.mu.Lock()
 	r.fail = context.DeadlineExceeded
+	r.mu.Unlock()
 	if _, err := c.Observations(ctx, target); err == nil {
 		t.Fatal("an error read was answered from the cache")
 	}
+	r.mu.Lock()
 	r.fail = nil
-	if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 || r.reads != 5 {
-		t.Fatalf("after an error: %v %d observations, %d reads", err, len(obs), r.reads)
+	r.mu.Unlock()
+	if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 || r.count() != 5 {
+		t.Fatalf("after an error: %v %d observations, %d reads", err, len(obs), r.count())
 	}
+}
+
+// Past its TTL (and within StaleFor), an entry answers at once while one background read refreshes it: a
+// store that does not answer does not hold the decision up. A failed refresh leaves the stale entry until
+// StaleFor runs out; then the read is synchronous and its error is the caller's.
+func TestCacheServesStaleWhileRefreshing(t *testing.T) {
+	st := memory.New()
+	r := &countingReader{st: st}
+	c := NewCache(r, time.Second)
+	var mu sync.Mutex
+	now := t0
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	ctx := context.Background()
+	st.PutObservation(ctx, seen(0, offer("base", payA, "10000")), store.Retention{})
+	if obs, _ := c.Observations(ctx, target); len(obs) != 1 {
+		t.Fatalf("%d observations", len(obs))
+	}
+	st.PutObservation(ctx, seen(time.Minute, offer("base", payB, "10000")), store.Retention{}) // another replica's write
+	gate := make(chan struct{})
+	r.mu.Lock()
+	r.gate = gate
+	r.mu.Unlock()
+	advance(2 * time.Second)
+	answered := make(chan error, 1)
+	go func() {
+		for i := 0; i < 3; i++ { // the stale entry, one refresh under way
+			if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 {
+				answered <- fmt.Errorf("stale read: %d observations, %v", len(obs), err)
+				return
+			}
+		}
+		answered <- nil
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Second):
+		close(gate)
+		t.Fatal("a stale entry's read waited for the store")
+	}
+	close(gate)
+	waitFor(t, func() bool {
+		obs, _ := c.Observations(ctx, target)
+		return len(obs) == 2
+	})
+	if n := r.count(); n != 2 {
+		t.Fatalf("%d store reads, want 2 (one refresh for three stale reads)", n)
+	}
+	r.mu.Lock()
+	r.gate, r.fail = nil, context.DeadlineExceeded
+	r.mu.Unlock()
+	advance(2 * time.Second)
+	if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 2 {
+		t.Fatalf("stale read during a failing store: %d, %v", len(obs), err)
+	}
+	waitFor(t, func() bool { return r.count() == 3 })
+	advance(StaleFor)
+	if _, err := c.Observations(ctx, target); err == nil {
+		t.Fatal("past StaleFor, a failing store's error was hidden by the stale entry")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("condition not met within 2s")
 }

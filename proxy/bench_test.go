@@ -27,13 +27,22 @@ const benchChallenge = `{"x402Version":2,"error":"Payment required","resource":{
 // ticket, narrow the challenge, log the decision line (to io.Discard) and count it. The memory store, so
 // the figure is CPU, not fsync. docs/benchmarks/proxy.md has the end-to-end figures.
 func BenchmarkGuardChallenge(b *testing.B) {
+	benchGuardChallenge(b, memory.New(), nil)
+}
+
+// benchGuardChallenge is BenchmarkGuardChallenge's loop on st, with the proxy options given; around the
+// loop alone, onLoop (when set) is called before it and the function it returns after it.
+func benchGuardChallenge(b *testing.B, st *memory.Store, onLoop func() func(), opts ...harnessOption) {
 	rules := testRules()
 	rules.DailyCapUSD = policy.USD(1_000_000_000_000_000) // the bench never runs out of budget
-	p, _, _ := newTestProxy(b, memory.New(), rules)
+	p, _, _ := newTestProxy(b, st, rules, opts...)
 	defer p.Close()
 	header := base64.StdEncoding.EncodeToString([]byte(benchChallenge))
 	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:18443/402", nil)
 	b.ReportAllocs()
+	if onLoop != nil {
+		defer onLoop()()
+	}
 	for b.Loop() {
 		resp := &http.Response{StatusCode: http.StatusPaymentRequired, Header: http.Header{
 			"Payment-Required": {header}, "Content-Type": {"application/json; charset=utf-8"}},

@@ -22,11 +22,12 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
-// XSS payloads a seller controls: the URL it is reached at and the option's description.
+// XSS payloads a seller controls: the URL it is reached at, the option's description, network and payee.
 const (
 	xssQuery       = `?q=<script>window.__xss='url'</script>`
 	xssDescription = `<img src=x onerror="window.__xss='description'">"><script>window.__xss='description2'</script>`
 	xssNetwork     = `<img src=x onerror="window.__xss='network'">`
+	xssPayTo       = `<svg onload="window.__xss='payto'"></svg>`
 )
 
 // chromium starts Debian's headless Chromium (.ci/run installs it) with a fresh profile.
@@ -142,7 +143,7 @@ func xssSeller(t *testing.T, s *seller) *httptest.Server {
 func TestConsoleInBrowserApprovesHold(t *testing.T) {
 	s := newSeller(t, x402.V1, false, offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, halfDollar))
 	seller := xssSeller(t, s)
-	blocked := newSeller(t, x402.V2, false, offer(x402.V2, xssNetwork, baseSepoliaUSDC, sellerPayTo, "10000"))
+	blocked := newSeller(t, x402.V2, false, offer(x402.V2, xssNetwork, baseSepoliaUSDC, xssPayTo, "10000"))
 	h := newHarness(t, memory.New(), testRules())
 	b := h.buyer()
 	ctx := chromium(t)
@@ -189,6 +190,12 @@ func TestConsoleInBrowserApprovesHold(t *testing.T) {
 		}
 	}
 	do(t, ctx, "let the decisions table refresh", chromedp.WaitVisible(chromedp.CSS("#decisions tbody tr:nth-child(2)")))
+	rows := eval[string](t, ctx, `document.querySelector("#decisions tbody").textContent`)
+	for _, want := range []string{xssNetwork, xssPayTo} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("the last decisions lack the blocked seller's %q as text: %s", want, rows)
+		}
+	}
 	screenshot(t, ctx, dir, "console-pending.png")
 	do(t, ctx, "phone view", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
 		chromedp.WaitVisible(chromedp.CSS(card+" button.approve")))
@@ -220,7 +227,7 @@ func TestConsoleInBrowserApprovesHold(t *testing.T) {
 	if v := eval[string](t, ctx, `String(window.__xss)`); v != "undefined" {
 		t.Errorf("seller script ran: window.__xss = %s", v)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll("img, main script, iframe").length`); n != 0 {
+	if n := eval[int](t, ctx, `document.querySelectorAll("img, svg, main script, iframe").length`); n != 0 {
 		t.Errorf("%d elements were injected from seller text", n)
 	}
 	if c := eval[string](t, ctx, `document.cookie`); c != "" {

@@ -69,6 +69,7 @@
 // "_" for "-", trailing junk): a payment header in its canonical spelling is decided, in any other spelling
 // refused (403). So is a response whose x402 header comes in another spelling, and response trailers never
 // carry x402 or payguard headers. A request that switches protocols is decided like any other; a 101 is
-// spliced only for a request that asked for it, and proxy.upgrades (upgrade.go) refuses upgrades to hosts
-// that have answered 402 by default, since bytes after a 101 cannot be read.
+// spliced only for a request that asked for it and only to WebSocket (any other protocol is refused), and
+// proxy.upgrades (upgrade.go) refuses upgrades to hosts that have answered 402 by default, since bytes
+// after a 101 cannot be read.
 package proxy

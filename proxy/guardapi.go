@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/payguard/payguard/x402"
@@ -80,6 +81,14 @@ func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 	}
 	if v.Result != nil && v.Result.Receipt.JWS != "" {
 		out.Result = v.Result
+	}
+	// The console's last decisions show the guard's too, beside the intercepted ones (stage "guard").
+	if u, err := url.Parse(body.URL); err == nil {
+		var amount string
+		if v.Result != nil && v.Result.ChosenOption != nil {
+			amount = usdString(v.Result.AmountMicros)
+		}
+		p.recordDecision("guard", &http.Request{Method: body.Method, URL: u}, v, amount, pr.Accepts[0].PayTo, out.HoldID)
 	}
 	p.log.Info("guard decision", "decision", out.Decision, "reasons", out.Reasons, "url", body.URL,
 		"amount_usd", usdString(out.AmountMicros), "hold_id", out.HoldID, "receipt_id", out.ReceiptID)

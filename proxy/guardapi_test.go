@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/proxy/console"
+	"github.com/payguard/payguard/proxy/notify"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -112,5 +115,63 @@ func TestGuardDecideRefusesBadInput(t *testing.T) {
 	}
 	if b := h.budgetState(); b.SpentMicros+b.ReservedMicros != 0 {
 		t.Fatalf("bad input reserved: %+v", b)
+	}
+}
+
+// An in-process guard's hold is a hold like any other for the approver: the webhook announces it, the
+// console lists it as pending (and the guard's decision among the last decisions), a person approves it
+// there, and the guard's next ask for the same terms is allowed once.
+func TestGuardDecideHoldInConsoleAndWebhook(t *testing.T) {
+	got := make(chan notify.Event, 10)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev notify.Event
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			t.Errorf("webhook body: %v", err)
+		}
+		got <- ev
+	}))
+	defer recv.Close()
+	st := memory.New()
+	opt, _ := withNotifier(t, st, recv.URL, nil, 16)
+	h := newHarness(t, st, testRules(), opt)
+	_, out := h.guardDecide("500000", "https://seller.example/mid")
+	if out.Decision != "hold" || out.HoldID == "" {
+		t.Fatalf("held: %+v", out)
+	}
+	if ev := <-got; ev.Type != notify.HoldCreated || ev.Hold.ID != out.HoldID || ev.Hold.URL != "https://seller.example/mid" ||
+		ev.Hold.PayTo != guardPayTo || ev.Hold.AmountMicros != 500_000 {
+		t.Fatalf("webhook event: %+v", ev)
+	}
+
+	c := newConsoleClient(t, h.admin.URL)
+	if code := c.signIn(testToken); code != 200 {
+		t.Fatalf("sign-in: %d", code)
+	}
+	resp, b := c.get("/console/api/state")
+	var state struct {
+		Holds     []notify.Hold
+		Decisions []console.Decision
+	}
+	if err := json.Unmarshal(b, &state); resp.StatusCode != 200 || err != nil {
+		t.Fatalf("state: %d %v %s", resp.StatusCode, err, b)
+	}
+	if len(state.Holds) != 1 || state.Holds[0].ID != out.HoldID || state.Holds[0].Status != "pending" || state.Holds[0].PayTo != guardPayTo {
+		t.Fatalf("console holds: %+v", state.Holds)
+	}
+	if len(state.Decisions) != 1 {
+		t.Fatalf("console decisions: %+v", state.Decisions)
+	}
+	if d := state.Decisions[0]; d.Stage != "guard" || d.Decision != "hold" || d.HoldID != out.HoldID ||
+		d.Host != "seller.example" || d.Path != "/mid" || d.AmountUSD != "0.5" || d.PayTo != guardPayTo {
+		t.Fatalf("the guard's decision in the console: %+v", d)
+	}
+	if code, b := c.post("/console/api/holds/"+out.HoldID+"/approve", map[string]string{"by": "alice", "note": "guard's call"}, nil); code != 200 {
+		t.Fatalf("approve in the console: %d %s", code, b)
+	}
+	if ev := <-got; ev.Type != notify.HoldApproved || ev.Hold.ResolvedBy != "alice" {
+		t.Fatalf("approved event: %+v", ev)
+	}
+	if _, again := h.guardDecide("500000", "https://seller.example/mid"); again.Decision != "allow" || again.AmountMicros != 500_000 {
+		t.Fatalf("after the console's approval: %+v", again)
 	}
 }

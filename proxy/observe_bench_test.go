@@ -1,3 +1,5 @@
+//go:build unix
+
 package proxy
 
 import (
@@ -8,7 +10,9 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/internal/benchcpu"
 	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -38,5 +42,39 @@ func BenchmarkObserveHook(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p.observeChallenge(req, pr)()
+	}
+}
+
+// BenchmarkGuardChallengeIndex is BenchmarkGuardChallenge (one intercepted 402, in process, memory store)
+// with the Endpoint Index: off (no Index at all, the proxy before it), read (the Index read for every
+// decision, nothing observed: index.observe false), on (the default: observed, repeats coalesced for an
+// hour, so this bench's one endpoint is written once) and every (coalesce 0s: every 402 written to the
+// store, with the default retention of 256 per endpoint). cpu-ns/op is the whole process's CPU per 402, so
+// it counts the writer goroutine's work off the request path too. docs/benchmarks/index.md has the figures.
+func BenchmarkGuardChallengeIndex(b *testing.B) {
+	keep := store.Retention{MaxPerURL: 256, MaxAge: 720 * time.Hour}
+	for _, c := range []struct {
+		name string
+		opts func(b *testing.B, st *memory.Store) []harnessOption
+	}{
+		{"off", func(*testing.B, *memory.Store) []harnessOption { return nil }},
+		{"read", func(b *testing.B, st *memory.Store) []harnessOption {
+			cache := index.NewCache(st, 0)
+			return []harnessOption{func(su *setup) { su.index, su.Index = cache, cache }}
+		}},
+		{"on", func(b *testing.B, st *memory.Store) []harnessOption {
+			return []harnessOption{withIndexWriter(b, st, index.WriterOptions{Keep: keep, Coalesce: time.Hour})}
+		}},
+		{"every", func(b *testing.B, st *memory.Store) []harnessOption {
+			return []harnessOption{withIndexWriter(b, st, index.WriterOptions{Keep: keep})}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			st := memory.New()
+			benchGuardChallenge(b, st, func() func() {
+				start := benchcpu.Now()
+				return func() { benchcpu.Report(b, start) }
+			}, c.opts(b, st)...)
+		})
 	}
 }

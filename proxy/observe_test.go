@@ -25,10 +25,15 @@ import (
 // records what the proxy sees.
 // It is wired as cmd/payguard wires it: the engine reads through a cache the proxy warms before the budget
 // lock, and the writer's writes invalidate the cache.
-func withIndex(t *testing.T, st store.Endpoints) harnessOption {
+func withIndex(t testing.TB, st store.Endpoints) harnessOption {
+	return withIndexWriter(t, st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}})
+}
+
+// withIndexWriter is withIndex with the writer's options given (the cache's invalidation is added).
+func withIndexWriter(t testing.TB, st store.Endpoints, wo index.WriterOptions) harnessOption {
 	cache := index.NewCache(st, time.Minute) // long: only invalidation may make this process see its writes
-	w := index.NewWriter(st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour},
-		Written: cache.Invalidate})
+	wo.Written = cache.Invalidate
+	w := index.NewWriter(st, wo)
 	t.Cleanup(w.Close)
 	return func(su *setup) {
 		su.index = cache

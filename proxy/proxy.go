@@ -101,6 +101,7 @@ type Proxy struct {
 	waiters *holdWaiters
 	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
 	splices *splices        // upgraded connections open, by host
+	sellers store.Sellers   // the store's hosts that answered 402, nil when it keeps none (upgrade.go)
 	recent  recentDecisions // the last decisions, for the console
 	log     *slog.Logger
 	metrics *Metrics
@@ -149,7 +150,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(),
-		paid: newPaidHosts(), splices: newSplices(), log: o.Logger, metrics: o.Metrics}
+		paid: newPaidHosts(), splices: newSplices(), sellers: sellersOf(o.Store), log: o.Logger, metrics: o.Metrics}
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}

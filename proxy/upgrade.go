@@ -1,13 +1,17 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/payguard/payguard/store"
 )
 
 // Protocol upgrades (WebSocket and any other `Upgrade:`). After a 101 the proxy splices the agent's
@@ -15,15 +19,19 @@ import (
 // a payment sent inside it (a frame carrying a signed authorization, or an HTTP request pipelined behind the
 // upgrade) would reach the seller unjudged. What payguard can do it does: the upgrade request itself is a
 // request like any other (its payment header, in any spelling, is decided before it leaves), a 101 the
-// agent did not ask for is never spliced, and by default no upgrade is allowed to a host that has ever
-// answered 402 (a seller of paid resources).
+// agent did not ask for, or one to a protocol other than WebSocket, is never spliced (the agent's next bytes
+// are read as HTTP and decided), and by default no upgrade is allowed to a host that has answered 402 (a
+// seller of paid resources) through payguard: the store keeps those hosts (store.Sellers), so restarts
+// and replicas agree. Bytes inside an allowed WebSocket stream are not scanned
+// for payments: docs/proxy.md's threat model says why.
 
 // UpgradePolicy is proxy.upgrades: what payguard does with a request that asks to switch protocols.
 type UpgradePolicy string
 
 const (
-	// UpgradesRefuseAfter402 (the default) refuses upgrades to any host that has answered 402 through this
-	// proxy since it started; other upgrades go on, their requests decided like any other.
+	// UpgradesRefuseAfter402 (the default) refuses upgrades to any host that has answered 402 through
+	// payguard (kept in the store: across restarts, on every replica); other upgrades go on, their requests
+	// decided like any other.
 	UpgradesRefuseAfter402 UpgradePolicy = "refuse_after_402"
 	// UpgradesAllow lets every upgrade through (its request still decided like any other).
 	UpgradesAllow UpgradePolicy = "allow"
@@ -46,8 +54,8 @@ func ParseUpgradePolicy(s string) (UpgradePolicy, error) {
 // are refused everywhere under refuse_after_402) rather than forgetting a seller: fail closed.
 const maxPaidHosts = 1 << 16
 
-// paidHosts remembers, in memory, the hosts that have answered 402. It is not shared between replicas and
-// is forgotten on restart (docs/proxy.md, threat model): use proxy.upgrades: refuse to close that gap.
+// paidHosts remembers, in memory, the hosts that have answered 402 through this process, and those the
+// store said were sellers: the store (store.Sellers) is what replicas share and restarts keep.
 type paidHosts struct {
 	mu    sync.Mutex
 	hosts map[string]struct{}
@@ -90,20 +98,15 @@ func upgradeHost(req *http.Request) string {
 // isUpgradeRequest reports whether req asks to switch protocols: an Upgrade header, or "upgrade" among
 // the Connection options (Go's transport and goproxy act on either).
 func isUpgradeRequest(req *http.Request) bool {
-	if len(req.Header.Values("Upgrade")) > 0 {
-		return true
-	}
-	for _, v := range req.Header.Values("Connection") {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
-				return true
-			}
-		}
-	}
-	return false
+	return len(req.Header.Values("Upgrade")) > 0 || hasToken(req.Header, "Connection", "upgrade")
 }
 
-// upgradeRefusal returns why an upgrade request must be refused under the policy, or "".
+// sellersTimeout bounds one question to the store about hosts that answered 402.
+const sellersTimeout = 2 * time.Second
+
+// upgradeRefusal returns why an upgrade request must be refused under the policy, or "". Under
+// refuse_after_402 a host is a seller when this process saw it answer 402, or when the store remembers it
+// (store.Sellers: every replica's 402s, before any restart); a store that cannot answer refuses the upgrade.
 func (p *Proxy) upgradeRefusal(req *http.Request) string {
 	switch p.opts.Upgrades {
 	case UpgradesAllow:
@@ -111,15 +114,29 @@ func (p *Proxy) upgradeRefusal(req *http.Request) string {
 	case UpgradesRefuse:
 		return "protocol upgrades are refused (proxy.upgrades: refuse): bytes after a 101 cannot be guarded"
 	}
-	if p.paid.has(upgradeHost(req)) {
+	host := upgradeHost(req)
+	seller := p.paid.has(host)
+	if !seller && p.sellers != nil && host != "" {
+		ctx, cancel := context.WithTimeout(req.Context(), sellersTimeout)
+		defer cancel()
+		known, err := p.sellers.IsSeller(ctx, host)
+		if err != nil {
+			return fmt.Sprintf("protocol upgrade to %s refused: the store cannot say whether it has answered 402 (%v)", host, err)
+		}
+		if seller = known; seller {
+			p.learnedSeller(host)
+		}
+	}
+	if seller {
 		return fmt.Sprintf("protocol upgrade to %s refused: it has answered 402, and payments inside an upgraded "+
-			"connection cannot be guarded (proxy.upgrades: refuse_after_402)", upgradeHost(req))
+			"connection cannot be guarded (proxy.upgrades: refuse_after_402)", host)
 	}
 	return ""
 }
 
 // guardSwitch judges a response before goproxy sees it: a 101 is spliced only when the agent asked for an
-// upgrade the policy still allows (a seller that answered 402 meanwhile loses it); any other response loses
+// upgrade the policy still allows (a seller that answered 402 meanwhile loses it) and it switches to
+// WebSocket, the one protocol the proxy relays; any other response loses
 // its Upgrade header, so goproxy never takes it for a WebSocket handshake. It returns a replacement
 // response, or nil to go on.
 func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqState) *http.Response {
@@ -131,6 +148,9 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 	switch {
 	case !st.upgrade:
 		why = "seller switched protocols on a request that did not ask to"
+	case !isWebSocketSwitch(resp.Header):
+		why = fmt.Sprintf("seller switched to %q: payguard relays only WebSocket upgrades (no other protocol "+
+			"after a 101 is passed on, as payments inside it could not be read)", strings.Join(resp.Header.Values("Upgrade"), ", "))
 	default:
 		why = p.upgradeRefusal(ctx.Req)
 	}
@@ -145,6 +165,28 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 	p.observe("upgrade", ctx.Req, out, st.start)
 	st.local = true
 	return refusal(ctx.Req, out, p.opts.RetryAfter)
+}
+
+// isWebSocketSwitch reports whether a 101's headers are a WebSocket handshake's: "upgrade" among the
+// Connection options and "websocket" among the Upgrade protocols. It is the test goproxy applies before it
+// splices (goproxy's isWebSocketHandshake, in both its plain and MITM paths); a 101 that fails it would not
+// be relayed but left waiting on the seller's raw stream (HTTP/2 after an h2c upgrade, TLS after RFC 2817's,
+// or a made-up protocol), so payguard refuses it instead. Requests inside such a protocol would carry
+// payment headers payguard cannot read; the agent's bytes after the refusal are read as HTTP and decided.
+func isWebSocketSwitch(h http.Header) bool {
+	return hasToken(h, "Connection", "upgrade") && hasToken(h, "Upgrade", "websocket")
+}
+
+// hasToken reports whether token is one of the comma-separated values of header name (case-insensitive).
+func hasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // splices are the upgraded connections open to each host. When a host answers its first 402, its open
@@ -217,13 +259,36 @@ func (c *splice) Close() error {
 	return c.ReadWriteCloser.Close()
 }
 
-// sellerAnswered402 records that the request's host answered 402, and under refuse_after_402 closes the
-// upgraded connections still open to it.
+// sellerAnswered402 records that the request's host answered 402, in this process and in the store (once
+// per host and process), and under refuse_after_402 closes the upgraded connections still open to it here.
+// A store that fails to record it is logged: this process still refuses, another replica or the next start
+// may not.
 func (p *Proxy) sellerAnswered402(req *http.Request) {
 	host := upgradeHost(req)
-	if p.paid.add(host) && p.opts.Upgrades == UpgradesRefuseAfter402 {
+	if !p.learnedSeller(host) {
+		return
+	}
+	if p.sellers != nil && host != "" {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), sellersTimeout)
+		defer cancel()
+		if err := p.sellers.MarkSeller(ctx, host); err != nil {
+			p.log.Warn("seller host not recorded", "host", host, "error", err.Error(),
+				"hint", "other replicas and later starts may allow protocol upgrades to it (proxy.upgrades)")
+		}
+	}
+}
+
+// learnedSeller remembers host as a seller in this process; when it is news here, under refuse_after_402
+// the upgraded connections this process still has open to it are closed (whether it answered 402 here or
+// the store says it did elsewhere). It reports whether the host was news.
+func (p *Proxy) learnedSeller(host string) bool {
+	if !p.paid.add(host) {
+		return false
+	}
+	if p.opts.Upgrades == UpgradesRefuseAfter402 {
 		p.splices.closeHost(host)
 	}
+	return true
 }
 
 // trackSplice registers an allowed 101's connection so that it can be closed if its host answers 402.
@@ -231,4 +296,11 @@ func (p *Proxy) trackSplice(resp *http.Response, req *http.Request) {
 	if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
 		resp.Body = p.splices.add(upgradeHost(req), rwc)
 	}
+}
+
+// sellersOf is the store's memory of hosts that answered 402, or nil for a store without one (the proxy
+// then remembers them in this process only).
+func sellersOf(st State) store.Sellers {
+	s, _ := st.(store.Sellers)
+	return s
 }

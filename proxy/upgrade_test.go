@@ -2,24 +2,28 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/store/bolt"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
 
-// upgradeSeller answers 402 on /pay, and on /ws switches protocols (101, then echoes raw bytes) for any
-// request, asked or not. It records every payment header it received, in any spelling, and every byte
+// upgradeSeller answers 402 on /pay, and on /ws switches protocols (101 to the protocol asked, websocket
+// when none was, then echoes raw bytes) for any request, asked or not. It records every payment header it received, in any spelling, and every byte
 // that reached it after a 101.
 type upgradeSeller struct {
 	srv      *httptest.Server
@@ -51,7 +55,11 @@ func newUpgradeSeller(t *testing.T, useTLS bool) *upgradeSeller {
 		}
 		defer conn.Close()
 		s.switched.Add(1)
-		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		proto := r.Header.Get("Upgrade")
+		if proto == "" {
+			proto = "websocket"
+		}
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: " + proto + "\r\nConnection: Upgrade\r\n\r\n")
 		rw.Flush()
 		conn.SetDeadline(time.Now().Add(time.Minute))
 		buf := make([]byte, 4096)
@@ -287,5 +295,98 @@ func TestOpenUpgradeClosedWhenHostAnswers402(t *testing.T) {
 		if _, raw := s.seen(); strings.Contains(raw, "after") {
 			t.Errorf("tls=%v: the seller received %q after its 402", useTLS, raw)
 		}
+	}
+}
+
+// An upgrade to a protocol other than WebSocket (h2c here, whose HTTP/2 requests after the 101 would carry
+// payment headers payguard cannot read) is not relayed: the seller's 101 is refused, so no byte the agent
+// sends after it reaches the seller raw, and a request pipelined behind it, carrying a blocked payment, is
+// read as HTTP and decided. (Before, the proxy passed a 101 it could not relay and the connection hung
+// on the seller's raw stream over plain HTTP.)
+func TestNonWebSocketUpgradeIsNeverSpliced(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		s := newUpgradeSeller(t, useTLS)
+		rules := testRules()
+		rules.PayToBlocklist = []string{otherPayTo}
+		h := newHarness(t, memory.New(), rules, trustServer(s.srv))
+		pay := blockedPayment(t, h, s.srv.URL+"/ws")
+		c := dialThrough(t, h, s.srv)
+		h2c := "Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"
+		fmt.Fprint(c, c.request("GET", "/ws", h2c)+c.request("GET", "/ws", "X-PAYMENT: "+pay+"\r\n"))
+		resp, body := c.read(t)
+		if r := decodeRefusal(t, resp, []byte(body)); !strings.Contains(strings.Join(r.Reasons, " "), "relays only WebSocket") {
+			t.Errorf("tls=%v: h2c upgrade answered %d %s", useTLS, resp.StatusCode, body)
+		}
+		resp, body = c.read(t)
+		if r := decodeRefusal(t, resp, []byte(body)); r.Decision != block {
+			t.Errorf("tls=%v: pipelined payment: %d %s", useTLS, resp.StatusCode, body)
+		}
+		payments, raw := s.seen()
+		if len(payments) > 0 || strings.Contains(raw, "X-PAYMENT") {
+			t.Errorf("tls=%v: seller saw payments %v, raw bytes %q", useTLS, payments, raw)
+		}
+	}
+}
+
+// "A host that has answered 402" is kept by the store, not only by the process that saw the 402: a
+// proxy restarted on the same bolt file, and another replica on the same store, refuse the upgrade too.
+// (Before, the memory was per process: both let the upgrade through.)
+func TestUpgradeRefusedAfterRestartAndOnOtherReplicas(t *testing.T) {
+	s := newUpgradeSeller(t, false)
+	path := filepath.Join(t.TempDir(), "payguard.db")
+	st, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, testRules(), trustServer(s.srv))
+	c := dialThrough(t, h, s.srv)
+	fmt.Fprint(c, c.request("GET", "/pay"))
+	if resp, _ := c.read(t); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("/pay = %d", resp.StatusCode)
+	}
+	h.srv.Close()
+	h.admin.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st2.Close() })
+	restarted := newHarness(t, st2, testRules(), trustServer(s.srv))
+	replica := newHarness(t, st2, testRules(), trustServer(s.srv))
+	for name, h := range map[string]*harness{"restarted": restarted, "replica": replica} {
+		c := dialThrough(t, h, s.srv)
+		fmt.Fprint(c, c.request("GET", "/ws", wsHeaders))
+		resp, body := c.read(t)
+		if r := decodeRefusal(t, resp, []byte(body)); !strings.Contains(strings.Join(r.Reasons, " "), "answered 402") {
+			t.Errorf("%s: upgrade to a host that answered 402 before: %d %s", name, resp.StatusCode, body)
+		}
+	}
+	if n := s.switched.Load(); n != 0 {
+		t.Errorf("the seller switched protocols %d times", n)
+	}
+}
+
+// sellersFailing is a store whose memory of sellers cannot be read.
+type sellersFailing struct{ *memory.Store }
+
+func (sellersFailing) IsSeller(context.Context, string) (bool, error) {
+	return false, errors.New("store unreachable")
+}
+
+// A store that cannot say whether a host has answered 402 refuses the upgrade (fail closed).
+func TestUpgradeRefusedWhenStoreCannotTell(t *testing.T) {
+	s := newUpgradeSeller(t, false)
+	h := newHarness(t, sellersFailing{memory.New()}, testRules(), trustServer(s.srv))
+	c := dialThrough(t, h, s.srv)
+	fmt.Fprint(c, c.request("GET", "/ws", wsHeaders))
+	resp, body := c.read(t)
+	if r := decodeRefusal(t, resp, []byte(body)); !strings.Contains(strings.Join(r.Reasons, " "), "store unreachable") {
+		t.Errorf("upgrade with an unreadable store: %d %s", resp.StatusCode, body)
+	}
+	if n := s.switched.Load(); n != 0 {
+		t.Errorf("the seller switched protocols %d times", n)
 	}
 }

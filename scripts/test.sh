@@ -20,6 +20,10 @@ standalone() {
 run standalone standalone
 run go go test -race ./...
 run interop npm --prefix interop test
+# The in-process guards (docs/SPEC.md §12): Node's test runner and pytest, each on every decision vector.
+# The Python suite skips with a loud notice where python3 is missing, and fails instead under CI=true.
+run clients-js npm --prefix clients/js test
+run clients-python scripts/test-python.sh
 run chart charts/payguard/ci/check.sh
 run dockerfile scripts/check-dockerfile.sh --allow-placeholder-digests
 # The adversarial suite: every fuzz target for 20 s in CI (CI=true), or PAYGUARD_FUZZ_SECONDS each when set.

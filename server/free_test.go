@@ -186,23 +186,35 @@ func TestFacilitatorCheckShowsInHealthAndStatus(t *testing.T) {
 	}
 }
 
-// /health, serve's readiness, follows the store: while the store cannot record a paid call (a full disk
-// under the bolt journal, a wiped Redis ledger) it is 503 and says why; the old /health stayed 200.
+// /health and /readyz, serve's readiness, follow the store: while the store cannot record a paid call (a
+// full disk under the bolt journal, a wiped Redis ledger) both are 503 and say why, and /healthz (liveness)
+// stays 200. The old /health stayed 200, and /readyz asked only for the sanctions list.
 func TestHealthFollowsTheStore(t *testing.T) {
 	e := newEnv(t)
 	failing := &e.storeErr
-	if r := e.do("GET", "/health", nil, nil); r.StatusCode != 200 {
-		t.Fatalf("healthy: %d %s", r.StatusCode, r.body)
+	for _, path := range []string{"/health", "/readyz"} {
+		if r := e.do("GET", path, nil, nil); r.StatusCode != 200 {
+			t.Fatalf("healthy %s: %d %s", path, r.StatusCode, r.body)
+		}
 	}
 	err := errors.New("store/bolt: writing the journal: no space left on device")
 	failing.Store(&err)
 	r := e.do("GET", "/health", nil, nil)
 	st, _ := r.json(t)["store"].(map[string]any)
 	if r.StatusCode != 503 || st["ready"] != false || !strings.Contains(fmt.Sprint(st["error"]), "no space left") {
-		t.Fatalf("store failing: %d %s", r.StatusCode, r.body)
+		t.Fatalf("/health, store failing: %d %s", r.StatusCode, r.body)
+	}
+	r = e.do("GET", "/readyz", nil, nil)
+	if b := r.json(t); r.StatusCode != 503 || b["status"] != "not ready" || !strings.Contains(fmt.Sprint(b["error"]), "no space left") {
+		t.Fatalf("/readyz, store failing: %d %s", r.StatusCode, r.body)
+	}
+	if r := e.do("GET", "/healthz", nil, nil); r.StatusCode != 200 {
+		t.Fatalf("/healthz, store failing: %d (liveness does not depend on the store)", r.StatusCode)
 	}
 	failing.Store(nil)
-	if r := e.do("GET", "/health", nil, nil); r.StatusCode != 200 {
-		t.Fatalf("recovered: %d %s", r.StatusCode, r.body)
+	for _, path := range []string{"/health", "/readyz"} {
+		if r := e.do("GET", path, nil, nil); r.StatusCode != 200 {
+			t.Fatalf("recovered %s: %d %s", path, r.StatusCode, r.body)
+		}
 	}
 }

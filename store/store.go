@@ -225,6 +225,21 @@ type Endpoints interface {
 	IndexUpdatedAt(ctx context.Context) (time.Time, error)               // zero when the index was never filled
 }
 
+// MaxSellerHosts bounds the hosts a Sellers store remembers. Past it the store is full: every host counts
+// as a seller (fail closed: upgrades are refused everywhere under refuse_after_402) rather than a seller
+// being forgotten.
+const MaxSellerHosts = 1 << 16
+
+// Sellers remembers the hosts that have answered 402 through the proxy, for proxy.upgrades'
+// refuse_after_402 (a protocol upgrade to such a host is refused: payments inside an upgraded stream
+// cannot be read). A store that keeps it across restarts and shares it between replicas (bolt, redis) makes
+// "a host that has answered 402" mean ever, not since this process started. Hosts are names as the proxy
+// keys them (lower case, no port). IsSeller is true for every host once MaxSellerHosts are remembered.
+type Sellers interface {
+	MarkSeller(ctx context.Context, host string) error
+	IsSeller(ctx context.Context, host string) (bool, error)
+}
+
 // ObservationBatcher is implemented by stores that write several observations at once more cheaply than
 // one by one (bolt: one transaction and fsync). It behaves as PutObservation for each, all or nothing.
 type ObservationBatcher interface {

@@ -219,14 +219,28 @@ func CheckObservation(o Observation) error {
 	if err := CheckName("observation url", o.URL); err != nil {
 		return err
 	}
-	if err := CheckName("observation method", o.Method); err != nil {
-		return err
+	if o.Method == "" || len(o.Method) > MaxObservationMethod {
+		return fmt.Errorf("%w: observation method of %d bytes (1 to %d)", ErrInvalid, len(o.Method), MaxObservationMethod)
 	}
 	if o.ObservedAt.IsZero() {
 		return fmt.Errorf("%w: observation of %s has no time", ErrInvalid, o.URL)
 	}
 	if len(o.Offers) > MaxObservedOffers {
 		return fmt.Errorf("%w: observation of %s has %d offers (at most %d)", ErrInvalid, o.URL, len(o.Offers), MaxObservedOffers)
+	}
+	for i := range o.Offers {
+		if err := CheckOffer(o.Offers[i]); err != nil {
+			return err
+		}
+	}
+	if o.Paid != nil {
+		if err := CheckOffer(*o.Paid); err != nil {
+			return err
+		}
+	}
+	if len(o.Error) > MaxObservationError || len(o.Category) > MaxObservationCategory || len(o.Source) > MaxObservationCategory {
+		return fmt.Errorf("%w: observation of %s: error, category or source too long (%d, %d, %d bytes; at most %d, %d, %d)", ErrInvalid,
+			o.URL, len(o.Error), len(o.Category), len(o.Source), MaxObservationError, MaxObservationCategory, MaxObservationCategory)
 	}
 	if len(o.Challenge)+len(o.Metadata) > MaxObservationBlob {
 		return fmt.Errorf("%w: observation of %s carries %d bytes of challenge and metadata (at most %d)", ErrInvalid, o.URL,
@@ -235,11 +249,26 @@ func CheckObservation(o Observation) error {
 	return nil
 }
 
+// CheckOffer validates one observed payment option: every field at most MaxObservedField bytes.
+func CheckOffer(f Offer) error {
+	for _, v := range []string{f.Scheme, f.Network, f.Asset, f.Amount, f.PayTo} {
+		if len(v) > MaxObservedField {
+			return fmt.Errorf("%w: an observed offer field of %d bytes (at most %d)", ErrInvalid, len(v), MaxObservedField)
+		}
+	}
+	return nil
+}
+
 // Bounds on one observation, so that the storage per endpoint is bounded by Retention.MaxPerURL times a
-// known size.
+// known size (docs/index.md states it): with the URL at most MaxNameBytes, one observation is at most
+// 43,640 bytes of JSON (index's BenchmarkObservationBytes).
 const (
-	MaxObservedOffers  = 32      // SPEC's payment options per request
-	MaxObservationBlob = 8 << 10 // challenge and metadata bytes together
+	MaxObservedOffers      = 32      // SPEC's payment options per request
+	MaxObservationBlob     = 8 << 10 // challenge and metadata bytes together
+	MaxObservedField       = 128     // each offer field: CAIP-2 ids, addresses and atomic amounts are far shorter
+	MaxObservationMethod   = 32      // an HTTP method
+	MaxObservationError    = 1 << 10 // a failure's description (the writer shortens longer ones)
+	MaxObservationCategory = 64      // the seller's category, and the source
 )
 
 // CheckRetention validates a retention bound.

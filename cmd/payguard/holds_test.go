@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,6 +111,24 @@ func TestHoldsCLI(t *testing.T) {
 	t.Setenv(adminTokenEnv, "wrong-token-wrong-token")
 	if code, _, errs = holdsCmd("list", "--admin", admin); code != 1 || !strings.Contains(errs, "401") {
 		t.Errorf("wrong token from the environment: %d %s", code, errs)
+	}
+	// The flags win over the environment: --token, then --token-file (the data dir's own file works as one).
+	good, err := os.ReadFile(filepath.Join("payguard-data", "admin-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs = holdsCmd("list", "--admin", admin, "--token", strings.TrimSpace(string(good))); code != 0 || !strings.Contains(out, id) {
+		t.Errorf("--token over a wrong $PAYGUARD_ADMIN_TOKEN: %d %s %s", code, out, errs)
+	}
+	if code, out, errs = holdsCmd("list", "--admin", admin, "--token-file", filepath.Join("payguard-data", "admin-token")); code != 0 || !strings.Contains(out, id) {
+		t.Errorf("--token-file over a wrong $PAYGUARD_ADMIN_TOKEN: %d %s %s", code, out, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "bad-token")
+	if err := os.WriteFile(bad, []byte("another-wrong-token-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs = holdsCmd("list", "--admin", admin, "--token-file", bad, "--token", strings.TrimSpace(string(good))); code != 1 || !strings.Contains(errs, "401") {
+		t.Errorf("--token-file (wrong) is used before --token: %d %s", code, errs)
 	}
 	if code, _, _ = holdsCmd("approve", "--admin", admin); code != 2 {
 		t.Errorf("approve without an id: %d, want 2", code)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -153,12 +154,13 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return err
 	}
 	srv.Mount("/mcp", mcpHandler)
-	// The watcher ends with serveAPI, also when it returns early (a listener that cannot bind): a goroutine
-	// left behind would go on logging to a writer its caller has moved on from.
+	// The facilitator watch ends with serveAPI, whichever way it returns (a listener that fails included): no
+	// goroutine of this server logs after it has returned.
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	watchDone := make(chan struct{})
-	go func() { defer close(watchDone); watchFacilitator(watchCtx, srv, facilitator, log) }()
-	defer func() { stopWatch(); <-watchDone }()
+	var watching sync.WaitGroup
+	watching.Go(func() { watchFacilitator(watchCtx, srv, facilitator, log) })
+	defer watching.Wait()
+	defer stopWatch()
 
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,5 +170,41 @@ func TestDiscoveryAndFailedRounds(t *testing.T) {
 	obs, _ = st.Observations(context.Background(), up)
 	if s := index.Derive(up, obs, "GET", time.Now(), 0); s.Live == nil || !*s.Live || len(s.PayTo) != 1 {
 		t.Fatalf("live endpoint: %+v", s)
+	}
+}
+
+// One request per host per PerHostInterval: two endpoints of one host are asked that far apart, and the
+// next round waits too; another host is not held back by the first one's pacing.
+func TestProbePacesEachHost(t *testing.T) {
+	const interval = 300 * time.Millisecond
+	var mu sync.Mutex
+	at := map[string][]time.Time{}
+	record := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		at[r.Host] = append(at[r.Host], time.Now())
+		mu.Unlock()
+		http.Error(w, "no", http.StatusNotFound)
+	}
+	var hits atomic.Int64
+	a := sellerServer(t, "127.0.0.1:0", &hits, record)
+	b := sellerServer(t, "127.0.0.2:0", &hits, record)
+	p := New(Options{Guard: Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Timeout: 2 * time.Second,
+		PerHostInterval: interval, Endpoints: []string{a.URL + "/one", b.URL + "/x", a.URL + "/two"}})
+	p.Round(context.Background())
+	p.Round(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	ha, hb := at[strings.TrimPrefix(a.URL, "http://")], at[strings.TrimPrefix(b.URL, "http://")]
+	if len(ha) != 4 || len(hb) != 2 {
+		t.Fatalf("requests: %d to a, %d to b", len(ha), len(hb))
+	}
+	// The prober spaces the starts of its requests; their arrival here varies by a little (slack).
+	for i := 1; i < len(ha); i++ {
+		if gap := ha[i].Sub(ha[i-1]); gap < interval*3/4 {
+			t.Errorf("host a asked again after %v (< %v)", gap, interval)
+		}
+	}
+	if gap := hb[0].Sub(ha[0]); gap >= interval*3/4 {
+		t.Errorf("host b waited %v behind host a's pacing", gap)
 	}
 }

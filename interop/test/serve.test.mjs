@@ -159,3 +159,51 @@ describe('what is never charged', () => {
     assert.equal(s.verify.calls + s.settle.calls, 0);
   });
 });
+
+// Issue 18, server mode, as an attacker would try it against the real binary paid by the official client.
+describe('server-mode attacks (issue 18 items 8 and 9)', () => {
+  beforeEach(reset);
+
+  it('20 concurrent replays of one payment cost one /verify and one settle', async () => {
+    // A real signed payment that was never settled: the facilitator is down when it is first presented
+    // (its claim is released), then it is sent 20 times at once. On the old code every copy was verified
+    // (20 /verify calls) before the one settle.
+    const url = `${api.url}/v1/check?address=${SELLER_PAY_TO}`;
+    await fetch(`${fac.url}/_outage`, { method: 'POST', body: '{"on":true}' });
+    const first = await buy(url, { version: 2 });
+    await reset();
+    assert.equal(first.status, 503, first.body);
+    assert.ok(first.paymentHeader, 'the client signed a payment');
+    const headers = { [first.paymentHeader.name]: first.paymentHeader.value };
+    const rs = await Promise.all(Array.from({ length: 20 }, () => send(url, { headers })));
+    const ok = rs.filter((r) => r.status === 200);
+    const refused = rs.filter((r) => r.status === 402 && r.json?.error === 'invalid_exact_evm_nonce_already_used');
+    const s = await facStats();
+    assert.deepEqual({ ok: ok.length, refused: refused.length, verifies: s.verify.calls, settles: s.settle.calls },
+      { ok: 1, refused: 19, verifies: 1, settles: 1 }, rs.filter((r) => r.status !== 200).map((r) => r.body).slice(0, 3).join('\n'));
+  });
+
+  const forms = {
+    'a zero-width space': `${SANCTIONED.slice(0, 12)}\u200b${SANCTIONED.slice(12)}`,
+    'no 0x': SANCTIONED.slice(2),
+    'a fullwidth ０ｘ': `０ｘ${SANCTIONED.slice(2)}`,
+  };
+  for (const [name, address] of Object.entries(forms)) {
+    it(`a listed address with ${name} is found (risk high), not answered low`, async () => {
+      const r = await buy(`${api.url}/v1/check?address=${encodeURIComponent(address)}`, { version: 2 });
+      assert.equal(r.status, 200, r.body);
+      assert.equal(r.json.risk, 'high', r.body);
+      assert.ok(r.json.flags.includes('sanctioned_address'), r.body);
+    });
+  }
+
+  for (const address of ['0xZZ', 'hello world']) {
+    it(`"${address}" is no wallet address: flagged unrecognized_address, risk unknown (charged, never low)`, async () => {
+      const r = await buy(`${api.url}/v1/check?address=${encodeURIComponent(address)}`, { version: 2 });
+      assert.equal(r.status, 200, r.body);
+      assert.equal(r.json.risk, 'unknown', r.body);
+      assert.ok(r.json.flags.includes('unrecognized_address'), r.body);
+      assert.equal((await facStats()).settle.success, 1);
+    });
+  }
+});

@@ -29,7 +29,16 @@ func (s *Store) write(fn func(*bbolt.Tx) error) error {
 	n := s.writers.Add(1)
 	defer s.writers.Add(-1)
 	if n == 1 || !s.batching {
-		return s.db.Update(fn)
+		return s.update(fn)
 	}
-	return s.db.Batch(fn)
+	// The commit's id, for the mark (bolt.go's update): the last run of fn is the one committed.
+	var txid uint64
+	err := s.db.Batch(func(tx *bbolt.Tx) error {
+		txid = uint64(tx.ID())
+		return fn(tx)
+	})
+	if err == nil {
+		_ = s.mark(txid)
+	}
+	return err
 }

@@ -53,8 +53,9 @@ var (
 	bucketTrial        = []byte("trial")        // day+client → count, expiry (unix ns)
 	bucketObservations = []byte("observations") // URL → nested bucket: sequence → Observation JSON
 	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
+	bucketSellers      = []byte("sellers")      // host that answered 402 → empty (store.Sellers)
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 
@@ -92,7 +93,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sellers = (*Store)(nil)
+)
 
 // Open opens or creates the file at path (and its directory, mode 0700). A file older than its mark, or
 // one bbolt finds damaged, is refused with an error wrapping store.ErrLedgerLost (mark.go); a bbolt panic
@@ -196,14 +200,38 @@ func (s *Store) markNow() error {
 	return s.mark(id)
 }
 
-// mark records commit txid in the mark (only the applier and Open call it); an error stops the ledger like
-// a failed commit.
+// mark records commit txid in the mark unless it already holds a newer one (commits of other writes may
+// finish in any order); a closed store's mark is left alone. For the ledger's applier an error stops the
+// ledger like a failed commit; update and write ignore it (mark.go).
 func (s *Store) mark(txid uint64) error {
-	b := appendMark(s.log.markBuf[:0], txid)
-	if _, err := s.log.mark.WriteAt(b, 0); err != nil {
+	l := &s.log
+	l.markMu.Lock()
+	defer l.markMu.Unlock()
+	if l.mark == nil || txid <= l.marked {
+		return nil
+	}
+	b := appendMark(l.markBuf[:0], txid)
+	if _, err := l.mark.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("store/bolt: recording the commit in the mark: %w", err)
 	}
+	l.marked = txid
 	return nil
+}
+
+// update is db.Update followed by the mark of its commit, for every write outside the ledger's journal
+// (holds, taken tickets, released leases, observations): a damaged meta page that falls back past such a
+// commit is refused at the next start like one that falls back past a ledger commit. A mark that cannot be
+// written is left older, which is never a false alarm; the write itself succeeded and is reported so.
+func (s *Store) update(fn func(*bbolt.Tx) error) error {
+	var txid uint64
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		txid = uint64(tx.ID())
+		return fn(tx)
+	})
+	if err == nil {
+		_ = s.mark(txid)
+	}
+	return err
 }
 
 // Close applies the queued ledger operations and releases the file and its lock. Concurrent and repeated

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/bolt"
@@ -102,6 +103,10 @@ func TestDamagedFileNeverStartsWithLessSpend(t *testing.T) {
 		// must open with every cent.
 		{"garbage in meta page 0", func(t *testing.T, path string) { overwrite(t, path, 0, 64) }},
 		{"garbage in meta page 1", func(t *testing.T, path string) { overwrite(t, path, pageSize, 64) }},
+		// The same within the meta's fields only, past the 16-byte page header bbolt's check reads: the
+		// fallback is then caught by the mark alone.
+		{"garbage in meta page 0's fields", func(t *testing.T, path string) { overwrite(t, path, 16, 48) }},
+		{"garbage in meta page 1's fields", func(t *testing.T, path string) { overwrite(t, path, pageSize+16, 48) }},
 		{"garbage in data pages", func(t *testing.T, path string) {
 			st, err := os.Stat(path)
 			if err != nil {
@@ -184,5 +189,49 @@ func TestReinitRefusesALiveFile(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The newest commit need not be the ledger's: a payment digest marked (the proxy's and serve's replay memory)
+// commits outside the journal. Garbage in the meta page holding it must be refused too, not fall back past it
+// without a word; garbage in the other one is refused (bbolt's check) or opens with the digest remembered.
+// Before every commit was marked, the fallback forgot the digest silently.
+func TestDamagedMetaNeverForgetsAReplayMark(t *testing.T) {
+	pageSize := int64(os.Getpagesize())
+	ctx := context.Background()
+	refused := 0
+	for page := range int64(2) {
+		path := filepath.Join(t.TempDir(), "payguard.db")
+		spendTwenty(t, path)
+		s, err := bolt.Open(path, bolt.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkPaymentSeen(ctx, "digest-of-a-released-payment", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Garbage in the meta itself, after the page header (16 bytes) that bbolt's check reads: only the
+		// fallback to the other meta page can tell.
+		overwrite(t, path, page*pageSize+16, 48)
+		s, err = bolt.Open(path, bolt.Options{})
+		if errors.Is(err, store.ErrLedgerLost) {
+			t.Logf("garbage in meta page %d: %v", page, err)
+			refused++
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.MarkPaymentSeen(ctx, "digest-of-a-released-payment", time.Hour)
+		s.Close()
+		if !errors.Is(err, store.ErrAlreadyUsed) {
+			t.Fatalf("garbage in meta page %d: opened and forgot the payment digest (mark again: %v)", page, err)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("garbage in either meta page opened: one of them held the newest commit")
 	}
 }

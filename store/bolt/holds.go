@@ -53,7 +53,7 @@ func (s *Store) CreateHold(ctx context.Context, h store.Hold) error {
 		return err
 	}
 	h = utcHold(h)
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	return s.update(func(tx *bbolt.Tx) error {
 		holds := tx.Bucket(bucketHolds)
 		if holds.Get([]byte(h.ID)) != nil {
 			return fmt.Errorf("%w: hold %s already exists", store.ErrConflict, h.ID)
@@ -161,7 +161,7 @@ func (s *Store) updateHold(ctx context.Context, id string, apply func(store.Hold
 	}
 	var out store.Hold
 	var refused error
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		r, err := getHold(tx, id)
 		if err != nil {
 			return err

@@ -103,8 +103,10 @@ type ledgerLog struct {
 	last         *ledgerOp // the newest operation enqueued: waiting for it waits for all
 	seq          uint64
 	journals     [2]*os.File
-	mark         *os.File // the high-water mark (mark.go), written after each commit
+	markMu       sync.Mutex // guards mark, markBuf and marked: every committing path writes the mark
+	mark         *os.File   // the high-water mark (mark.go), written after each commit
 	markBuf      [markSize]byte
+	marked       uint64   // the transaction id the mark holds
 	sizes        [2]int64 // bytes in each journal, to undo a short write
 	cur          int      // the journal new operations go to; the applier takes the other one's turn
 	broken       error    // a commit failed: the ledger refuses everything until a restart
@@ -262,7 +264,10 @@ func (s *Store) openLedger(path string) error {
 		}
 	}
 	var err error
-	if l.mark, err = openMark(path); err != nil {
+	l.markMu.Lock()
+	l.mark, err = openMark(path)
+	l.markMu.Unlock()
+	if err != nil {
 		s.closeJournals()
 		return err
 	}
@@ -287,10 +292,12 @@ func (s *Store) closeJournals() {
 			s.log.journals[i] = nil
 		}
 	}
+	s.log.markMu.Lock()
 	if s.log.mark != nil {
 		s.log.mark.Close()
 		s.log.mark = nil
 	}
+	s.log.markMu.Unlock()
 }
 
 // closeLedger applies what is queued, stops the applier and closes the journals.

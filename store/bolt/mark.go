@@ -1,7 +1,8 @@
 package bolt
 
 // The high-water mark: a small file next to the database (<path>-mark) that records the bbolt transaction id
-// of the newest ledger commit. bbolt itself cannot tell that it went back in time: a file emptied to 0 bytes
+// of the newest commit: the ledger's applier's, and every other write's (holds, payment digests, taken
+// tickets, released leases: bolt.go's update and batch.go's write). bbolt itself cannot tell that it went back in time: a file emptied to 0 bytes
 // opens as a new database, and a damaged meta page makes it fall back silently to the other meta page, one
 // commit older. Either way the spend recorded since is gone and a restart would let it be spent again. So
 // Open compares the file's transaction id with the mark before it writes anything, and refuses to start

@@ -78,7 +78,7 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 		return store.Ticket{}, err
 	}
 	var got store.Ticket
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		tickets := tx.Bucket(bucketTickets)
 		perKey := tickets.Bucket([]byte(key))
 		if perKey == nil {
@@ -233,7 +233,7 @@ func (s *Store) PutObservations(ctx context.Context, obs []store.Observation, ke
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	return s.update(func(tx *bbolt.Tx) error {
 		for i := range obs {
 			if err := putObservationTx(tx, obs[i], vals[i], keep); err != nil {
 				return err

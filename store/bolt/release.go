@@ -53,7 +53,7 @@ func (s *Store) releaseLocked(now time.Time) (int, error) {
 		return 0, nil
 	}
 	var out []released
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		out = out[:0]
 		var err error
 		out, next, err = s.releaseTx(tx, cutoff)

@@ -30,6 +30,7 @@ type Store struct {
 	seen      map[string]time.Time // payment digest → expiry
 	trials    map[trialKey]*trialEntry
 	obs       map[string][]store.Observation // by URL, in put order
+	sellers   map[string]struct{}            // hosts that answered 402 (store.Sellers)
 	updatedAt time.Time
 	// nextRelease is the earliest ExpiresAt of a stored ticket neither taken nor released (zero: none), so
 	// that finding nothing to release costs one comparison (release.go).
@@ -55,7 +56,10 @@ type trialEntry struct {
 	expires time.Time
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sellers = (*Store)(nil)
+)
 
 // New returns an empty store on the system clock.
 func New() *Store { return NewWithClock(time.Now) }
@@ -72,6 +76,7 @@ func NewWithClock(now func() time.Time) *Store {
 		seen:      map[string]time.Time{},
 		trials:    map[trialKey]*trialEntry{},
 		obs:       map[string][]store.Observation{},
+		sellers:   map[string]struct{}{},
 	}
 }
 

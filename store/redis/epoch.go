@@ -18,7 +18,7 @@ import (
 // deployment is initialized, that never expires. Open reads it and every script that reads or changes the
 // ledger, tickets, payment digests, trial counters or holds checks it first, inside the same atomic script:
 // when it is gone or changed the script changes nothing and fails with ledgerLostReply, which the Go side
-// turns into store.ErrLedgerLost. A wipe between two operations is therefore caught by the next one, on
+// turns into store.ErrLedgerLost. Plain reads of holds read it in the same round trip (epochAnd). A wipe between two operations is therefore caught by the next one, on
 // every replica, and the store keeps refusing until an operator acts (InitEpoch with replace, i.e.
 // `payguard store reinit --confirm`) and restarts the replicas.
 
@@ -119,3 +119,26 @@ func InitEpoch(ctx context.Context, opts Options, replace bool) (epoch string, w
 
 // Epoch is the ledger epoch this store opened with.
 func (s *Store) Epoch() string { return s.epoch }
+
+// epochAnd runs read, a plain read the scripts need not guard (it changes nothing), in one round trip with a
+// read of the epoch, and refuses its result when the epoch is gone or changed: after a wipe a hold is
+// reported lost, not "not found", and the approval API's list is an error, not an empty queue.
+func (s *Store) epochAnd(ctx context.Context, read func(p goredis.Pipeliner)) error {
+	var epoch *goredis.StringCmd
+	_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		epoch = p.Get(ctx, s.epochKey())
+		read(p)
+		return nil
+	})
+	if v, eerr := epoch.Result(); eerr == nil || errors.Is(eerr, goredis.Nil) {
+		if v != s.epoch {
+			return s.lost(errors.New(ledgerLostReply))
+		}
+	} else {
+		return eerr
+	}
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return err
+	}
+	return nil
+}

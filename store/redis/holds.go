@@ -68,7 +68,11 @@ func (s *Store) CreateHold(ctx context.Context, h store.Hold) error {
 
 // getHold returns the hold and its raw JSON (for compare-and-set).
 func (s *Store) getHold(ctx context.Context, id string) (store.Hold, string, error) {
-	raw, err := s.rdb.Get(ctx, s.holdKey(id)).Result()
+	var get *goredis.StringCmd
+	if err := s.epochAnd(ctx, func(p goredis.Pipeliner) { get = p.Get(ctx, s.holdKey(id)) }); err != nil {
+		return store.Hold{}, "", fmt.Errorf("store/redis: get hold %s: %w", id, err)
+	}
+	raw, err := get.Result()
 	if errors.Is(err, goredis.Nil) {
 		return store.Hold{}, "", fmt.Errorf("%w: hold %q", store.ErrNotFound, id)
 	}
@@ -91,7 +95,11 @@ func (s *Store) GetHold(ctx context.Context, id string) (store.Hold, error) {
 // FindHold implements store.Holds: the hold with that key and the latest CreatedAt; among equal times the
 // one created last.
 func (s *Store) FindHold(ctx context.Context, key string) (store.Hold, error) {
-	cur, err := s.rdb.Get(ctx, s.key("holdkey:", key)).Result()
+	var get *goredis.StringCmd
+	if err := s.epochAnd(ctx, func(p goredis.Pipeliner) { get = p.Get(ctx, s.key("holdkey:", key)) }); err != nil {
+		return store.Hold{}, fmt.Errorf("store/redis: find hold %q: %w", key, err)
+	}
+	cur, err := get.Result()
 	if errors.Is(err, goredis.Nil) {
 		return store.Hold{}, fmt.Errorf("%w: no hold with key %q", store.ErrNotFound, key)
 	}
@@ -109,7 +117,11 @@ func (s *Store) ListHolds(ctx context.Context, status string) ([]store.Hold, err
 	if err := store.CheckHoldStatus(status); err != nil {
 		return nil, err
 	}
-	ids, err := s.rdb.LRange(ctx, s.key("holdorder"), 0, -1).Result()
+	var lr *goredis.StringSliceCmd
+	if err := s.epochAnd(ctx, func(p goredis.Pipeliner) { lr = p.LRange(ctx, s.key("holdorder"), 0, -1) }); err != nil {
+		return nil, fmt.Errorf("store/redis: list holds: %w", err)
+	}
+	ids, err := lr.Result()
 	if err != nil {
 		return nil, fmt.Errorf("store/redis: list holds: %w", err)
 	}

@@ -59,7 +59,10 @@ type Store struct {
 	persistence Persistence
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sellers = (*Store)(nil)
+)
 
 // Open connects and pings; it fails when Redis cannot be reached, so a misconfigured fleet never starts.
 func Open(ctx context.Context, opts Options) (*Store, error) {

@@ -37,6 +37,9 @@ func TestWipedRedisRefusesNextPayment(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if err := s.CreateHold(ctx, store.Hold{ID: "h0", Key: "k0", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := s.Reserve(ctx, "b", day, cent, capMicros); !errors.Is(err, store.ErrBudgetExceeded) {
 				t.Fatalf("51st payment before the wipe: %v", err)
 			}
@@ -60,6 +63,16 @@ func TestWipedRedisRefusesNextPayment(t *testing.T) {
 			_, _, err = s.TakeTrial(ctx, "client", day, 5, time.Hour)
 			checkLost(t, "TakeTrial", err)
 			checkLost(t, "CreateHold", s.CreateHold(ctx, store.Hold{ID: "h1", Key: "k", ExpiresAt: time.Now().Add(time.Hour)}))
+			checkLost(t, "MarkSeller", s.MarkSeller(ctx, "seller.example"))
+			_, err = s.IsSeller(ctx, "seller.example") // "not a seller" from a wiped store would allow an upgrade
+			checkLost(t, "IsSeller", err)
+			// Reads of holds say the ledger is lost, not "not found" or an empty approval queue.
+			_, err = s.GetHold(ctx, "h0")
+			checkLost(t, "GetHold", err)
+			_, err = s.FindHold(ctx, "k0")
+			checkLost(t, "FindHold", err)
+			_, err = s.ListHolds(ctx, "")
+			checkLost(t, "ListHolds", err)
 			checkLost(t, "Healthy", s.Healthy(ctx))
 			if n, _ := s.Client().DBSize(ctx).Result(); n != 0 {
 				t.Fatalf("a refused operation wrote %d keys into the wiped Redis", n)

@@ -113,6 +113,32 @@ func testObservationRetention(t *testing.T, s store.Store) {
 		store.Retention{MaxPerURL: -1}), store.ErrInvalid)
 	wantErr(t, "too many offers", s.PutObservation(ctx, store.Observation{URL: u, Method: "GET", ObservedAt: late,
 		Offers: make([]store.Offer, store.MaxObservedOffers+1)}, keep), store.ErrInvalid)
+	// The largest observation the bounds allow is kept whole; one byte over any bound is refused.
+	largest := LargestObservation(late)
+	largest.URL = "https://retention.example/" + strings.Repeat("l", store.MaxNameBytes-len("https://retention.example/"))
+	must(t, "PutObservation of the largest observation", s.PutObservation(ctx, largest, store.Retention{}))
+	if got, err := s.Observations(ctx, largest.URL); err != nil || len(got) != 1 || len(got[0].Offers) != store.MaxObservedOffers ||
+		got[0].Error != largest.Error || len(got[0].Metadata) != len(largest.Metadata) {
+		t.Fatalf("the largest observation did not round-trip: %v", err)
+	}
+	over := func(edit func(*store.Observation)) store.Observation {
+		o := LargestObservation(late)
+		o.Offers = append([]store.Offer(nil), o.Offers...)
+		edit(&o)
+		return o
+	}
+	for name, o := range map[string]store.Observation{
+		"an offer field":  over(func(o *store.Observation) { o.Offers[31].PayTo += "x" }),
+		"the paid offer":  over(func(o *store.Observation) { p := *o.Paid; p.Amount += "1"; o.Paid = &p }),
+		"the method":      over(func(o *store.Observation) { o.Method += "X" }),
+		"the error":       over(func(o *store.Observation) { o.Error += "e" }),
+		"the category":    over(func(o *store.Observation) { o.Category += "c" }),
+		"the source":      over(func(o *store.Observation) { o.Source += "s" }),
+		"challenge+meta":  over(func(o *store.Observation) { o.Metadata = append(o.Metadata, '}') }),
+		"an empty method": over(func(o *store.Observation) { o.Method = "" }),
+	} {
+		wantErr(t, "PutObservation with "+name+" over its bound", s.PutObservation(ctx, o, keep), store.ErrInvalid)
+	}
 	if b, ok := s.(store.ObservationBatcher); ok {
 		const v = "https://retention.example/batch"
 		batch := make([]store.Observation, 5)
@@ -126,4 +152,19 @@ func testObservationRetention(t *testing.T, s store.Store) {
 			t.Fatalf("batch after 5 with MaxPerURL 3: %+v", got)
 		}
 	}
+}
+
+// LargestObservation is an observation at every bound store.CheckObservation sets (its URL is short: set
+// one of store.MaxNameBytes to reach the largest stored size).
+func LargestObservation(at time.Time) store.Observation {
+	f := strings.Repeat("f", store.MaxObservedField)
+	offer := store.Offer{Scheme: f, Network: f, Asset: f, Amount: f, PayTo: f}
+	o := store.Observation{URL: "https://largest.example/", Method: strings.Repeat("M", store.MaxObservationMethod), ObservedAt: at,
+		Status: 402, Usable: true, Source: strings.Repeat("s", store.MaxObservationCategory),
+		Error: strings.Repeat("e", store.MaxObservationError), Category: strings.Repeat("c", store.MaxObservationCategory),
+		Challenge: bytes.Repeat([]byte{'{'}, store.MaxObservationBlob/2), Metadata: bytes.Repeat([]byte{'{'}, store.MaxObservationBlob/2), Paid: &offer}
+	for range store.MaxObservedOffers {
+		o.Offers = append(o.Offers, offer)
+	}
+	return o
 }

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Trial/Retention", testTrialRetention},
 		{"Endpoints/Observations", testObservations},
 		{"Endpoints/Retention", testObservationRetention},
+		{"Sellers/Mark", testSellers},
 		{"Concurrent/ReserveEqualAmounts", testConcurrentReserveEqual},
 		{"Concurrent/ReserveMixedAmounts", testConcurrentReserveMixed},
 		{"Concurrent/TakeTicket", testConcurrentTakeTicket},

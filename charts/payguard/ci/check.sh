@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The chart's checks, with no cluster, no network and no helm binary (Helm's own libraries do the work, in the
-# Go module under ci/render; the first run downloads it through the Go module proxy):
+# Go module under ci/render; the first run downloads it and ci/kube127's k8s.io/api v0.27 through the Go module
+# proxy, like any Go dependency; with those in the module cache it runs with GOPROXY=off):
 #   1. ci/render's tests: every documented values combination rendered for Kubernetes 1.27 and 1.31 with the
 #      values schema applied as `helm install` applies it, every object decoded strictly into k8s.io/api
 #      v0.31 (in process) and v0.27 (ci/kube127), invariants (non-root, read-only, resources, labels, kept

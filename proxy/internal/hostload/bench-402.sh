@@ -11,6 +11,8 @@ cd "$BENCH_DIR"
 ROUNDS=${ROUNDS:-3} SLICE=${SLICE:-4s}
 PGCA=${PGCA:-/tmp/pgbench/payguard-data/ca/payguard-ca.pem}
 TARGETS="direct goproxy payguard${PG2:+ payguard2}"
+# Each run's loadgen results in a directory of its own (another run on the machine does not mix in).
+RES=$(mktemp -d /tmp/pg402.XXXXXX); trap 'rm -rf "$RES"' EXIT
 pct() { python3 -c '
 import json,sys
 tot=[0,0,0.0]; hist={}
@@ -29,7 +31,7 @@ print("%6d %6d %7d %9.0f %7d" % (p(.5), p(.9), p(.99), tot[0]/tot[2] if tot[2] e
 echo "proto   c target       p50    p90     p99     req/s  errors   (µs; load $(cut -d' ' -f1-3 /proc/loadavg))"
 for proto in http https; do
   for c in ${CS:-1 32}; do
-    rm -f /tmp/pg402-*.json
+    rm -f "$RES"/*.json
     for r in $(seq $ROUNDS); do
       for t in $TARGETS; do
         if [ $proto = http ]; then url=http://127.0.0.1:18080/402; else url=https://127.0.0.1:18443/402; fi
@@ -39,10 +41,10 @@ for proto in http https; do
           payguard) args=(-proxy http://127.0.0.1:19402 -ca "$PGCA") ;;
           payguard2) args=(-proxy http://127.0.0.1:19412 -ca "$PGCA") ;;
         esac
-        bin/loadgen -url $url -status 402 -c $c -d $SLICE "${args[@]}" > /tmp/pg402-$t-$r.json
+        bin/loadgen -url $url -status 402 -c $c -d $SLICE "${args[@]}" > "$RES/$t-$r.json"
       done
     done
-    for t in $TARGETS; do printf "%-5s %3d %-9s " $proto $c $t; pct /tmp/pg402-$t-*.json; done
+    for t in $TARGETS; do printf "%-5s %3d %-9s " $proto $c $t; pct "$RES"/$t-*.json; done
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -6,6 +6,7 @@
 #   PG_STORE=memory ...                                                     # store driver (default bolt)
 #   PG_STORE=redis [PG_REDIS=host:port] ...                                 # Redis (default 127.0.0.1:6379), a fresh key prefix
 #   PG2_STORE=memory ...                                                    # and a second payguard (target payguard2) on another store
+#   PG2_STORE=redis ...                                                     # ... Redis too, on its own key prefix
 #   PG2_STORE=bolt PG2_BIN=/path/to/other ...                               # ... or another build (or a wrapper setting its env)
 #   PG_INDEX=every PG2_STORE=bolt PG2_INDEX=off ...                         # Endpoint Index writing every 402 against none
 set -euo pipefail
@@ -36,6 +37,9 @@ index_yaml() {
     every) printf 'index:\n  coalesce: 0s\n' ;;
   esac
 }
+# A bench's throwaway prefix: a Redis that keeps nothing across a restart (a development one) is accepted and
+# the new prefix's ledger is created at start.
+REDIS_BENCH_FLAGS='allow_volatile: true, init_if_empty: true'
 rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"
 cat >"$PG_DIR/payguard.yaml" <<YAML
 proxy:
@@ -49,7 +53,7 @@ admin:
   listen: 127.0.0.1:19403
 store:
   driver: ${PG_STORE:-bolt}
-$(if [ "${PG_STORE:-bolt}" = redis ]; then printf '  redis: {addr: "%s", prefix: "pgbench-%s:"}' "${PG_REDIS:-127.0.0.1:6379}" "$$"
+$(if [ "${PG_STORE:-bolt}" = redis ]; then printf '  redis: {addr: "%s", prefix: "pgbench-%s:", %s}' "${PG_REDIS:-127.0.0.1:6379}" "$$" "$REDIS_BENCH_FLAGS"
   else printf '  path: %s' "$PG_DIR/payguard-data/payguard.db"; fi)
 keys:
   receipt_key_file: $PG_DIR/payguard-data/receipt-keys.json
@@ -63,16 +67,23 @@ wait_port 127.0.0.1:18081; wait_port 127.0.0.1:18082; wait_port 127.0.0.1:19402
 if [ -n "${PG2_STORE:-}" ]; then
   # A second payguard with another store driver (memory or bolt), same CA and keys, on 19412/19413: bench-402.sh
   # then measures it as target payguard2, interleaved with the first.
-  [ "$PG2_STORE" = redis ] && { echo "PG2_STORE: memory or bolt" >&2; exit 1; }
+  # Its own data directory (one process per data directory), the first one's CA and receipt key.
   sed -e 's/127.0.0.1:19402/127.0.0.1:19412/; s/127.0.0.1:19403/127.0.0.1:19413/' \
+      -e "s#^  data_dir: .*#  data_dir: $PG_DIR/payguard2-data#" \
       -e "s#^  driver: .*#  driver: $PG2_STORE#" -e "s#^  path: .*#  path: $PG_DIR/payguard2-data/payguard.db#" \
       -e '/^  redis: /d' -e '/^index:/d' -e '/^  observe: /d' -e '/^  coalesce: /d' "$PG_DIR/payguard.yaml" > "$PG_DIR/payguard2.yaml"
   index_yaml "${PG2_INDEX:-on}" >> "$PG_DIR/payguard2.yaml"
-  grep -q '^  path:' "$PG_DIR/payguard2.yaml" || sed -i "s#^  driver: .*#&\n  path: $PG_DIR/payguard2-data/payguard.db#" "$PG_DIR/payguard2.yaml"
+  if [ "$PG2_STORE" = redis ]; then
+    # Its own key prefix: the two payguards share no ledger or Index (a fleet is not what is measured here).
+    sed -i -e '/^  path: /d' -e "s#^  driver: .*#&\n  redis: {addr: \"${PG_REDIS:-127.0.0.1:6379}\", prefix: \"pgbench2-$$:\", $REDIS_BENCH_FLAGS}#" "$PG_DIR/payguard2.yaml"
+  else
+    grep -q '^  path:' "$PG_DIR/payguard2.yaml" || sed -i "s#^  driver: .*#&\n  path: $PG_DIR/payguard2-data/payguard.db#" "$PG_DIR/payguard2.yaml"
+  fi
   start payguard2 "${PG2_BIN:-$PG_BIN}" proxy --config "$PG_DIR/payguard2.yaml" --offline --sanctions-dir "$SANCTIONS"
   wait_port 127.0.0.1:19412
   export PG2=1
 fi
+export PGCA=$PG_DIR/payguard-data/ca/payguard-ca.pem
 if [ -n "${PG_SERVE:-}" ]; then echo serving; "$PG_SERVE"; exit; fi
 echo "cores: $(nproc); $(go version | cut -d' ' -f3); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 bin/bench -upstream-http 127.0.0.1:18080 -upstream-https 127.0.0.1:18443 -upstream-ca out/upstream-ca.pem \
