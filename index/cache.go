@@ -38,6 +38,7 @@ type Cache struct {
 	mu      sync.Mutex
 	entries map[string]cacheEntry
 	gen     map[string]uint64 // invalidation generation per URL, so a read racing a write is not cached stale
+	writing map[string]int    // writes of a URL under way (Writing): nothing of it is cached meanwhile
 }
 
 type cacheEntry struct {
@@ -52,7 +53,7 @@ func NewCache(r Reader, ttl time.Duration) *Cache {
 	if ttl <= 0 {
 		ttl = DefaultCacheTTL
 	}
-	return &Cache{r: r, ttl: ttl, now: time.Now, entries: map[string]cacheEntry{}, gen: map[string]uint64{}}
+	return &Cache{r: r, ttl: ttl, now: time.Now, entries: map[string]cacheEntry{}, gen: map[string]uint64{}, writing: map[string]int{}}
 }
 
 // Observations implements Reader.
@@ -87,7 +88,7 @@ func (c *Cache) read(ctx context.Context, url string, g uint64, now time.Time) (
 		return nil, err // errors are not cached: the next decision asks again
 	}
 	c.mu.Lock()
-	if c.gen[url] == g { // no write since the read began
+	if c.gen[url] == g && c.writing[url] == 0 { // no write since the read began, none under way
 		if len(c.entries) >= maxCachedURLs {
 			clear(c.entries)
 			clear(c.gen)
@@ -143,12 +144,33 @@ func (c *Cache) Summary(ctx context.Context, url, method string, now time.Time, 
 	return s, nil
 }
 
-// Invalidate drops url's entry (the Writer calls it after writing url's observations).
+// Invalidate drops url's entry.
 func (c *Cache) Invalidate(url string) {
 	c.mu.Lock()
 	delete(c.entries, url)
 	c.gen[url]++
 	c.mu.Unlock()
+}
+
+// Writing is WriterOptions.Writing: from now until done is called url has no entry and none is taken, so a
+// read during the write goes to the store, and once the store holds the new observation no read through the
+// cache answers without it (invalidating only after the write left a window in which the store had it and the
+// cache still answered the older history).
+func (c *Cache) Writing(url string) (done func()) {
+	c.mu.Lock()
+	c.writing[url]++
+	delete(c.entries, url)
+	c.gen[url]++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.writing[url]--; c.writing[url] <= 0 {
+			delete(c.writing, url)
+		}
+		delete(c.entries, url)
+		c.gen[url]++
+		c.mu.Unlock()
+	}
 }
 
 // Summarizer derives an endpoint's summary itself (Cache does, once per entry).

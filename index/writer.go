@@ -34,8 +34,11 @@ type WriterOptions struct {
 	// as coalesced). Failed probes, and the first observation after any unusable one, are always written.
 	// 0 writes every one.
 	Coalesce time.Duration
-	// Written, when set, is called with each URL after its observations are written (Cache.Invalidate).
-	Written func(url string)
+	// Writing, when set, is called with each URL before its observations are written, and the func it returns
+	// after the write ends, whether it succeeded or not (Cache.Writing): a cache in front of the store neither
+	// keeps nor takes an entry for the URL in between, so once the store has an observation no read through
+	// the cache misses it.
+	Writing func(url string) (done func())
 	// Registry, when set, gets the writer's metrics.
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
@@ -54,7 +57,7 @@ type Writer struct {
 
 	coalesce time.Duration
 	last     map[string]*urlMemory // by URL; touched only by the writer goroutine
-	onWrite  func(url string)
+	writing  func(url string) (done func())
 
 	written   *prometheus.CounterVec
 	dropped   *prometheus.CounterVec
@@ -90,7 +93,7 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 		o.Logger = slog.Default()
 	}
 	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
-		coalesce: o.Coalesce, last: map[string]*urlMemory{}, onWrite: o.Written,
+		coalesce: o.Coalesce, last: map[string]*urlMemory{}, writing: o.Writing,
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
 			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
 		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_written_total",
@@ -184,6 +187,9 @@ func (w *Writer) write(batch []store.Observation) {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	if b, ok := w.st.(store.ObservationBatcher); ok && len(valid) > 1 {
+		for _, o := range valid {
+			defer w.begin(o.URL)()
+		}
 		if err := b.PutObservations(ctx, valid, w.keep); err != nil {
 			w.dropped.WithLabelValues("store_error").Add(float64(len(valid)))
 			for _, o := range valid {
@@ -194,26 +200,29 @@ func (w *Writer) write(batch []store.Observation) {
 		}
 		for _, o := range valid {
 			w.written.WithLabelValues(o.Source).Inc()
-			w.notify(o.URL)
 		}
 		return
 	}
 	for _, o := range valid {
-		if err := w.st.PutObservation(ctx, o, w.keep); err != nil {
+		done := w.begin(o.URL)
+		err := w.st.PutObservation(ctx, o, w.keep)
+		done()
+		if err != nil {
 			w.dropped.WithLabelValues("store_error").Inc()
 			delete(w.last, o.URL)
 			w.log.Warn("index writer: observation not written", "url", o.URL, "error", err.Error())
 			continue
 		}
 		w.written.WithLabelValues(o.Source).Inc()
-		w.notify(o.URL)
 	}
 }
 
-func (w *Writer) notify(url string) {
-	if w.onWrite != nil {
-		w.onWrite(url)
+// begin tells the cache (WriterOptions.Writing) that url is being written; the func it returns ends that.
+func (w *Writer) begin(url string) (done func()) {
+	if w.writing == nil {
+		return func() {}
 	}
+	return w.writing(url)
 }
 
 // repeats reports whether o repeats the last observation of its method and source written for its URL within

@@ -209,7 +209,7 @@ func TestCacheTTLInvalidationAndErrors(t *testing.T) {
 	c := NewCache(r, time.Minute)
 	now := t0
 	c.now = func() time.Time { return now }
-	w := NewWriter(st, WriterOptions{Written: c.Invalidate})
+	w := NewWriter(st, WriterOptions{Writing: c.Writing})
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
 		if obs, _ := c.Observations(ctx, target); len(obs) != 0 {
@@ -316,4 +316,43 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatal("condition not met within 2s")
+}
+
+// committedStore writes each observation, then tells the test and waits before returning: the window in which the
+// store already has the write and the writer has not finished it.
+type committedStore struct {
+	*memory.Store
+	committed, finish chan struct{}
+}
+
+func (s *committedStore) PutObservation(ctx context.Context, o store.Observation, keep store.Retention) error {
+	err := s.Store.PutObservation(ctx, o, keep)
+	s.committed <- struct{}{}
+	<-s.finish
+	return err
+}
+
+// Once the store holds an observation, no read through the cache answers without it, even before the writer has
+// finished the write (the proxy's tests and its next decision read right after the store has it). Invalidating
+// only after the write left that window open: the cache answered the older, empty history.
+func TestCacheNeverAnswersOlderThanTheStore(t *testing.T) {
+	st := &committedStore{Store: memory.New(), committed: make(chan struct{}), finish: make(chan struct{})}
+	c := NewCache(st, time.Minute)
+	ctx := context.Background()
+	if obs, _ := c.Observations(ctx, target); len(obs) != 0 { // cached: empty
+		t.Fatal("observations from nowhere")
+	}
+	w := NewWriter(st, WriterOptions{Writing: c.Writing})
+	w.Observe(seen(0, offer("base", payA, "10000")))
+	<-st.committed
+	for i := 0; i < 2; i++ { // the second read would be answered from a newly taken entry
+		if obs, err := c.Observations(ctx, target); err != nil || len(obs) != 1 {
+			t.Fatalf("read %d while the write finishes: %d observations (%v), want the stored 1", i, len(obs), err)
+		}
+	}
+	close(st.finish)
+	w.Close()
+	if obs, _ := c.Observations(ctx, target); len(obs) != 1 {
+		t.Fatalf("after the write: %d observations", len(obs))
+	}
 }

@@ -24,15 +24,15 @@ import (
 // withIndex wires the Endpoint Index: the engine reads observations from st, and an index.Writer on st
 // records what the proxy sees.
 // It is wired as cmd/payguard wires it: the engine reads through a cache the proxy warms before the budget
-// lock, and the writer's writes invalidate the cache.
+// lock, and the cache takes nothing of a URL while the writer writes it.
 func withIndex(t testing.TB, st store.Endpoints) harnessOption {
 	return withIndexWriter(t, st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}})
 }
 
-// withIndexWriter is withIndex with the writer's options given (the cache's invalidation is added).
+// withIndexWriter is withIndex with the writer's options given (the cache's write fence is added).
 func withIndexWriter(t testing.TB, st store.Endpoints, wo index.WriterOptions) harnessOption {
 	cache := index.NewCache(st, time.Minute) // long: only invalidation may make this process see its writes
-	wo.Written = cache.Invalidate
+	wo.Writing = cache.Writing
 	w := index.NewWriter(st, wo)
 	t.Cleanup(w.Close)
 	return func(su *setup) {

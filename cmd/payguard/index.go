@@ -22,7 +22,7 @@ func indexWriter(c config.IndexConfig, observing bool, st store.Endpoints, cache
 		return nil
 	}
 	return index.NewWriter(st, index.WriterOptions{Queue: c.Queue, Coalesce: time.Duration(c.Coalesce), Registry: reg, Logger: log,
-		Keep: store.Retention{MaxPerURL: c.MaxPerEndpoint, MaxAge: time.Duration(c.Retention)}, Written: cache.Invalidate})
+		Keep: store.Retention{MaxPerURL: c.MaxPerEndpoint, MaxAge: time.Duration(c.Retention)}, Writing: cache.Writing})
 }
 
 // startProber starts the opt-in prober when index.probe.enabled, writing through w; the returned function

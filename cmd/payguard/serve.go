@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -153,7 +154,13 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return err
 	}
 	srv.Mount("/mcp", mcpHandler)
-	go watchFacilitator(ctx, srv, facilitator, log)
+	// The facilitator watch ends with serveAPI, whichever way it returns (a listener that fails included): no
+	// goroutine of this server logs after it has returned.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { watchFacilitator(watchCtx, srv, facilitator, log) })
+	defer watching.Wait()
+	defer stopWatch()
 
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
@@ -82,13 +84,21 @@ func newProber(allow []netip.Prefix) *Prober {
 func TestProbeRefusesLoopbackUnlessAllowed(t *testing.T) {
 	var hits atomic.Int64
 	srv := sellerServer(t, "127.0.0.1:0", &hits, nil)
-	o, ok := newProber(nil).Probe(context.Background(), srv.URL+"/weather")
+	guarded := newProber(nil)
+	o, ok := guarded.Probe(context.Background(), srv.URL+"/weather")
 	if ok || o.Usable || !strings.Contains(o.Error, "not public") || hits.Load() != 0 {
 		t.Fatalf("default guard: %+v, %d hits", o, hits.Load())
 	}
-	o, _ = newProber(loopback).Probe(context.Background(), srv.URL+"/weather")
+	if got := probes(t, guarded, "refused"); got != 1 {
+		t.Fatalf("payguard_index_probes_total{result=refused} = %v, want 1", got)
+	}
+	allowed := newProber(loopback)
+	o, _ = allowed.Probe(context.Background(), srv.URL+"/weather")
 	if !o.Usable || o.Source != store.SourceProbe || len(o.Offers) != 1 || o.Status != 402 || hits.Load() != 1 {
 		t.Fatalf("loopback allowed: %+v", o)
+	}
+	if probes(t, allowed, "usable") != 1 || probes(t, allowed, "refused") != 0 {
+		t.Fatal("payguard_index_probes_total: want one usable probe, none refused")
 	}
 }
 
@@ -207,4 +217,14 @@ func TestProbePacesEachHost(t *testing.T) {
 	if gap := hb[0].Sub(ha[0]); gap >= interval*3/4 {
 		t.Errorf("host b waited %v behind host a's pacing", gap)
 	}
+}
+
+// probes reads payguard_index_probes_total{result}.
+func probes(t *testing.T, p *Prober, result string) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := p.probes.WithLabelValues(result).Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.GetCounter().GetValue()
 }

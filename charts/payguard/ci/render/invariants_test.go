@@ -73,12 +73,39 @@ func TestInvariants(t *testing.T) {
 					if len(ctr.Resources.Requests) == 0 || ctr.Resources.Limits.Memory().IsZero() {
 						t.Errorf("%s: resources %+v", where, ctr.Resources)
 					}
+					checkProbes(t, where, ctr)
 				}
 				if strings.Contains(strings.Join(sets, ","), "imagePullSecrets") && len(spec.ImagePullSecrets) == 0 {
 					t.Errorf("%s/%s: %s has no imagePullSecrets", name, kube, dname)
 				}
 			}
 		}
+	}
+}
+
+// checkProbes: a payguard container's startup and liveness probes ask /healthz (the process answers) and its
+// readiness probe /readyz (it can decide and record). A store that cannot record (full disk, wiped Redis ledger)
+// or a list not loaded yet is a readiness failure that a restart would not mend: on liveness it would be a
+// restart loop. Containers without probes (the agent in the examples) are not payguard's.
+func checkProbes(t *testing.T, where string, ctr corev1.Container) {
+	t.Helper()
+	path := func(p *corev1.Probe) string {
+		if p == nil || p.HTTPGet == nil {
+			return ""
+		}
+		return p.HTTPGet.Path
+	}
+	if ctr.LivenessProbe == nil && ctr.ReadinessProbe == nil && ctr.StartupProbe == nil {
+		return
+	}
+	if got := path(ctr.LivenessProbe); got != "/healthz" {
+		t.Errorf("%s: liveness probe %q, want /healthz", where, got)
+	}
+	if got := path(ctr.StartupProbe); ctr.StartupProbe != nil && got != "/healthz" {
+		t.Errorf("%s: startup probe %q, want /healthz", where, got)
+	}
+	if got := path(ctr.ReadinessProbe); got != "/readyz" {
+		t.Errorf("%s: readiness probe %q, want /readyz", where, got)
 	}
 }
 
