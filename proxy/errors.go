@@ -139,7 +139,7 @@ func refusalCode(v verdict) string {
 // logger): almost always an agent that does not trust payguard's CA.
 func (p *Proxy) handshakeFailure(client, host, cause string) {
 	p.metrics.agentHandshakeFailures.Inc()
-	hint := "the agent must trust payguard's CA certificate (proxy.ca_cert_file; NODE_EXTRA_CA_CERTS, SSL_CERT_FILE or REQUESTS_CA_BUNDLE, or the system store)"
+	hint := "the agent must trust payguard's CA certificate (proxy.ca_cert_file; NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE, or the system store)"
 	if !strings.Contains(cause, "certificate") && !strings.Contains(cause, "unknown authority") {
 		hint = "the agent closed or broke the TLS handshake; if it rejects certificates, " + hint
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
-// POST /v1/decide (approval API, bearer token): the decision for an in-process guard (clients/js and
-// clients/python with the `sidecar` option) that pays the seller itself rather than through the proxy. The
+// POST /v1/decide (approval API, bearer token): the decision for an in-process guard (clients/js with
+// its `sidecar` option; clients/python has none yet) that pays the seller itself rather than through the proxy. The
 // sidecar decides exactly as for an intercepted 402 (its rules, engine and sanctions list) under the same
 // budget lock, so the budget is this sidecar's ledger (fleet-wide on Redis). An allow reserves the amount
 // without a payment ticket: no retry will pass the proxy, and the reservation is kept (SPEC: kept when the

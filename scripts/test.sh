@@ -25,7 +25,7 @@ run interop npm --prefix interop test
 run clients-js npm --prefix clients/js test
 run clients-python scripts/test-python.sh
 run chart charts/payguard/ci/check.sh
-run dockerfile scripts/check-dockerfile.sh --allow-placeholder-digests
+run dockerfile scripts/check-dockerfile.sh
 # The adversarial suite: every fuzz target for 20 s in CI (CI=true), or PAYGUARD_FUZZ_SECONDS each when set.
 fuzz_seconds=${PAYGUARD_FUZZ_SECONDS:-}
 if [ -z "$fuzz_seconds" ] && [ "${CI:-}" = "true" ]; then fuzz_seconds=20; fi

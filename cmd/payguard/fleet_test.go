@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/redis"
 	"github.com/payguard/payguard/x402"
@@ -41,11 +42,19 @@ const (
 	fleetCent  = "10000" // $0.01 in USDC's atomic units
 )
 
-func fleetRedisURL() string {
-	if u := os.Getenv("PAYGUARD_TEST_REDIS_URL"); u != "" {
-		return u
+// fleetRedisURL is the Redis the fleet shares (internal/testredis: PAYGUARD_TEST_REDIS_URL, the Redis at
+// 127.0.0.1:6379, redis-server from PATH, else the embedded server). Under CI (CI=true, .ci/run) it must be a
+// real Redis: the fleet's guarantee is about Redis's scripts, not the embedded server's imitation of them.
+func fleetRedisURL(t *testing.T) string {
+	t.Helper()
+	srv, err := testredis.Get()
+	if err != nil {
+		t.Fatalf("no Redis for the fleet test: %v", err)
 	}
-	return "redis://127.0.0.1:6379/0"
+	if srv.Kind == testredis.KindEmbedded && os.Getenv("CI") == "true" {
+		t.Fatalf("the fleet test runs against a real Redis under CI; got the embedded server (%s)", srv.Notice)
+	}
+	return srv.URL
 }
 
 // fleetSeller speaks x402 v2 like the SDK sellers and counts the payments it settled (distinct nonces).
@@ -201,7 +210,7 @@ rules:
   require_live: false
   max_price_multiple: null
   new_domain_days: 0
-`, proxyAddr, dir, adminAddr, fleetRedisURL(), prefix, filepath.Join(dir, "keys.json"))
+`, proxyAddr, dir, adminAddr, fleetRedisURL(t), prefix, filepath.Join(dir, "keys.json"))
 	path := filepath.Join(dir, "payguard.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -317,9 +326,9 @@ func fleetSetup(t *testing.T) (bin, prefix string, ledger *redis.Store) {
 		t.Skip("builds the binary and starts processes")
 	}
 	prefix = "payguard-test:fleet:" + store.NewID()[:12] + ":"
-	ledger, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
+	ledger, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(t), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 	if err != nil {
-		t.Fatalf("the fleet test needs a real Redis at %s (set PAYGUARD_TEST_REDIS_URL to use another): %v", fleetRedisURL(), err)
+		t.Fatalf("the fleet test's Redis at %s: %v", fleetRedisURL(t), err)
 	}
 	t.Cleanup(func() { ledger.Close() })
 	t.Cleanup(func() { cleanRedisPrefix(t, prefix) })
@@ -332,7 +341,7 @@ func fleetSetup(t *testing.T) (bin, prefix string, ledger *redis.Store) {
 
 // cleanRedisPrefix deletes this test's keys (and only those: the Redis is shared).
 func cleanRedisPrefix(t *testing.T, prefix string) {
-	s, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
+	s, err := redis.Open(context.Background(), redis.Options{URL: fleetRedisURL(t), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 	if err != nil {
 		t.Errorf("cleaning up %s: %v", prefix, err)
 		return

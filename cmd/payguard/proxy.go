@@ -356,7 +356,7 @@ func writeBanner(w io.Writer, s startupInfo) {
   admin token from %[4]s
 
 Point an agent at it:
-  export HTTP_PROXY=%[1]s HTTPS_PROXY=%[1]s
+  export HTTP_PROXY=%[1]s HTTPS_PROXY=%[1]s http_proxy=%[1]s  (curl reads only the lower-case http_proxy)
   export SSL_CERT_FILE=%[3]s REQUESTS_CA_BUNDLE=%[3]s NODE_EXTRA_CA_CERTS=%[3]s CURL_CA_BUNDLE=%[3]s
   (SSL_CERT_FILE, REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE replace the system roots: enough while every HTTPS
   host goes through payguard; add the system bundle for hosts in tunnel_hosts or NO_PROXY.)

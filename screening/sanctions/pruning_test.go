@@ -191,7 +191,7 @@ func perturb(toks []string) map[string]string {
 }
 
 // TestPruningIsLossless checks, for a deterministic sample of the list's names (primary names, aliases and
-// the derived forms of variants.go) and up to sixteen perturbations of each (including the real-world forms:
+// the derived forms of variants.go) and up to fifteen perturbations of each (including the real-world forms:
 // short form, nasab particle, two Slavic romanization changes, three-letter typo, a vowel changed in a short
 // first word, a surname initial, Abdul for Abd al, misspelled legal form, an unknown two-letter word), that the indexed search returns exactly what an exhaustive scan returns:
 // the same vocabulary matches for every query unit and the same names with the same scores.
