@@ -54,8 +54,9 @@ var (
 	bucketObservations = []byte("observations") // URL → nested bucket: sequence → Observation JSON
 	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
 	bucketSellers      = []byte("sellers")      // host that answered 402 → empty (store.Sellers)
+	bucketCatPrices    = []byte("catprices")    // category → nested bucket: URL → CategoryPrice JSON
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 

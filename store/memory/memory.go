@@ -29,8 +29,9 @@ type Store struct {
 	ticketIDs map[string]bool
 	seen      map[string]time.Time // payment digest → expiry
 	trials    map[trialKey]*trialEntry
-	obs       map[string][]store.Observation // by URL, in put order
-	sellers   map[string]struct{}            // hosts that answered 402 (store.Sellers)
+	obs       map[string][]store.Observation   // by URL, in put order
+	sellers   map[string]struct{}              // hosts that answered 402 (store.Sellers)
+	catPrices map[string][]store.CategoryPrice // category price sample (store.CategoryPrices)
 	updatedAt time.Time
 	// nextRelease is the earliest ExpiresAt of a stored ticket neither taken nor released (zero: none), so
 	// that finding nothing to release costs one comparison (release.go).
@@ -77,6 +78,7 @@ func NewWithClock(now func() time.Time) *Store {
 		trials:    map[trialKey]*trialEntry{},
 		obs:       map[string][]store.Observation{},
 		sellers:   map[string]struct{}{},
+		catPrices: map[string][]store.CategoryPrice{},
 	}
 }
 

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Endpoints/Observations", testObservations},
 		{"Endpoints/Retention", testObservationRetention},
 		{"Sellers/Mark", testSellers},
+		{"Endpoints/CategoryPrices", testCategoryPrices},
 		{"Concurrent/ReserveEqualAmounts", testConcurrentReserveEqual},
 		{"Concurrent/ReserveMixedAmounts", testConcurrentReserveMixed},
 		{"Concurrent/TakeTicket", testConcurrentTakeTicket},
