@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -37,8 +38,15 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]cacheEntry
-	gen     map[string]uint64 // invalidation generation per URL, so a read racing a write is not cached stale
-	writing map[string]int    // writes of a URL under way (Writing): nothing of it is cached meanwhile
+	gen     map[string]uint64   // invalidation generation per URL, so a read racing a write is not cached stale
+	writing map[string]int      // writes of a URL under way (Writing): nothing of it is cached meanwhile
+	cats    map[string]catEntry // category price samples, by category (CategoryPrices)
+}
+
+type catEntry struct {
+	sample     []store.CategoryPrice
+	at         time.Time
+	refreshing bool
 }
 
 type cacheEntry struct {
@@ -53,7 +61,8 @@ func NewCache(r Reader, ttl time.Duration) *Cache {
 	if ttl <= 0 {
 		ttl = DefaultCacheTTL
 	}
-	return &Cache{r: r, ttl: ttl, now: time.Now, entries: map[string]cacheEntry{}, gen: map[string]uint64{}, writing: map[string]int{}}
+	return &Cache{r: r, ttl: ttl, now: time.Now, entries: map[string]cacheEntry{}, gen: map[string]uint64{}, writing: map[string]int{},
+		cats: map[string]catEntry{}}
 }
 
 // Observations implements Reader.
@@ -203,4 +212,59 @@ func derive(url string, obs []store.Observation, method string, now time.Time, m
 		s = Derive(url, obs, "", now, maxAge)
 	}
 	return s
+}
+
+// ErrNoCategorySample is CategoryPrices' error when the store keeps no category price sample.
+var ErrNoCategorySample = errors.New("index: the store keeps no category price sample")
+
+// CategoryPrices implements CategoryReader like Observations: a category's sample is read from the store
+// about once per TTL, answered stale (for up to StaleFor) while one background read refreshes it, so a
+// decision does not wait for the store. Other endpoints' new prices are therefore seen within TTL+StaleFor;
+// that is the sample's only staleness, and it can only miss the newest entries.
+func (c *Cache) CategoryPrices(ctx context.Context, category string) ([]store.CategoryPrice, error) {
+	cr, ok := c.r.(CategoryReader)
+	if !ok {
+		return nil, ErrNoCategorySample
+	}
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.cats[category]
+	age := now.Sub(e.at)
+	if ok && age >= 0 && age < c.ttl {
+		c.mu.Unlock()
+		return e.sample, nil
+	}
+	if ok && age >= 0 && age < c.ttl+StaleFor {
+		if !e.refreshing {
+			e.refreshing = true
+			c.cats[category] = e
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+				defer cancel()
+				c.readCategory(ctx, cr, category, c.now())
+			}()
+		}
+		c.mu.Unlock()
+		return e.sample, nil
+	}
+	c.mu.Unlock()
+	return c.readCategory(ctx, cr, category, now)
+}
+
+func (c *Cache) readCategory(ctx context.Context, cr CategoryReader, category string, now time.Time) ([]store.CategoryPrice, error) {
+	sample, err := cr.CategoryPrices(ctx, category)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		if e, ok := c.cats[category]; ok && e.refreshing {
+			e.refreshing = false
+			c.cats[category] = e
+		}
+		return nil, err
+	}
+	if len(c.cats) >= maxCachedURLs {
+		clear(c.cats)
+	}
+	c.cats[category] = catEntry{sample: sample, at: now}
+	return sample, nil
 }

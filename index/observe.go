@@ -56,15 +56,7 @@ func FromPaid(url, method string, offer store.Offer, status int, at time.Time) s
 // (the role bazaar plays in v1); with the category it names, if any (bazaar info.category, or a top-level
 // category).
 func sellerMetadata(pr *x402.PaymentRequired) (meta []byte, category string) {
-	raw := pr.Extensions["bazaar"]
-	if len(raw) == 0 {
-		for _, a := range pr.Accepts {
-			if len(a.OutputSchema) > 0 {
-				raw = a.OutputSchema
-				break
-			}
-		}
-	}
+	raw := rawMetadata(pr)
 	if len(raw) == 0 {
 		return nil, ""
 	}
@@ -97,4 +89,28 @@ func CategoryOf(raw []byte) string {
 		}
 	}
 	return ""
+}
+
+// ChallengeCategory is the category pr's seller declares in its discovery metadata, "" when none.
+func ChallengeCategory(pr *x402.PaymentRequired) string {
+	if pr == nil {
+		return ""
+	}
+	if raw := rawMetadata(pr); len(raw) > 0 {
+		return CategoryOf(raw)
+	}
+	return ""
+}
+
+// rawMetadata is pr's discovery metadata as sent: v2 extensions.bazaar, else the first v1 outputSchema.
+func rawMetadata(pr *x402.PaymentRequired) []byte {
+	if raw := pr.Extensions["bazaar"]; len(raw) > 0 {
+		return raw
+	}
+	for _, a := range pr.Accepts {
+		if len(a.OutputSchema) > 0 {
+			return a.OutputSchema
+		}
+	}
+	return nil
 }

@@ -71,6 +71,9 @@ type urlMemory struct {
 	// its repeats coalesced.
 	last map[string]lastWrite
 	meta string // the metadata last written for the URL: a repeat is not stored again
+	// cat/catAt are the category price entry last written for the URL (category and prices) and when.
+	cat   string
+	catAt time.Time
 }
 
 type lastWrite struct {
@@ -200,6 +203,7 @@ func (w *Writer) write(batch []store.Observation) {
 		}
 		for _, o := range valid {
 			w.written.WithLabelValues(o.Source).Inc()
+			w.putCategory(ctx, o)
 		}
 		return
 	}
@@ -214,6 +218,36 @@ func (w *Writer) write(batch []store.Observation) {
 			continue
 		}
 		w.written.WithLabelValues(o.Source).Inc()
+		w.putCategory(ctx, o)
+	}
+}
+
+// putCategory writes o's entry in its seller's category price sample (store.CategoryPrices), when the store
+// keeps one and o has one, unless it repeats the URL's last entry within the coalescing interval. Like the
+// observation itself this happens here, off the request path. A failure is logged: the category median is
+// then built from the entries written before, or not at all (the rule falls back to own history).
+func (w *Writer) putCategory(ctx context.Context, o store.Observation) {
+	cs, ok := w.st.(store.CategoryPrices)
+	if !ok {
+		return
+	}
+	category, p, ok := CategoryPriceOf(o)
+	if !ok {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(category)
+	for _, f := range p.Offers {
+		fmt.Fprintf(&b, "|%s,%s,%s", f.Network, f.Asset, f.Amount)
+	}
+	m, sig := w.memory(o.URL), b.String()
+	if w.coalesce > 0 && m.cat == sig && o.ObservedAt.Sub(m.catAt) >= 0 && o.ObservedAt.Sub(m.catAt) < w.coalesce {
+		return
+	}
+	m.cat, m.catAt = sig, o.ObservedAt
+	if err := cs.PutCategoryPrice(ctx, category, p, w.keep); err != nil {
+		m.cat = ""
+		w.log.Warn("index writer: category price not written", "url", o.URL, "category", category, "error", err.Error())
 	}
 }
 

@@ -57,6 +57,9 @@ type OptionIndexFacts struct {
 	MedianSamples int
 	MedianBasis   string
 	Category      string
+	// CategoryHosts is the number of other sites with a comparable price in Category's sample (the basis
+	// is "category" only from index.MinCategoryHosts of them; MedianSamples is then this number).
+	CategoryHosts int
 }
 
 // indexReasons applies the Index rules to the judged option.
@@ -92,12 +95,13 @@ func indexReasons(f *Facts, payee int) []Reason {
 	}
 	if m := r.MaxPriceMultiple; m != nil && *m > 0 && !math.IsInf(*m, 0) && o.Priced() && of.MedianSamples > 0 && of.MedianUSD > 0 {
 		if aboveMultiple(o.USD, of.MedianUSD, *m) {
-			basis := of.MedianBasis
-			if of.Category != "" && basis == "category" {
-				basis = "category " + of.Category
+			basis := fmt.Sprintf("%s, %d samples", of.MedianBasis, of.MedianSamples)
+			if of.MedianBasis == "category" {
+				// Samples of a category are other sites, each counted once.
+				basis = fmt.Sprintf("category %s, %d other hosts", of.Category, of.MedianSamples)
 			}
-			out = append(out, reasonPriceAboveMedian(fmt.Sprintf("$%s is more than %sx the median $%s (%s, %d samples)",
-				o.USD, trimFloat(*m), of.MedianUSD, basis, of.MedianSamples)))
+			out = append(out, reasonPriceAboveMedian(fmt.Sprintf("$%s is more than %sx the median $%s (%s)",
+				o.USD, trimFloat(*m), of.MedianUSD, basis)))
 		}
 	}
 	return out

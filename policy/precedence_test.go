@@ -118,7 +118,21 @@ func TestPrecedence(t *testing.T) {
 		{"category basis is named", func(f *Facts) {
 			f.Options[0].USD = 200_000
 			f.Index = observed(OptionIndexFacts{MedianUSD: 10_000, MedianSamples: 7, MedianBasis: "category", Category: "weather"})
-		}, Hold, []string{"hold: endpoint_price_above_category_median: $0.2 is more than 5x the median $0.01 (category weather, 7 samples)"}},
+		}, Hold, []string{"hold: endpoint_price_above_category_median: $0.2 is more than 5x the median $0.01 (category weather, 7 other hosts)"}},
+		{"a category median within the multiple passes, whatever the own history", func(f *Facts) {
+			f.Options[0].USD = 200_000
+			f.Index = observed(OptionIndexFacts{MedianUSD: 50_000, MedianSamples: 3, MedianBasis: "category", Category: "weather", CategoryHosts: 3})
+		}, Allow, []string{"allow: all rules passed"}},
+		{"a category too thin falls back to own history, named as such", func(f *Facts) {
+			f.Options[0].USD = 100_000
+			f.Index = observed(OptionIndexFacts{MedianUSD: 10_000, MedianSamples: 4, MedianBasis: "own_history", Category: "weather", CategoryHosts: 2})
+		}, Hold, []string{"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (own_history, 4 samples)"}},
+		{"the category median rule holds and a payee change holds: both are named", func(f *Facts) {
+			f.Options[0].USD = 100_000
+			f.Index = observed(OptionIndexFacts{LatestPayTos: []string{payeeB}, LatestAt: indexAt,
+				MedianUSD: 10_000, MedianSamples: 3, MedianBasis: "category", Category: "weather", CategoryHosts: 3})
+		}, Hold, []string{"hold: endpoint_payto_changed: payTo " + payeeA + " differs from " + payeeB + " offered for eip155:8453/" + usdcBase + " at 2026-11-20T10:00:00Z",
+			"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (category weather, 3 other hosts)"}},
 		{"three failed probes hold", func(f *Facts) {
 			f.Index = IndexFacts{State: IndexGathered, FailedProbes: 3, LastProbeError: "connection refused"}
 		}, Hold, []string{"hold: endpoint_failed_last_3: the last 3 unpaid probes failed (latest: connection refused)"}},

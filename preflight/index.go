@@ -55,8 +55,13 @@ type PayToEvidence struct {
 type PriceEvidence struct {
 	MedianUSD string `json:"median_usd"`
 	Samples   int    `json:"samples"`
-	Basis     string `json:"basis"` // "category" or "own_history"
-	Category  string `json:"category,omitempty"`
+	// Samples is the number of prices the median is of: with basis "category" the number of other sites
+	// (each counted once), with "own_history" the endpoint's own observed prices.
+	Basis    string `json:"basis"` // "category" or "own_history"
+	Category string `json:"category,omitempty"`
+	// CategoryHosts is the number of other sites in the category's sample with a comparable price (below
+	// index.MinCategoryHosts the basis falls back to own_history).
+	CategoryHosts int `json:"category_hosts"`
 }
 
 // endpointOf is the endpoint the input pays: the resource URL the caller gave (the proxy gives the URL it
@@ -104,14 +109,51 @@ func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now
 	ev.Observations = sum.Observations
 	if sum.Observations == 0 {
 		ev.Status = IndexNoObservations
-		f.Index = policy.IndexFacts{State: policy.IndexGathered}
-		return ev, &sum
+		f.Index = policy.IndexFacts{State: policy.IndexGathered, Options: make([]policy.OptionIndexFacts, len(f.Options))}
+	} else {
+		ev.Status = IndexObserved
+		ev.DataAsOf = sum.LatestAt.Format(time.RFC3339)
+		ev.ConsecutiveFailedProbes, ev.LastProbeError = sum.ConsecutiveFailedProbes, sum.LastProbeError
+		f.Index = sum.Facts(f.Options, now)
 	}
-	ev.Status = IndexObserved
-	ev.DataAsOf = sum.LatestAt.Format(time.RFC3339)
-	ev.ConsecutiveFailedProbes, ev.LastProbeError = sum.ConsecutiveFailedProbes, sum.LastProbeError
-	f.Index = sum.Facts(f.Options, now)
+	e.categoryMedians(ctx, in, url, &sum, f, now, ev)
 	return ev, &sum
+}
+
+// categoryMedians replaces the own-history median of every option priced in USD with the median of
+// comparable endpoints (index.CategoryMedian: the seller's declared category, same network and asset, each
+// other site once, this endpoint's site left out) when at least index.MinCategoryHosts other sites are in
+// the sample. The category is the one the challenge declares, else the one observed. Otherwise the own
+// history stays the basis; a sample that cannot be read is noted and never positive evidence.
+func (e *Engine) categoryMedians(ctx context.Context, in *Input, url string, sum *index.Summary, f *policy.Facts, now time.Time, ev *IndexEvidence) {
+	cr, ok := e.opts.Index.(index.CategoryReader)
+	if !ok {
+		return
+	}
+	category := index.ChallengeCategory(in.Challenge)
+	if category == "" {
+		category = sum.Category
+	}
+	if category == "" {
+		return
+	}
+	sample, err := cr.CategoryPrices(ctx, category)
+	if err != nil {
+		ev.Note = "the category price sample could not be read (the median is the endpoint's own history): " + err.Error()
+		return
+	}
+	for i, o := range f.Options {
+		if i >= len(f.Index.Options) || o.Cart || !o.KnownUSDC {
+			continue
+		}
+		of := &f.Index.Options[i]
+		of.Category = category
+		m, hosts := index.CategoryMedian(sample, url, o.Network, o.Asset, now, e.opts.IndexMaxAge)
+		of.CategoryHosts = hosts
+		if hosts >= index.MinCategoryHosts && m > 0 && m <= uint64(1<<62) {
+			of.MedianUSD, of.MedianSamples, of.MedianBasis = policy.USD(m), hosts, "category"
+		}
+	}
 }
 
 // judgedEvidence fills ev with the Index facts about option i.
@@ -125,6 +167,7 @@ func judgedEvidence(ev *IndexEvidence, f *policy.Facts, i int) {
 			ChangedFrom: of.ChangedFrom, ChangedTo: of.ChangedTo, ChangedAt: of.ChangedAt}
 	}
 	if of.MedianSamples > 0 {
-		ev.Price = &PriceEvidence{MedianUSD: of.MedianUSD.String(), Samples: of.MedianSamples, Basis: of.MedianBasis, Category: of.Category}
+		ev.Price = &PriceEvidence{MedianUSD: of.MedianUSD.String(), Samples: of.MedianSamples, Basis: of.MedianBasis, Category: of.Category,
+			CategoryHosts: of.CategoryHosts}
 	}
 }

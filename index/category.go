@@ -1,0 +1,117 @@
+package index
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
+)
+
+// The category median (max_price_multiple, docs/SPEC.md §7.3, docs/index.md). The price sample of a category
+// is built by the Writer from observations whose seller declares that category (store.CategoryPrices). A
+// seller declares its own category, so the median is built to resist one seller moving it:
+//   - each site (registrable domain, else host name) counts once: its price is the lower median of its URLs'
+//     prices, so ten endpoints on one host, or on ten subdomains of one domain, are one vote;
+//   - the endpoint being judged, and every URL of its site, are left out of its own category's median;
+//   - fewer than MinCategoryHosts other sites: no category median, and the rule falls back to the
+//     endpoint's own observed history.
+
+// MinCategoryHosts is the number of other sites a category needs before its median is used.
+const MinCategoryHosts = 3
+
+// SiteOf is the unit the category median counts once: the registrable domain of rawURL's host (eTLD+1),
+// else its host name (an IP address, localhost), lower case; "" when rawURL has no host.
+func SiteOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "" {
+		return ""
+	}
+	if site, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return site
+	}
+	return host
+}
+
+// CategoryPriceOf is o's entry in its category's price sample: its cheapest offer per network and asset
+// (at most store.MaxCategoryOffers). ok is false when o names no category, offers no parseable price, or is
+// not a usable 402 or probe.
+func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPrice, ok bool) {
+	if o.Category == "" || !o.Usable || o.Source == store.SourcePaid || len(o.Offers) == 0 {
+		return "", p, false
+	}
+	site := SiteOf(o.URL)
+	if site == "" {
+		return "", p, false
+	}
+	p = store.CategoryPrice{URL: o.URL, Host: site, At: o.ObservedAt}
+	cheapest := make([]uint64, 0, 2)
+	for _, off := range o.Offers {
+		a, err := x402.ParseAtomic(off.Amount)
+		if err != nil {
+			continue
+		}
+		k := keyOf(off.Network, off.Asset)
+		i := 0
+		for i < len(p.Offers) && (p.Offers[i].Network != k.network || p.Offers[i].Asset != k.asset) {
+			i++
+		}
+		switch {
+		case i < len(p.Offers):
+			if a < cheapest[i] {
+				cheapest[i], p.Offers[i].Scheme, p.Offers[i].Amount = a, off.Scheme, utoa(a)
+			}
+		case len(p.Offers) < store.MaxCategoryOffers:
+			p.Offers = append(p.Offers, store.Offer{Scheme: off.Scheme, Network: k.network, Asset: k.asset, Amount: utoa(a)})
+			cheapest = append(cheapest, a)
+		}
+	}
+	return o.Category, p, len(p.Offers) > 0
+}
+
+// CategoryMedian is the median price for network and asset in a category's sample, leaving out the site of
+// judgedURL; hosts is the number of sites it counted (each once: the lower median of its URLs' prices).
+// Entries older than maxAge before now (0 = none) or from the future are not used. hosts below
+// MinCategoryHosts means the median must not be used.
+func CategoryMedian(sample []store.CategoryPrice, judgedURL, network, asset string, now time.Time, maxAge time.Duration) (med uint64, hosts int) {
+	k := keyOf(network, asset)
+	own := SiteOf(judgedURL)
+	bySite := map[string][]uint64{}
+	for _, p := range sample {
+		if p.Host == own || p.URL == judgedURL {
+			continue
+		}
+		if maxAge > 0 && p.At.Before(now.Add(-maxAge)) || p.At.After(now.Add(time.Minute)) {
+			continue
+		}
+		for _, off := range p.Offers {
+			if keyOf(off.Network, off.Asset) != k {
+				continue
+			}
+			if a, err := x402.ParseAtomic(off.Amount); err == nil {
+				bySite[p.Host] = append(bySite[p.Host], a)
+			}
+		}
+	}
+	if len(bySite) == 0 {
+		return 0, 0
+	}
+	perSite := make([]uint64, 0, len(bySite))
+	for _, prices := range bySite {
+		perSite = append(perSite, median(prices))
+	}
+	return median(perSite), len(perSite)
+}
+
+// CategoryReader reads a category's price sample (store.CategoryPrices and Cache satisfy it).
+type CategoryReader interface {
+	CategoryPrices(ctx context.Context, category string) ([]store.CategoryPrice, error)
+}
