@@ -93,10 +93,12 @@ func testCategoryPrices(t *testing.T, s store.Store) {
 	}
 
 	for name, put := range map[string]func() error{
-		"no category":   func() error { return cp.PutCategoryPrice(ctx, "", price("a.example", "/", "1", t0), keep) },
-		"long category": func() error { return cp.PutCategoryPrice(ctx, string(make([]byte, 65)), price("a.example", "/", "1", t0), keep) },
-		"no host":       func() error { return cp.PutCategoryPrice(ctx, "x", price("", "/", "1", t0), keep) },
-		"no time":       func() error { return cp.PutCategoryPrice(ctx, "x", price("a.example", "/", "1", time.Time{}), keep) },
+		"no category": func() error { return cp.PutCategoryPrice(ctx, "", price("a.example", "/", "1", t0), keep) },
+		"long category": func() error {
+			return cp.PutCategoryPrice(ctx, string(make([]byte, 65)), price("a.example", "/", "1", t0), keep)
+		},
+		"no host": func() error { return cp.PutCategoryPrice(ctx, "x", price("", "/", "1", t0), keep) },
+		"no time": func() error { return cp.PutCategoryPrice(ctx, "x", price("a.example", "/", "1", time.Time{}), keep) },
 		"no offers": func() error {
 			p := price("a.example", "/", "1", t0)
 			p.Offers = nil
