@@ -78,3 +78,37 @@ func mustPayload(t *testing.T, jws string) string {
 	}
 	return string(b)
 }
+
+// The price median's basis is the category the challenge declares once at least three other sites are in its
+// sample (index_evidence names the basis, the hosts and the median), else the endpoint's own history.
+func TestEngineCategoryMedianEvidence(t *testing.T) {
+	h := newHarness(t)
+	st := memory.New()
+	h.engine.opts.Index, h.engine.opts.IndexMaxAge = st, 30*24*time.Hour
+	in := func(amount string) []byte {
+		return []byte(`{"challenge":{"x402Version":2,"resource":{"url":"https://api.shop.example/v1/data"},"accepts":[` +
+			v2Option(amount, payC) + `],"extensions":{"bazaar":{"info":{"category":"Weather"}}}}}`)
+	}
+	put := func(host, amount string) {
+		t.Helper()
+		if err := st.PutCategoryPrice(context.Background(), "weather", store.CategoryPrice{URL: "https://" + host + "/w", Host: host,
+			At: testNow.Add(-time.Hour), Offers: []store.Offer{{Scheme: "exact", Network: "eip155:8453", Asset: baseUSDC, Amount: amount}}},
+			store.Retention{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a.example", "10000")
+	put("b.example", "10000")
+	put("shop.example", "1") // the judged endpoint's own site: left out
+	res := h.decide(t, in("100000"))
+	wantDecision(t, res, "allow", "allow: all rules passed") // two other sites: too few, and no own history
+	if ev := res.IndexEvidence; ev == nil || ev.Price != nil {
+		t.Fatalf("two other sites: %+v", ev)
+	}
+	put("c.example", "20000")
+	res = h.decide(t, in("100000"))
+	wantDecision(t, res, "hold", "hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (category weather, 3 other hosts)")
+	if p := res.IndexEvidence.Price; p == nil || p.Basis != "category" || p.Category != "weather" || p.Samples != 3 || p.CategoryHosts != 3 || p.MedianUSD != "0.01" {
+		t.Fatalf("category evidence: %+v", p)
+	}
+}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
@@ -287,5 +288,47 @@ func TestEveryReasonCodeHasAClass(t *testing.T) {
 		if classOfCode[c] == "" {
 			t.Errorf("reason code %q has no reason_class", c)
 		}
+	}
+}
+
+// max_price_multiple against the category: three other sites in "weather" at $0.01 (observed earlier, here
+// fed to the same Writer the proxy uses), a new endpoint in "weather" asking $0.10 → held, naming both prices
+// and the basis. A seller with ten endpoints on one site at $1 does not move the median.
+func TestCategoryMedianHoldsANewEndpoint(t *testing.T) {
+	st := memory.New()
+	cache := index.NewCache(st, time.Minute)
+	w := index.NewWriter(st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}, Writing: cache.Writing})
+	t.Cleanup(w.Close)
+	h := newHarness(t, st, testRules(), func(su *setup) { su.index = cache; su.Observer, su.Index = w, cache })
+	seen := func(url, amount string) {
+		pr := &x402.PaymentRequired{X402Version: x402.V2, Accepts: []x402.Requirement{offer(x402.V2, "eip155:8453", baseUSDC, sellerPayTo, amount)},
+			Extensions: map[string]json.RawMessage{"bazaar": json.RawMessage(`{"info":{"category":"weather"}}`)}}
+		w.Observe(index.FromChallenge(url, "GET", pr, time.Now()))
+	}
+	for _, host := range []string{"a.example", "b.example", "c.example"} {
+		seen("https://"+host+"/weather", "10000")
+	}
+	for i := 0; i < 10; i++ {
+		seen(fmt.Sprintf("https://api%d.pricey.example/w%d", i, i), "1000000")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if sample, _ := st.CategoryPrices(context.Background(), "weather"); len(sample) >= 3+store.MaxCategoryURLsPerHost {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the category sample was not written")
+		}
+	}
+	s := newMutableSeller(t, sellerPayTo, "100000") // declares "weather"
+	resp, body := h.buyer().get(s.srv.URL+"/weather", nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != hold || !hasReason(r.Reasons,
+		"hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (category weather, 4 other hosts)") {
+		t.Fatalf("new endpoint at 10x the category: %s %q", r.Decision, r.Reasons)
+	}
+	// At $0.05 (5x, not more) it passes the rule.
+	s2 := newMutableSeller(t, sellerPayTo, "50000")
+	if resp, body := h.buyer().get(s2.srv.URL+"/weather", nil); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("at 5x the category median: %d %s", resp.StatusCode, body)
 	}
 }
