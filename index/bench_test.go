@@ -5,6 +5,7 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -125,4 +126,38 @@ func BenchmarkObservationBytes(b *testing.B) {
 			b.ReportMetric(float64(n), "bytes/obs")
 		})
 	}
+}
+
+// BenchmarkDeriveSitePrices is deriving a full category sample (store.MaxCategoryEndpoints entries over 64
+// sites) for one network and asset: what a decision pays when the Cache's category entry was just
+// (re)read, at most once per TTL per category, network and asset. Every other decision only walks the
+// result (BenchmarkMedianExcluding).
+func BenchmarkDeriveSitePrices(b *testing.B) {
+	sample := fullCategory()
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := DeriveSitePrices(sample, "eip155:8453", usdc, t0, 0); len(s) != 64 {
+			b.Fatal(len(s))
+		}
+	}
+}
+
+func BenchmarkMedianExcluding(b *testing.B) {
+	s := DeriveSitePrices(fullCategory(), "eip155:8453", usdc, t0, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, hosts := s.MedianExcluding("site7.example"); hosts != 63 {
+			b.Fatal(hosts)
+		}
+	}
+}
+
+func fullCategory() []store.CategoryPrice {
+	var sample []store.CategoryPrice
+	for i := 0; i < store.MaxCategoryEndpoints; i++ {
+		host := fmt.Sprintf("site%d.example", i%64)
+		sample = append(sample, store.CategoryPrice{URL: fmt.Sprintf("https://%s/%d", host, i), Host: host, At: t0,
+			Offers: []store.Offer{{Scheme: "exact", Network: "eip155:8453", Asset: strings.ToLower(usdc), Amount: fmt.Sprint(10000 + i)}}}) // canonical, as CategoryPriceOf writes it
+	}
+	return sample
 }

@@ -47,6 +47,7 @@ type catEntry struct {
 	sample     []store.CategoryPrice
 	at         time.Time
 	refreshing bool
+	derived    map[string]SitePrices // per network, asset and maxAge, filled on demand
 }
 
 type cacheEntry struct {
@@ -267,4 +268,38 @@ func (c *Cache) readCategory(ctx context.Context, cr CategoryReader, category st
 	}
 	c.cats[category] = catEntry{sample: sample, at: now}
 	return sample, nil
+}
+
+// SitePrices is DeriveSitePrices of category's sample, computed once per cache entry (deriving a full
+// sample costs far more than a decision; docs/benchmarks/index.md).
+func (c *Cache) SitePrices(ctx context.Context, category, network, asset string, now time.Time, maxAge time.Duration) (SitePrices, error) {
+	sample, err := c.CategoryPrices(ctx, category)
+	if err != nil {
+		return nil, err
+	}
+	key := network + "\x00" + asset + "\x00" + maxAge.String()
+	same := func(e catEntry) bool {
+		return len(e.sample) == len(sample) && (len(sample) == 0 || &e.sample[0] == &sample[0])
+	}
+	c.mu.Lock()
+	if e, ok := c.cats[category]; ok && same(e) {
+		if d, ok := e.derived[key]; ok {
+			c.mu.Unlock()
+			return d, nil
+		}
+	}
+	c.mu.Unlock()
+	d := DeriveSitePrices(sample, network, asset, now, maxAge)
+	c.mu.Lock()
+	if e, ok := c.cats[category]; ok && same(e) {
+		if e.derived == nil {
+			e.derived = map[string]SitePrices{}
+			c.cats[category] = e
+		}
+		if len(e.derived) < 64 {
+			e.derived[key] = d
+		}
+	}
+	c.mu.Unlock()
+	return d, nil
 }

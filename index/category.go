@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -82,18 +83,33 @@ func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPric
 // Entries older than maxAge before now (0 = none) or from the future are not used. hosts below
 // MinCategoryHosts means the median must not be used.
 func CategoryMedian(sample []store.CategoryPrice, judgedURL, network, asset string, now time.Time, maxAge time.Duration) (med uint64, hosts int) {
+	return DeriveSitePrices(sample, network, asset, now, maxAge).MedianExcluding(SiteOf(judgedURL))
+}
+
+// SitePrices is a category sample derived for one network and asset: each site's price (the lower median of
+// its endpoints' prices), cheapest first. A Cache derives it once per category entry, so a decision only
+// walks it once (MedianExcluding).
+type SitePrices []SitePrice
+
+// SitePrice is one site's price in a category.
+type SitePrice struct {
+	Site  string
+	Price uint64
+}
+
+// DeriveSitePrices derives the sites' prices for network and asset from sample, without entries older than
+// maxAge before now (0 = none) or from the future.
+func DeriveSitePrices(sample []store.CategoryPrice, network, asset string, now time.Time, maxAge time.Duration) SitePrices {
 	k := keyOf(network, asset)
-	own := SiteOf(judgedURL)
 	bySite := map[string][]uint64{}
 	for _, p := range sample {
-		if p.Host == own || p.URL == judgedURL {
-			continue
-		}
 		if maxAge > 0 && p.At.Before(now.Add(-maxAge)) || p.At.After(now.Add(time.Minute)) {
 			continue
 		}
 		for _, off := range p.Offers {
-			if keyOf(off.Network, off.Asset) != k {
+			// Entries are written canonical (CategoryPriceOf): compare as stored first, canonicalize only
+			// what differs (about 0.4 µs an offer).
+			if (off.Network != k.network || off.Asset != k.asset) && keyOf(off.Network, off.Asset) != k {
 				continue
 			}
 			if a, err := x402.ParseAtomic(off.Amount); err == nil {
@@ -101,14 +117,55 @@ func CategoryMedian(sample []store.CategoryPrice, judgedURL, network, asset stri
 			}
 		}
 	}
-	if len(bySite) == 0 {
+	out := make(SitePrices, 0, len(bySite))
+	for site, prices := range bySite {
+		out = append(out, SitePrice{Site: site, Price: median(prices)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Price != out[j].Price {
+			return out[i].Price < out[j].Price
+		}
+		return out[i].Site < out[j].Site
+	})
+	return out
+}
+
+// MedianExcluding is the lower median of the sites' prices without site's, and the number of sites counted.
+func (s SitePrices) MedianExcluding(site string) (med uint64, hosts int) {
+	for _, p := range s {
+		if p.Site != site {
+			hosts++
+		}
+	}
+	if hosts == 0 {
 		return 0, 0
 	}
-	perSite := make([]uint64, 0, len(bySite))
-	for _, prices := range bySite {
-		perSite = append(perSite, median(prices))
+	want, i := (hosts-1)/2, 0
+	for _, p := range s {
+		if p.Site == site {
+			continue
+		}
+		if i == want {
+			return p.Price, hosts
+		}
+		i++
 	}
-	return median(perSite), len(perSite)
+	return 0, 0 // unreachable
+}
+
+// CategorySitePrices is category's site prices for network and asset from r: through r's own SitePrices
+// when it has one (Cache: derived once per entry), else read and derived.
+func CategorySitePrices(ctx context.Context, r CategoryReader, category, network, asset string, now time.Time, maxAge time.Duration) (SitePrices, error) {
+	if c, ok := r.(interface {
+		SitePrices(ctx context.Context, category, network, asset string, now time.Time, maxAge time.Duration) (SitePrices, error)
+	}); ok {
+		return c.SitePrices(ctx, category, network, asset, now, maxAge)
+	}
+	sample, err := r.CategoryPrices(ctx, category)
+	if err != nil {
+		return nil, err
+	}
+	return DeriveSitePrices(sample, network, asset, now, maxAge), nil
 }
 
 // CategoryReader reads a category's price sample (store.CategoryPrices and Cache satisfy it).

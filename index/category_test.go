@@ -103,6 +103,14 @@ func TestWriterBuildsTheCategorySample(t *testing.T) {
 	if m, hosts := CategoryMedian(got, "https://new.example/w", "base", usdc, t0, 0); m != 10000 || hosts != 3 {
 		t.Fatalf("median %d over %d", m, hosts)
 	}
+	// The cache derives the sites' prices once per entry, as DeriveSitePrices does.
+	sites, err := c.SitePrices(context.Background(), "weather", "eip155:8453", usdc, t0, 0)
+	if m, hosts := sites.MedianExcluding("new.example"); err != nil || m != 10000 || hosts != 3 {
+		t.Fatalf("cached site prices: %v %+v", err, sites)
+	}
+	if m, hosts := sites.MedianExcluding("a.example"); m != 10000 || hosts != 2 {
+		t.Fatalf("excluding a.example: %d over %d", m, hosts)
+	}
 	// Within the TTL the cache does not read the store again.
 	o := seen(time.Minute, offer("base", payA, "90000"))
 	o.URL, o.Category = "https://d.example/w", "weather"

@@ -137,18 +137,19 @@ func (e *Engine) categoryMedians(ctx context.Context, in *Input, url string, sum
 	if category == "" {
 		return
 	}
-	sample, err := cr.CategoryPrices(ctx, category)
-	if err != nil {
-		ev.Note = "the category price sample could not be read (the median is the endpoint's own history): " + err.Error()
-		return
-	}
+	own := index.SiteOf(url)
 	for i, o := range f.Options {
 		if i >= len(f.Index.Options) || o.Cart || !o.KnownUSDC {
 			continue
 		}
+		sites, err := index.CategorySitePrices(ctx, cr, category, o.Network, o.Asset, now, e.opts.IndexMaxAge)
+		if err != nil {
+			ev.Note = "the category price sample could not be read (the median is the endpoint's own history): " + err.Error()
+			return
+		}
 		of := &f.Index.Options[i]
 		of.Category = category
-		m, hosts := index.CategoryMedian(sample, url, o.Network, o.Asset, now, e.opts.IndexMaxAge)
+		m, hosts := sites.MedianExcluding(own)
 		of.CategoryHosts = hosts
 		if hosts >= index.MinCategoryHosts && m > 0 && m <= uint64(1<<62) {
 			of.MedianUSD, of.MedianSamples, of.MedianBasis = policy.USD(m), hosts, "category"
