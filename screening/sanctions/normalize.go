@@ -273,6 +273,36 @@ func exactKeys(name string, individual bool) []string {
 	return keys
 }
 
+// gluedLegalKeys returns the compact keys of a name written without spaces up to and including its legal
+// form ("RoolEuropeAg Limited", "CubanacanInternationalB.V"): the letters of the name with the trailing
+// legal-form tokens removed, then a legal form (of any length) removed from the end of what remains, when
+// at least minGluedRest letters (and four more than the form) stay. The glued form can be split by a dot
+// ("InternationalB.V" tokenizes as "internationalb", "v"), so the suffix is taken on the joined letters,
+// not on a token. ScreenName reports an entry met under such a key as possible, never exact: the cut is a
+// guess about where the name ends.
+func gluedLegalKeys(name string) []string {
+	raw := rawTokens(name)
+	for len(raw) > 1 {
+		if n := legalSuffixLen(raw); n > 0 && n < len(raw) {
+			raw = raw[:len(raw)-n]
+			continue
+		}
+		break
+	}
+	k := compactKey(raw)
+	var keys []string
+	for form := range legalForms {
+		if rest := len(k) - len(form); rest >= minGluedRest && rest >= len(form)+4 && strings.HasSuffix(k, form) {
+			keys = append(keys, k[:rest])
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// minGluedRest is the shortest name left after a glued legal form is cut off (see gluedLegalKeys).
+const minGluedRest = 6
+
 // legalSuffixLen is the number of trailing tokens that form a legal form (0 if none).
 func legalSuffixLen(toks []string) int {
 	for _, p := range legalPhrases {
