@@ -108,7 +108,9 @@ func codeSwap(a, b string) bool {
 // words for it in the alignment.
 const maxJoinedLenDiff = 2
 
-func joinedSkelLen(a, b string) bool { return len(a)-len(b) <= maxJoinedLenDiff && len(b)-len(a) <= maxJoinedLenDiff }
+func joinedSkelLen(a, b string) bool {
+	return len(a)-len(b) <= maxJoinedLenDiff && len(b)-len(a) <= maxJoinedLenDiff
+}
 
 // unitSims returns unitSim(a, ska, aTok, b, skb, bTok) and unitSim(a, ska, false, b, skb, false) (the
 // similarity when either side is a joined unit) with one Jaro-Winkler computation.
