@@ -485,7 +485,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	ix := l.names
 	seen := map[int32]bool{}
 	var weakExact []screening.SanctionsMatch
-	for _, key := range exactKeys(name, true) {
+	keys, glued := exactAndGluedKeys(name, true)
+	for _, key := range keys {
 		for _, ref := range ix.exact[key] {
 			if seen[ref.entry] && !ref.weak {
 				continue
@@ -500,7 +501,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 		}
 	}
 	// A name glued to its legal form: possible, never exact (see gluedLegalKeys).
-	for _, key := range gluedLegalKeys(name) {
+	for _, key := range glued {
 		for _, ref := range ix.exact[key] {
 			if !ref.weak {
 				weakExact = append(weakExact, l.match(ref.entry, ref.alias, 1))

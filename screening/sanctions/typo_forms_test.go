@@ -40,10 +40,10 @@ func TestNameGluedToLegalForm(t *testing.T) {
 	if len(r.Exact) != 0 || !slices.ContainsFunc(r.Possible, func(m screeningMatch) bool { return m.UID == 8127 }) {
 		t.Errorf("exact %v possible %v: want uid 8127 possible, nothing exact", brief(r.Exact), brief(r.Possible))
 	}
-	if k := gluedLegalKeys("Mimosa"); len(k) != 0 {
+	if k := glued("Mimosa"); len(k) != 0 {
 		t.Errorf("gluedLegalKeys(Mimosa) = %v: a cut leaving fewer than %d letters", k, minGluedRest)
 	}
-	if k := gluedLegalKeys("RoolEuropeAg Limited"); !slices.Equal(k, []string{"rooleurope"}) {
+	if k := glued("RoolEuropeAg Limited"); !slices.Equal(k, []string{"rooleurope"}) {
 		t.Errorf("gluedLegalKeys(RoolEuropeAg Limited) = %v, want [rooleurope]", k)
 	}
 	wantNothing(t, l, "Banco Nacional de Panama")
@@ -62,4 +62,9 @@ func wantNothing(t *testing.T, l *List, q string) {
 	if r := l.ScreenName(q); len(r.Exact)+len(r.Possible) != 0 {
 		t.Errorf("%q: exact %v possible %v, want no match", q, brief(r.Exact), brief(r.Possible))
 	}
+}
+
+func glued(name string) []string {
+	_, g := exactAndGluedKeys(name, false)
+	return g
 }
