@@ -27,6 +27,9 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	}
 	// A refusal chose no option: log the one it judged, so the line says what amount to whom was refused.
 	var atomic, network string
+	if o := v.Option; o != nil { // an allowed or held option (a payment matched to its ticket has no Judged)
+		atomic, network = o.Amount, o.Network
+	}
 	if j := v.Judged; j != nil {
 		atomic, network = j.Amount, j.Network
 		if payTo == "" {

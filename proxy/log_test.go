@@ -82,6 +82,13 @@ func TestOneCanonicalLogLinePerDecision(t *testing.T) {
 	if lines[0]["amount_usd"] != "0.01" || !strings.EqualFold(lines[0]["pay_to"].(string), sellerPayTo) {
 		t.Errorf("allow line amount/payee = %v / %v", lines[0]["amount_usd"], lines[0]["pay_to"])
 	}
+	// The paid request's line names what was paid, in atomic units and on which network, as the challenge's does.
+	for _, i := range []int{0, 1} {
+		if lines[i]["amount_atomic"] != cent || lines[i]["network"] != "eip155:84532" {
+			t.Errorf("line %d (%s) amount_atomic/network = %v / %v, want %s on eip155:84532", i, lines[i]["stage"],
+				lines[i]["amount_atomic"], lines[i]["network"], cent)
+		}
+	}
 	// A block chose no option, but its line says what it refused: the judged option's amount and payee.
 	if lines[2]["amount_usd"] != "5" || lines[2]["pay_to"] == "" {
 		t.Errorf("a block that chose no option logs amount %v to %v, want the judged $5 and its payee", lines[2]["amount_usd"], lines[2]["pay_to"])
