@@ -45,8 +45,9 @@ func readLabeled(t testing.TB, file string) []labeledQuery {
 
 // TestLabeledNames measures recall and the false-positive rate on the labeled sets (built from the real list
 // by testdata/gen_labeled.py; see docs/SCREENING.md) against the benchmark list: names_labeled.tsv is the
-// development set the matcher was tuned on, names_heldout.tsv the same recipe on other entries, generated
-// once and not tuned on.
+// development set the matcher was tuned on, names_heldout.tsv the same recipe on other entries (generated
+// once; its misses were later seen, so it is no longer clean), names_heldout2.tsv the same recipe on entries
+// neither uses, the fresh held-out set.
 //
 //   - recall: share of variant queries whose entry comes back (exact or possible);
 //   - false-positive rate: share of must-not-match queries that return any match.
@@ -61,6 +62,7 @@ func TestLabeledNames(t *testing.T) {
 	}{
 		{"testdata/names_labeled.tsv", minDevRecall, maxDevFPR},
 		{"testdata/names_heldout.tsv", minHeldoutRecall, maxHeldoutFPR},
+		{"testdata/names_heldout2.tsv", minFreshRecall, maxFreshFPR},
 	} {
 		t.Run(set.file, func(t *testing.T) { evalLabeled(t, l, set.file, set.minRecall, set.maxFPR) })
 	}
@@ -146,13 +148,18 @@ func brief(ms []screeningMatch) string {
 	return b.String()
 }
 
-// Floors for TestLabeledNames (see docs/SCREENING.md for the measured figures).
+// Floors for TestLabeledNames (see docs/SCREENING.md for the measured figures). names_heldout2.tsv is the
+// fresh held-out set, generated after names_heldout.tsv's misses had become known and before the matcher
+// changes that followed; its floor is its first measurement with those changes, not tuned on its misses.
 const (
-	minDevRecall     = 0.985 // measured 401/405 = 99.0%
+	minDevRecall     = 0.995 // measured 404/405 = 99.8%
 	maxDevFPR        = 0.015 // measured 1/178 = 0.6%
-	minHeldoutRecall = 0.98  // measured 400/405 = 98.8%
+	minHeldoutRecall = 0.99  // measured 403/405 = 99.5%
 	maxHeldoutFPR    = 0.025 // measured 3/178 = 1.7%
+	minFreshRecall   = 0.99  // measured 401/405 = 99.0%
+	maxFreshFPR      = 0.015 // measured 1/178 = 0.6%
 )
 
-// minKindRecall is the floor of every real-world kind (issue 19) on both sets: each measured 47/48 or more.
+// minKindRecall is the floor of every real-world kind (issue 19) on all three sets: each measured 47/48 or
+// more.
 const minKindRecall = 0.95

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/payguard/payguard/screening"
@@ -49,11 +50,7 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 		return 1
 	}
 	sameSkel := ska == skb
-	related := sameSkel
-	if !related && aTok && bTok {
-		related = deleteRelated(a, b)
-	}
-	if !related {
+	if !sameSkel && !(aTok && bTok && typoRelated(a, b)) {
 		return 0
 	}
 	jw := jaroWinkler(a, b)
@@ -62,10 +59,57 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	if sameSkel && aTok && bTok && len(a) >= minSpellingLen && len(b) >= minSpellingLen && jw >= minSkeletonJW {
 		jw = max(jw, skeletonSim)
 	}
+	if aTok && bTok && codeSwap(a, b) {
+		jw = max(jw, minTokenSim)
+	}
+	if !(aTok && bTok) && !joinedSkelLen(a, b) {
+		return 0
+	}
 	if jw < minTokenSim-simEpsilon {
 		return 0
 	}
 	return jw
+}
+
+// typoRelated is the typo relation of two single tokens, query token a and list token b: one edit by the
+// deletion relation (deleteRelated), or a three-letter query word that is the four-letter list word with
+// one letter left out ("Aia" typed for "Amia"). The second is one-sided: a letter left out is the commonest
+// slip, while a four-letter query word is not taken for a three-letter list word ("Lima" is not "Lia").
+// Both are pairs the deletion index finds (the list word's deletions include the query word).
+func typoRelated(a, b string) bool {
+	if deleteRelated(a, b) {
+		return true
+	}
+	return len(a) == minDeleteLen && len(b) == minDeleteLen+1 && letterLeftOut(a, b)
+}
+
+// letterLeftOut reports whether a is b with one byte deleted (len(a)+1 == len(b)).
+func letterLeftOut(a, b string) bool {
+	p := 0
+	for p < len(a) && a[p] == b[p] {
+		p++
+	}
+	return a[p:] == b[p+1:]
+}
+
+// codeSwap reports whether a and b are three-letter codes of consonants only ("NMX", "CPV") that differ by
+// swapping two adjacent letters. Jaro-Winkler cannot see such a swap in three letters (no match window),
+// yet in a code with no vowels it is the commonest typo; they score minTokenSim.
+func codeSwap(a, b string) bool {
+	if len(a) != 3 || len(b) != 3 || a == b || strings.ContainsAny(a, "aeiouy") || strings.ContainsAny(b, "aeiouy") {
+		return false
+	}
+	return a[0] == b[1] && a[1] == b[0] && a[2] == b[2] || a[0] == b[0] && a[1] == b[2] && a[2] == b[1]
+}
+
+// maxJoinedLenDiff bounds the length difference at which a joined unit meets another string by skeleton. A
+// word with no consonant after its first letter adds nothing to a skeleton, so without the bound the query
+// "comercializadora aia" joined would meet the list's single word "comercializadora" and take both query
+// words for it in the alignment.
+const maxJoinedLenDiff = 2
+
+func joinedSkelLen(a, b string) bool {
+	return len(a)-len(b) <= maxJoinedLenDiff && len(b)-len(a) <= maxJoinedLenDiff
 }
 
 // unitSims returns unitSim(a, ska, aTok, b, skb, bTok) and unitSim(a, ska, false, b, skb, false) (the
@@ -75,20 +119,19 @@ func unitSims(a, ska string, aTok bool, b, skb string, bTok bool) (tok, big floa
 		return 1, 1
 	}
 	sameSkel := ska == skb
-	related := sameSkel
-	if !related && aTok && bTok {
-		related = deleteRelated(a, b)
-	}
-	if !related {
+	if !sameSkel && !(aTok && bTok && typoRelated(a, b)) {
 		return 0, 0
 	}
 	jw := jaroWinkler(a, b)
-	if jw >= minTokenSim-simEpsilon && sameSkel {
+	if jw >= minTokenSim-simEpsilon && sameSkel && joinedSkelLen(a, b) {
 		big = jw
 	}
 	tok = jw
 	if sameSkel && aTok && bTok && len(a) >= minSpellingLen && len(b) >= minSpellingLen && jw >= minSkeletonJW {
 		tok = max(jw, skeletonSim)
+	}
+	if aTok && bTok && codeSwap(a, b) {
+		tok = max(jw, minTokenSim)
 	}
 	if tok < minTokenSim-simEpsilon {
 		tok = 0
@@ -442,7 +485,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	ix := l.names
 	seen := map[int32]bool{}
 	var weakExact []screening.SanctionsMatch
-	for _, key := range exactKeys(name, true) {
+	keys, glued := exactAndGluedKeys(name, true)
+	for _, key := range keys {
 		for _, ref := range ix.exact[key] {
 			if seen[ref.entry] && !ref.weak {
 				continue
@@ -454,6 +498,14 @@ func (l *List) ScreenName(name string) screening.NameResult {
 			}
 			seen[ref.entry] = true
 			res.Exact = append(res.Exact, m)
+		}
+	}
+	// A name glued to its legal form: possible, never exact (see gluedLegalKeys).
+	for _, key := range glued {
+		for _, ref := range ix.exact[key] {
+			if !ref.weak {
+				weakExact = append(weakExact, l.match(ref.entry, ref.alias, 1))
+			}
 		}
 	}
 	for _, m := range weakExact {

@@ -1,6 +1,7 @@
 package sanctions
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -245,7 +246,12 @@ func isASCII(s string) bool {
 // "LAST, First" also "First LAST". A name that is a single token also loses a legal form glued to its end
 // ("AmeginoFZE").
 func exactKeys(name string, individual bool) []string {
-	var keys []string
+	keys, _ := exactAndGluedKeys(name, individual)
+	return keys
+}
+
+// exactAndGluedKeys returns exactKeys(name, individual) and the name's gluedLegalKeys.
+func exactAndGluedKeys(name string, individual bool) (keys, glued []string) {
 	addKey := func(toks []string) {
 		if k := compactKey(toks); k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -263,6 +269,7 @@ func exactKeys(name string, individual bool) []string {
 		break
 	}
 	addKey(raw)
+	glued = gluedLegalKeys(raw)
 	if len(raw) == 1 {
 		for form := range legalForms {
 			if len(form) >= 3 && len(raw[0]) >= len(form)+4 && strings.HasSuffix(raw[0], form) {
@@ -270,8 +277,42 @@ func exactKeys(name string, individual bool) []string {
 			}
 		}
 	}
+	return keys, glued
+}
+
+// gluedLegalKeys returns the compact keys of a name written without spaces up to and including its legal
+// form ("RoolEuropeAg Limited", "CubanacanInternationalB.V"), given the name's raw tokens with the trailing
+// legal-form tokens removed: their letters joined, then a legal form (of any length) removed from the end,
+// when at least minGluedRest letters (and four more than the form) stay. The glued form can be split by a
+// dot ("InternationalB.V" tokenizes as "internationalb", "v"), so the suffix is taken on the joined letters,
+// not on a token. ScreenName reports an entry met under such a key as possible, never exact: the cut is a
+// guess about where the name ends.
+func gluedLegalKeys(trimmed []string) []string {
+	k := compactKey(trimmed)
+	if k == "" || !legalFormLast[k[len(k)-1]] {
+		return nil
+	}
+	var keys []string
+	for _, form := range legalFormList {
+		if rest := len(k) - len(form); rest >= minGluedRest && rest >= len(form)+4 && strings.HasSuffix(k, form) {
+			keys = append(keys, k[:rest])
+		}
+	}
 	return keys
 }
+
+// legalFormList is legalForms' words, sorted; legalFormLast marks the bytes they end with.
+var legalFormList, legalFormLast = func() ([]string, [256]bool) {
+	var last [256]bool
+	l := slices.Sorted(maps.Keys(legalForms))
+	for _, f := range l {
+		last[f[len(f)-1]] = true
+	}
+	return l, last
+}()
+
+// minGluedRest is the shortest name left after a glued legal form is cut off (see gluedLegalKeys).
+const minGluedRest = 6
 
 // legalSuffixLen is the number of trailing tokens that form a legal form (0 if none).
 func legalSuffixLen(toks []string) int {

@@ -18,7 +18,7 @@ func (ix *nameIndex) exhaustiveMatches(q *query) {
 		u := &q.units[qi]
 		for id, s := range ix.strs {
 			// The cheap necessary condition first (unitSim is 0 otherwise); addMatch decides.
-			if s == u.s || ix.skels[id] == u.skel || u.span == 1 && ix.isToken[id] && deleteRelated(u.s, s) {
+			if s == u.s || ix.skels[id] == u.skel || u.span == 1 && ix.isToken[id] && typoRelated(u.s, s) {
 				ix.addMatch(q, qi, uint32(id))
 			}
 		}
@@ -183,6 +183,29 @@ func perturb(toks []string) map[string]string {
 			break
 		}
 	}
+	// The typing slips of issue 19's second pass (typo_forms_test.go): a four-letter word with an inner
+	// letter left out, two letters of a three-letter word swapped (a consonant code: the codeSwap rule), the
+	// name glued to a legal form, and a vowel-only word after the first (the joined-unit length bound).
+	for i, t := range toks {
+		if len(t) == 4 {
+			ts := slices.Clone(toks)
+			ts[i] = t[:1] + t[2:]
+			out["letter-left-out"] = join(ts)
+			break
+		}
+	}
+	for i, t := range toks {
+		if len(t) == 3 && t[0] != t[1] {
+			ts := slices.Clone(toks)
+			ts[i] = t[1:2] + t[:1] + t[2:]
+			out["code-swap"] = join(ts)
+			break
+		}
+	}
+	out["glued-legal"] = strings.Join(toks, "") + "ag limited"
+	if len(toks) >= 2 {
+		out["vowel-word"] = join(slices.Insert(slices.Clone(toks), 1, "aia"))
+	}
 	out["legal-typo"] = join(append(slices.Clone(toks), "limtied"))
 	if len(toks) >= 4 {
 		out["short-word"] = join(slices.Insert(slices.Clone(toks), 2, "xq")) // an unknown two-letter word
@@ -191,9 +214,11 @@ func perturb(toks []string) map[string]string {
 }
 
 // TestPruningIsLossless checks, for a deterministic sample of the list's names (primary names, aliases and
-// the derived forms of variants.go) and up to fifteen perturbations of each (including the real-world forms:
+// the derived forms of variants.go) and up to nineteen perturbations of each (including the real-world forms:
 // short form, nasab particle, two Slavic romanization changes, three-letter typo, a vowel changed in a short
-// first word, a surname initial, Abdul for Abd al, misspelled legal form, an unknown two-letter word), that the indexed search returns exactly what an exhaustive scan returns:
+// first word, a surname initial, Abdul for Abd al, misspelled legal form, an unknown two-letter word, a letter
+// left out of a four-letter word, a three-letter word's first two letters swapped, the name glued to a legal
+// form, a vowel-only word inserted), that the indexed search returns exactly what an exhaustive scan returns:
 // the same vocabulary matches for every query unit and the same names with the same scores.
 //
 // Sample: every k-th name in index order, k chosen for the run's budget (the exhaustive scan costs about

@@ -84,9 +84,17 @@ def title(ws):
     return " ".join(w.capitalize() if w.upper() not in ("AL", "BIN", "DE", "Y") else w.lower() for w in ws)
 
 
+EXCL = None  # (uids, queries) used by earlier sets, when generating the fresh held-out set
+
+
 def pick(pool, off, n=PER_KIND):
     """Even positions of the pool for the development set (off == 0), odd ones for the held-out set; then an
-    even stride over that half."""
+    even stride over that half. For the fresh held-out set (EXCL set): the whole pool without the entries the
+    earlier sets used, then an even stride over it."""
+    if EXCL is not None:
+        pool = [p for p in pool if (p not in EXCL[1] if isinstance(p, str) else p[0] not in EXCL[0])]
+        step = max(1, len(pool) // n)
+        return pool[step // 2::step][:n]
     half = pool[(0 if off == 0 else 1)::2]
     step = max(1, len(half) // n)
     return half[::step][:n]
@@ -178,7 +186,9 @@ def fold(w):
     return u[0] + re.sub(r"[AEIOUY]", "", u[1:]) if u else u
 
 
-def cases(base, rows, off):
+def cases(base, rows, off, excl=None):
+    global EXCL
+    EXCL = excl
     out = []
     ind = individuals(rows)
 
