@@ -296,10 +296,42 @@ func TestEveryReasonCodeHasAClass(t *testing.T) {
 // and the basis. A seller with ten endpoints on one site at $1 does not move the median.
 func TestCategoryMedianHoldsANewEndpoint(t *testing.T) {
 	st := memory.New()
-	cache := index.NewCache(st, time.Minute)
-	w := index.NewWriter(st, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}, Writing: cache.Writing})
+	testCategoryMedian(t, st, st)
+}
+
+// The same across a fleet on one Redis: the category sample written by replica A's writer is what replica
+// B decides with.
+func TestFleetSharesTheCategorySample(t *testing.T) {
+	u := os.Getenv("PAYGUARD_TEST_REDIS_URL")
+	if u == "" {
+		u = "redis://127.0.0.1:6379/0"
+	}
+	prefix := "payguard-test-category:" + store.NewID()[:12] + ":"
+	open := func() *redis.Store {
+		st, err := redis.Open(context.Background(), redis.Options{URL: u, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
+		if err != nil {
+			t.Fatalf("the fleet test needs a real Redis at %s: %v", u, err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA, stB := open(), open()
+	t.Cleanup(func() { deletePrefix(t, u, prefix) })
+	testCategoryMedian(t, stA, stB)
+}
+
+// categoryStore is a store with the category sample.
+type categoryStore interface {
+	State
+	store.Endpoints
+	store.CategoryPrices
+}
+
+// testCategoryMedian: the other sites are observed through a writer on stA; the proxy deciding reads stB.
+func testCategoryMedian(t *testing.T, stA, stB categoryStore) {
+	w := index.NewWriter(stA, index.WriterOptions{Keep: store.Retention{MaxPerURL: 100, MaxAge: 30 * 24 * time.Hour}})
 	t.Cleanup(w.Close)
-	h := newHarness(t, st, testRules(), func(su *setup) { su.index = cache; su.Observer, su.Index = w, cache })
+	h := newHarness(t, stB, testRules(), withIndex(t, stB))
 	seen := func(url, amount string) {
 		pr := &x402.PaymentRequired{X402Version: x402.V2, Accepts: []x402.Requirement{offer(x402.V2, "eip155:8453", baseUSDC, sellerPayTo, amount)},
 			Extensions: map[string]json.RawMessage{"bazaar": json.RawMessage(`{"info":{"category":"weather"}}`)}}
@@ -308,11 +340,12 @@ func TestCategoryMedianHoldsANewEndpoint(t *testing.T) {
 	for _, host := range []string{"a.example", "b.example", "c.example"} {
 		seen("https://"+host+"/weather", "10000")
 	}
+	// One seller, ten endpoints on subdomains of one domain, at $1: one vote.
 	for i := 0; i < 10; i++ {
 		seen(fmt.Sprintf("https://api%d.pricey.example/w%d", i, i), "1000000")
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if sample, _ := st.CategoryPrices(context.Background(), "weather"); len(sample) >= 3+store.MaxCategoryURLsPerHost {
+		if sample, _ := stB.CategoryPrices(context.Background(), "weather"); len(sample) >= 3+store.MaxCategoryURLsPerHost {
 			break
 		}
 		if time.Now().After(deadline) {
