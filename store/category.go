@@ -23,7 +23,7 @@ const (
 // CategoryPrice is one endpoint's entry in its category's price sample.
 type CategoryPrice struct {
 	URL  string    `json:"url"`  // normalized endpoint URL
-	Host string    `json:"host"` // its host name, lower case, no port: the unit the median counts once
+	Host string    `json:"host"` // its site (index.SiteOf: registrable domain, else host name): counted once
 	At   time.Time `json:"at"`
 	// Offers are the endpoint's cheapest price per network and asset (PayTo empty).
 	Offers []Offer `json:"offers"`

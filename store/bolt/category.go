@@ -79,3 +79,5 @@ func readCategory(b *bbolt.Bucket) ([]store.CategoryPrice, error) {
 	}
 	return out, err
 }
+
+var _ store.CategoryPrices = (*Store)(nil)

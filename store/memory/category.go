@@ -37,3 +37,5 @@ func (s *Store) CategoryPrices(ctx context.Context, category string) ([]store.Ca
 	}
 	return out, nil
 }
+
+var _ store.CategoryPrices = (*Store)(nil)

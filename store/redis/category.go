@@ -74,3 +74,5 @@ func (s *Store) CategoryPrices(ctx context.Context, category string) ([]store.Ca
 	}
 	return out, nil
 }
+
+var _ store.CategoryPrices = (*Store)(nil)
