@@ -13,7 +13,7 @@
 #      moved into a temp dir), answers /healthz, refuses the API without the token, and MITMs HTTPS with a
 #      leaf that verifies against the rendered CA certificate; the fleet's and serve's configurations validate.
 #
-#   charts/payguard/ci/check.sh            # needs go, curl, python3 (with PyYAML); run from anywhere
+#   charts/payguard/ci/check.sh            # needs go alone; run from anywhere
 #   PAYGUARD=/path/to/payguard charts/payguard/ci/check.sh
 # With a helm binary on PATH (HELM=...), `helm lint --strict` runs too.
 set -euo pipefail
@@ -25,7 +25,7 @@ if [ -z "${PAYGUARD:-}" ]; then (cd "$ROOT" && go build -o "$WORK/payguard" ./cm
 
 (cd "$HERE/ci/render" && go test -count=1 ./...)
 (cd "$ROOT" && go test -count=1 ./internal/chartschema/)
-(cd "$HERE/ci/render" && go build -o "$WORK/template" ./cmd/template)
+(cd "$HERE/ci/render" && go build -o "$WORK/template" ./cmd/template && go build -o "$WORK/chartcheck" ./cmd/chartcheck)
 template() { "$WORK/template" "$@" "$HERE"; }
 HELM="${HELM:-helm}"
 if command -v "$HELM" >/dev/null 2>&1; then "$HELM" lint --strict "$HERE" --set example.enabled=true; fi
@@ -34,12 +34,7 @@ if command -v "$HELM" >/dev/null 2>&1; then "$HELM" lint --strict "$HERE" --set 
 for mode in "proxyFleet.enabled=true" "serve.enabled=true --set serve.server.fees.pay_to=0x1111111111111111111111111111111111111111"; do
   # shellcheck disable=SC2086
   template --set store.driver=redis --set store.redis.urlSecret=r --set receiptKeys.existingSecret=k --set $mode >"$WORK/mode.yaml"
-  python3 - "$WORK/mode.yaml" "$WORK/mode-config.yaml" <<'PY'
-import sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap" and d["metadata"]["name"] != "t-payguard"]
-assert len(docs) == 1, [d["metadata"]["name"] for d in docs]
-open(sys.argv[2], "w").write(docs[0]["data"]["payguard.yaml"])
-PY
+  "$WORK/chartcheck" config "$WORK/mode.yaml" "$WORK/mode-config.yaml"
   PAYGUARD_REDIS_URL=redis://127.0.0.1:6379/0 "$PAYGUARD" config validate "$WORK/mode-config.yaml"
   echo "validated: the ${mode%% *} configuration"
 done
@@ -59,34 +54,13 @@ echo "rendered: as a dependency of a parent chart (native sidecar on 1.31, a reg
 # The default render, taken apart into files payguard reads.
 P1=$((20000 + RANDOM % 20000)); P2=$((P1 + 1))
 template --set proxy.port=$P1 --set admin.port=$P2 --set admin.token.value=chart-check-token-0123456789 >"$WORK/render.yaml"
-python3 - "$WORK" <<'PY'
-import base64, os, sys, yaml
-work = sys.argv[1]
-for doc in yaml.safe_load_all(open(os.path.join(work, "render.yaml"))):
-    if not doc: continue
-    name = doc["metadata"]["name"]
-    if doc["kind"] == "ConfigMap":
-        text = doc["data"]["payguard.yaml"]
-        for old, new in [("/etc/payguard", work + "/etc"), ('"/data', '"' + work + "/data")]:
-            text = text.replace(old, new)
-        text = text.replace('"0.0.0.0:', '"127.0.0.1:')
-        open(os.path.join(work, "payguard.yaml"), "w").write(text)
-    elif doc["kind"] == "Secret":
-        sub = "ca" if name.endswith("-ca") else "admin"
-        os.makedirs(os.path.join(work, "etc", sub), exist_ok=True)
-        for k, v in doc["data"].items():
-            open(os.path.join(work, "etc", sub, k), "wb").write(base64.b64decode(v))
-PY
+"$WORK/chartcheck" unpack "$WORK/render.yaml" "$WORK"
 mkdir -p "$WORK/data"
 "$PAYGUARD" config validate "$WORK/payguard.yaml"
 (cd "$WORK" && exec "$PAYGUARD" proxy --config "$WORK/payguard.yaml" --offline >"$WORK/banner.txt" 2>"$WORK/payguard.log") & PID=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$P2/healthz" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$P2/healthz" >/dev/null || { cat "$WORK/payguard.log" >&2; exit 1; }
-test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P2/v1/holds")" = 401
-test "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer chart-check-token-0123456789' "http://127.0.0.1:$P2/v1/budget")" = 200
-# A CONNECT through the proxy: the agent's TLS handshake must verify payguard's leaf against the rendered CA.
-# The upstream (a closed port) then fails, which payguard answers with 502 inside the tunnel.
-code=$(curl -s -o /dev/null -w '%{http_code}' --proxy "http://127.0.0.1:$P1" --cacert "$WORK/etc/ca/tls.crt" \
-  "https://127.0.0.1:9/" || true)
-test "$code" = 502 || { echo "MITM through the rendered CA: got $code, want 502" >&2; exit 1; }
+# The admin listener answers /healthz, refuses the API without the token and serves it with the token; a
+# CONNECT through the proxy must verify payguard's leaf against the rendered CA (the upstream, a closed port,
+# then fails, which payguard answers with 502 inside the tunnel).
+"$WORK/chartcheck" live "127.0.0.1:$P1" "127.0.0.1:$P2" chart-check-token-0123456789 "$WORK/etc/ca/tls.crt" ||
+  { cat "$WORK/payguard.log" >&2; exit 1; }
 echo "chart check passed"
