@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"sort"
-	"strings"
 	"time"
 
 	"golang.org/x/net/publicsuffix"
@@ -32,7 +31,7 @@ func SiteOf(rawURL string) string {
 	if err != nil {
 		return ""
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host := CanonicalHost(u.Hostname())
 	if host == "" {
 		return ""
 	}

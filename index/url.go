@@ -3,8 +3,11 @@ package index
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // MaxURLBytes bounds a normalized endpoint URL (the store's name bound leaves room for its key prefix).
@@ -44,4 +47,25 @@ func NormalizeURL(raw string) (string, error) {
 		return "", errors.New("index: endpoint URL is too long")
 	}
 	return out, nil
+}
+
+// CanonicalHost is the one spelling of a host name that every spelling reaching the same server shares, for
+// the checks that key on a host (the hosts that answered 402, a category's sites): no brackets, port or
+// trailing dot; an IP address in its canonical text (IPv6 zeros compressed, lower case, an IPv4-mapped IPv6
+// address as the IPv4 one); a name in lower-case ASCII, a Unicode name as its IDNA (punycode) form, as
+// Go's HTTP client dials it. A name IDNA refuses stays lower-cased as given. "" for no host.
+func CanonicalHost(host string) string {
+	host = strings.TrimSpace(host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap().String()
+	}
+	host = strings.TrimRight(host, ".")
+	if a, err := idna.Lookup.ToASCII(host); err == nil && a != "" {
+		host = a
+	}
+	return strings.ToLower(host)
 }

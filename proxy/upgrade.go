@@ -11,6 +11,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/store"
 )
 
@@ -86,13 +87,15 @@ func (s *paidHosts) has(host string) bool {
 	return ok || s.full
 }
 
-// upgradeHost is the host an upgrade policy is kept for: the request's host name, lower-cased, without the
-// port (a seller is one seller on every port).
+// upgradeHost is the host an upgrade policy is kept for: the request's host name in its one canonical
+// spelling (index.CanonicalHost), without the port (a seller is one seller on every port). A seller that
+// answered 402 as seller.example must not be a new host as SELLER.example., bücher.example's punycode, or
+// an IPv6 literal written with other zeros: each of them reaches the same server.
 func upgradeHost(req *http.Request) string {
 	if req == nil || req.URL == nil {
 		return ""
 	}
-	return strings.ToLower(req.URL.Hostname())
+	return index.CanonicalHost(req.URL.Hostname())
 }
 
 // isUpgradeRequest reports whether req asks to switch protocols: an Upgrade header, or "upgrade" among
