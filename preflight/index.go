@@ -123,8 +123,10 @@ func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now
 // categoryMedians replaces the own-history median of every option priced in USD with the median of
 // comparable endpoints (index.CategoryMedian: the seller's declared category, same network and asset, each
 // other site once, this endpoint's site left out) when at least index.MinCategoryHosts other sites are in
-// the sample. The category is the one the challenge declares, else the one observed. Otherwise the own
-// history stays the basis; a sample that cannot be read is noted and never positive evidence.
+// the sample and its median is not above the endpoint's own-history median (the seller declares its
+// category: a category never relaxes its own history's comparison). The category is the one the challenge
+// declares, else the one observed. Otherwise the own history stays the basis; a sample that cannot be read
+// is noted and never positive evidence.
 func (e *Engine) categoryMedians(ctx context.Context, in *Input, url string, sum *index.Summary, f *policy.Facts, now time.Time, ev *IndexEvidence) {
 	cr, ok := e.opts.Index.(index.CategoryReader)
 	if !ok {
@@ -151,9 +153,16 @@ func (e *Engine) categoryMedians(ctx context.Context, in *Input, url string, sum
 		of.Category = category
 		m, hosts := sites.MedianExcluding(own)
 		of.CategoryHosts = hosts
-		if hosts >= index.MinCategoryHosts && m > 0 && m <= uint64(1<<62) {
-			of.MedianUSD, of.MedianSamples, of.MedianBasis = policy.USD(m), hosts, "category"
+		if hosts < index.MinCategoryHosts || m == 0 || m > uint64(1<<62) {
+			continue
 		}
+		if of.MedianSamples > 0 && of.MedianUSD > 0 && uint64(of.MedianUSD) < m {
+			// The seller declares its category, so it could pick one whose median is above its own prices
+			// (or seed one with sites of its own): the category may tighten the comparison its own
+			// history makes, never relax it. The lower median stays the basis.
+			continue
+		}
+		of.MedianUSD, of.MedianSamples, of.MedianBasis = policy.USD(m), hosts, "category"
 	}
 }
 
