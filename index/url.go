@@ -63,9 +63,8 @@ func CanonicalHost(host string) string {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return a.Unmap().String()
 	}
-	host = strings.TrimRight(host, ".")
 	if a, err := idna.Lookup.ToASCII(host); err == nil && a != "" {
-		host = a
+		host = a // also maps full stops such as U+3002 to "."
 	}
-	return strings.ToLower(host)
+	return strings.ToLower(strings.TrimRight(host, "."))
 }

@@ -24,7 +24,8 @@ func TestUpgradeRefusedUnderAnyHostSpelling(t *testing.T) {
 		{"http://xn--bcher-kva.example/pay", "http://bücher.example/ws"},
 		{"http://bücher.example/pay", "http://XN--BCHER-KVA.example./ws"},
 		{"http://bücher.example/pay", "http://BÜCHER.example/ws"},
-		{"http://seller.example/pay", "http://ｓｅｌｌｅｒ.example/ws"}, // fullwidth, IDNA maps it to ASCII
+		{"http://seller.example/pay", "http://ｓｅｌｌｅｒ.example/ws"},  // fullwidth, IDNA maps it to ASCII
+		{"http://seller.example/pay", "http://seller。example。/ws"}, // ideographic full stops, the last one trailing
 	}
 	for _, pair := range pairs {
 		h := newHarness(t, memory.New(), testRules())
