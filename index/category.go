@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"net/netip"
 	"net/url"
 	"sort"
 	"time"
@@ -25,7 +26,9 @@ import (
 const MinCategoryHosts = 3
 
 // SiteOf is the unit the category median counts once: the registrable domain of rawURL's host (eTLD+1),
-// else its host name (an IP address, localhost), lower case; "" when rawURL has no host.
+// else its host name (an IPv4 address, localhost) in its canonical spelling (CanonicalHost); an IPv6
+// address counts as its /64 (one server, or one subscriber, is routed a whole /64 and could otherwise
+// answer from as many "sites" as it likes). "" when rawURL has no host.
 func SiteOf(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -34,6 +37,12 @@ func SiteOf(rawURL string) string {
 	host := CanonicalHost(u.Hostname())
 	if host == "" {
 		return ""
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Is6() {
+			return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
+		}
+		return host
 	}
 	if site, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
 		return site
