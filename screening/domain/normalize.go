@@ -55,6 +55,11 @@ func Normalize(input string) (Name, error) {
 	if err != nil {
 		return Name{}, err
 	}
+	// The URL parser decodes %-escapes in the host: "%80" becomes a lone byte that IDNA's mapping would carry
+	// into an xn-- label no one can decode again (found by FuzzNormalize). Such a name is invalid, not a domain.
+	if !utf8.ValidString(host) {
+		return Name{}, errors.New("invalid domain name: not valid UTF-8 once its %-escapes are decoded")
+	}
 	host = strings.TrimSuffix(host, ".")
 	if host == "" {
 		return Name{}, errors.New("no host name")
