@@ -167,7 +167,7 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 			}
 		}()
 	}
-	f = policy.Facts{Rules: rules, MerchantDomain: merchantDomain(in)}
+	f = policy.Facts{Rules: rules, MerchantDomain: in.MerchantDomain()}
 	if in.Challenge != nil {
 		for i := range in.Challenge.Accepts {
 			f.Options = append(f.Options, policyOption(&in.Challenge.Accepts[i]))

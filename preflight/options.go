@@ -63,9 +63,10 @@ func cartOption(c *Cart) policy.Option {
 	}
 }
 
-// merchantDomain finds the merchant host: the v2 challenge's resource.url, else the first v1 requirement
-// resource, else the cart's merchant_domain, else the input's resource_url.
-func merchantDomain(in *Input) string {
+// MerchantDomain is the merchant host the engine screens: the v2 challenge's resource.url, else the first v1
+// requirement resource, else the cart's merchant_domain, else the input's resource_url. Exported so that a
+// harness outside the package (scripts/bench-clients) keys its domain facts as the engine will look them up.
+func (in *Input) MerchantDomain() string {
 	var candidates []string
 	if ch := in.Challenge; ch != nil {
 		if ch.Resource != nil {

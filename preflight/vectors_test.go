@@ -86,7 +86,7 @@ func decideVector(t *testing.T, signer Signer, v decisionVector) vectorExpect {
 	}
 	sc := v.Screening
 	if sc.DomainAgeDays != nil || sc.DomainHasA != nil || sc.DomainFailed {
-		d := merchantDomain(in)
+		d := in.MerchantDomain()
 		opts.Domains = &screeningtest.Domains{Panics: sc.DomainFailed, Table: map[string]screening.DomainFacts{
 			d: {Domain: d, Valid: true, AgeDays: sc.DomainAgeDays, HasA: sc.DomainHasA},
 		}}

@@ -63,7 +63,7 @@ func decide(raw string) (string, error) {
 	}
 	sc := v.Screening
 	if sc.DomainAgeDays != nil || sc.DomainHasA != nil || sc.DomainFailed {
-		d := merchantDomain(in)
+		d := in.MerchantDomain()
 		opts.Domains = &screeningtest.Domains{Panics: sc.DomainFailed, Table: map[string]screening.DomainFacts{
 			d: {Domain: d, Valid: true, AgeDays: sc.DomainAgeDays, HasA: sc.DomainHasA},
 		}}
@@ -76,29 +76,6 @@ func decide(raw string) (string, error) {
 		"decision": res.Decision, "reasons": res.Reasons, "chosen": res.ChosenIndex, "amount_micros": res.AmountMicros,
 	})
 	return string(out), err
-}
-
-// merchantDomain is the host the engine screens (a copy of preflight's unexported merchantDomain).
-func merchantDomain(in *preflight.Input) string {
-	var candidates []string
-	if ch := in.Challenge; ch != nil {
-		if ch.Resource != nil {
-			candidates = append(candidates, ch.Resource.URL)
-		}
-		for _, r := range ch.Accepts {
-			candidates = append(candidates, r.Resource)
-		}
-	}
-	if in.Cart != nil {
-		candidates = append(candidates, in.Cart.MerchantDomain)
-	}
-	candidates = append(candidates, in.ResourceURL)
-	for _, c := range candidates {
-		if d := policy.MerchantDomain(c); d != "" {
-			return d
-		}
-	}
-	return ""
 }
 
 func main() {
