@@ -23,8 +23,8 @@ func TestStoreParse(t *testing.T) {
 	}{
 		{"memory", "store: {driver: memory}", ""},
 		{"bolt path", "store: {driver: bolt, path: /var/lib/payguard/p.db}", ""},
-		{"redis url", "store: {driver: redis, redis: {url: 'redis://:pw@127.0.0.1:6379/2', prefix: 'team-a:'}}", ""},
-		{"redis addr", "store: {driver: redis, redis: {addr: '127.0.0.1:6379'}}", ""},
+		{"redis url", "store: {driver: redis, redis: {url: 'redis://:pw@127.0.0.1:6379/2', prefix: 'team-a:'}}", ""}, // not dialed
+		{"redis addr", "store: {driver: redis, redis: {addr: '127.0.0.1:6379'}}", ""},                                // not dialed
 		{"redis env", "store: {driver: redis, redis: {url_env: REDIS_URL}}", ""},
 		{"unknown driver", "store: {driver: sqlite}", `store.driver "sqlite"`},
 		{"empty path", "store: {driver: bolt, path: ''}", "store.path must not be empty"},
@@ -54,18 +54,18 @@ func TestStoreParse(t *testing.T) {
 func TestStoreRedisURL(t *testing.T) {
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "redis-url")
-	if err := os.WriteFile(secret, []byte("redis://:s3cret@10.0.0.5:6379/1\n"), 0o600); err != nil {
+	if err := os.WriteFile(secret, []byte("redis://:s3cret@10.0.0.5:6379/1\n"), 0o600); err != nil { // not dialed
 		t.Fatal(err)
 	}
-	t.Setenv("PAYGUARD_TEST_STORE_URL", " redis://127.0.0.1:6379/3 ")
+	t.Setenv("PAYGUARD_TEST_STORE_URL", " redis://127.0.0.1:6379/3 ") // not dialed
 	for _, c := range []struct {
 		r       RedisConfig
 		want    string
 		wantErr bool
 	}{
-		{RedisConfig{URL: "redis://127.0.0.1:6379/0"}, "redis://127.0.0.1:6379/0", false},
-		{RedisConfig{URLFile: secret}, "redis://:s3cret@10.0.0.5:6379/1", false},
-		{RedisConfig{URLEnv: "PAYGUARD_TEST_STORE_URL"}, "redis://127.0.0.1:6379/3", false},
+		{RedisConfig{URL: "redis://127.0.0.1:6379/0"}, "redis://127.0.0.1:6379/0", false},   // not dialed
+		{RedisConfig{URLFile: secret}, "redis://:s3cret@10.0.0.5:6379/1", false},            // not dialed
+		{RedisConfig{URLEnv: "PAYGUARD_TEST_STORE_URL"}, "redis://127.0.0.1:6379/3", false}, // not dialed
 		{RedisConfig{Addr: "127.0.0.1:6380"}, "redis://127.0.0.1:6380/0", false},
 		{RedisConfig{URLFile: filepath.Join(dir, "missing")}, "", true},
 		{RedisConfig{URLEnv: "PAYGUARD_TEST_STORE_UNSET"}, "", true},

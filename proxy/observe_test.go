@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
@@ -174,15 +174,12 @@ func TestPaidResponseObserved(t *testing.T) {
 // A fleet: two proxies on one Redis share observations. The payee seen through one proxy, changed when the
 // agent comes through the other, is held there.
 func TestFleetSharesObservations(t *testing.T) {
-	u := os.Getenv("PAYGUARD_TEST_REDIS_URL")
-	if u == "" {
-		u = "redis://127.0.0.1:6379/0"
-	}
+	u := testredis.URL(t)
 	prefix := "payguard-test-index:" + store.NewID()[:12] + ":"
 	open := func() *redis.Store {
 		st, err := redis.Open(context.Background(), redis.Options{URL: u, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 		if err != nil {
-			t.Fatalf("the fleet test needs a real Redis at %s: %v", u, err)
+			t.Fatalf("opening the fleet's Redis at %s: %v", u, err)
 		}
 		t.Cleanup(func() { st.Close() })
 		return st
@@ -302,15 +299,12 @@ func TestCategoryMedianHoldsANewEndpoint(t *testing.T) {
 // The same across a fleet on one Redis: the category sample written by replica A's writer is what replica
 // B decides with.
 func TestFleetSharesTheCategorySample(t *testing.T) {
-	u := os.Getenv("PAYGUARD_TEST_REDIS_URL")
-	if u == "" {
-		u = "redis://127.0.0.1:6379/0"
-	}
+	u := testredis.URL(t)
 	prefix := "payguard-test-category:" + store.NewID()[:12] + ":"
 	open := func() *redis.Store {
 		st, err := redis.Open(context.Background(), redis.Options{URL: u, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
 		if err != nil {
-			t.Fatalf("the fleet test needs a real Redis at %s: %v", u, err)
+			t.Fatalf("opening the fleet's Redis at %s: %v", u, err)
 		}
 		t.Cleanup(func() { st.Close() })
 		return st

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/bolt"
 	"github.com/payguard/payguard/store/redis"
@@ -18,12 +19,13 @@ import (
 // init_if_empty; `reinit` wants --confirm.
 func TestStoreInitRedis(t *testing.T) {
 	prefix := fmt.Sprintf("payguard-test-storecmd-%d:", os.Getpid())
+	redisURL := testredis.URL(t)
 	cfg := filepath.Join(t.TempDir(), "payguard.yaml")
-	yaml := fmt.Sprintf("store: {driver: redis, redis: {addr: '127.0.0.1:6379', prefix: %q, allow_volatile: true}}\n", prefix)
+	yaml := fmt.Sprintf("store: {driver: redis, redis: {url: %q, prefix: %q, allow_volatile: true}}\n", redisURL, prefix)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts := redis.Options{URL: "redis://127.0.0.1:6379/0", Prefix: prefix, AllowVolatile: true}
+	opts := redis.Options{URL: redisURL, Prefix: prefix, AllowVolatile: true}
 	t.Cleanup(func() {
 		if s, err := redis.Open(context.Background(), opts); err == nil {
 			s.Client().Del(context.Background(), prefix+"epoch")

@@ -114,7 +114,7 @@ func TestOpenUnreachable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot reach redis at "+addr) {
 		t.Fatalf("Open of a closed port: %v", err)
 	}
-	for _, bad := range []string{"", "http://127.0.0.1:6379", "redis://127.0.0.1:6379/notanumber"} {
+	for _, bad := range []string{"", "http://127.0.0.1:6379", "redis://127.0.0.1:6379/notanumber"} { // not dialed
 		if _, err := redis.Open(context.Background(), redis.Options{URL: bad}); err == nil {
 			t.Errorf("Open(%q) succeeded", bad)
 		}
