@@ -12,10 +12,12 @@ func init() {
 }
 
 func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	const usage = "usage: payguard config validate FILE | payguard config default"
 	switch {
-	case len(args) > 0 && (isHelp(args[0]) || isHelp(args[len(args)-1])):
-		fmt.Fprintln(stdout, usage)
+	case len(args) > 0 && isHelp(args[0]):
+		writeHelp(stdout, "config", nil)
+		return 0
+	case len(args) > 1 && isHelp(args[len(args)-1]):
+		writeHelp(stdout, "config "+args[0], nil)
 		return 0
 	case len(args) == 2 && args[0] == "validate":
 		if _, err := config.Load(args[1]); err != nil {
@@ -28,6 +30,6 @@ func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(config.DefaultYAML())
 		return 0
 	}
-	fmt.Fprintln(stderr, usage)
+	writeUsage(stderr, "config")
 	return 2
 }

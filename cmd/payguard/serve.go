@@ -49,11 +49,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	applyDataDir := dataDirFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--data-dir DIR] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
-		fs.PrintDefaults()
-	}
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
