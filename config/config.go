@@ -30,6 +30,7 @@ type Config struct {
 	Keys      KeysConfig      `yaml:"keys"`
 	Log       LogConfig       `yaml:"log"`
 	Index     IndexConfig     `yaml:"index"`
+	Egress    EgressConfig    `yaml:"egress"`
 	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
@@ -110,7 +111,7 @@ func defaults() *Config {
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index} {
+	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index, &c.Egress} {
 		if err := v.validate(); err != nil {
 			return err
 		}

@@ -86,7 +86,16 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
-	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", cfg.Server.Listen)
+	// Bound first: a port in use fails before anything is created, and egress knows serve's address.
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listener: %w", err)
+	}
+	defer ln.Close()
+	if err := configureEgress(cfg, log, []string{cfg.Server.Listen}, ln); err != nil {
+		return err
+	}
+	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", ln.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -159,10 +168,6 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	defer stopWatch()
 
 	hs := srv.HTTPServer()
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
-	if err != nil {
-		return fmt.Errorf("listener: %w", err)
-	}
 	// After the first load of the sanctions list, so that its peak is not raised by the serving heap target.
 	gcPercent := tuneServeGC()
 	log.Info("payguard serve listening", "addr", ln.Addr().String(), "base_url", cfg.Server.BaseURL,

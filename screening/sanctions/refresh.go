@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payguard/payguard/internal/egress"
 )
 
 // DefaultURLs are OFAC's Sanctions List Service downloads of the legacy CSV set. They can be replaced in
@@ -139,7 +141,7 @@ func NewRefresher(s *Screener, cfg RefresherConfig) (*Refresher, error) {
 		cfg.MinRatio = DefaultMinRatio
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 5 * time.Minute}
+		cfg.Client = &http.Client{Timeout: 5 * time.Minute, Transport: egress.Transport()}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
