@@ -70,6 +70,11 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "payguard check: --config: %v\n", err)
 		return 2
 	}
+	// RDAP lookups never go through the proxy that HTTPS_PROXY names in the agent's shell (internal/egress).
+	if err := configureEgress(cfg, cliLogger(stderr), []string{cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen}); err != nil {
+		fmt.Fprintf(stderr, "payguard check: %v\n", err)
+		return 2
+	}
 	list, err := checkSanctions("check", cfg.Screening.Sanctions, *sanctionsDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard check: --sanctions-dir: %v\n", err)

@@ -71,6 +71,11 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	if len(urls) == 0 {
 		urls = cfg.Screening.Sanctions.Sources
 	}
+	// In the agent's shell HTTPS_PROXY is the proxy itself: never download through it (internal/egress).
+	if err := configureEgress(cfg, cliLogger(stderr), []string{cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen}); err != nil {
+		fmt.Fprintln(stderr, "payguard sdn update:", err)
+		return 2
+	}
 	rcfg := sanctions.RefresherConfig{
 		URLs: urls, CacheDir: *dir, MinEntries: *minEntries,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -100,6 +105,7 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	before := screener.List()
 	if err := ref.Refresh(ctx); err != nil {
 		fmt.Fprintln(stderr, "\npayguard sdn update:", err)
+		writeSDNUpdateHelp(stderr, err, urls, *dir)
 		return 1
 	}
 	l := screener.List()

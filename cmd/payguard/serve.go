@@ -92,7 +92,14 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return fmt.Errorf("listener: %w", err)
 	}
 	defer ln.Close()
-	if err := configureEgress(cfg, log, []string{cfg.Server.Listen}, ln); err != nil {
+	var mln net.Listener
+	if cfg.Server.MetricsListen != "" {
+		if mln, err = net.Listen("tcp", cfg.Server.MetricsListen); err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		defer mln.Close()
+	}
+	if err := configureEgress(cfg, log, []string{cfg.Server.Listen, cfg.Server.MetricsListen}, ln); err != nil {
 		return err
 	}
 	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", ln.Addr().String())
@@ -177,11 +184,6 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	go func() { errc <- serveUntilClosed(hs, ln) }()
 	var metricsSrv *http.Server
 	if cfg.Server.MetricsListen != "" {
-		mln, err := net.Listen("tcp", cfg.Server.MetricsListen)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("metrics listener: %w", err)
-		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
