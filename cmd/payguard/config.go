@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/payguard/payguard/config"
 )
@@ -20,10 +22,16 @@ func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		writeHelp(stdout, "config "+args[0], nil)
 		return 0
 	case len(args) == 2 && args[0] == "validate":
-		if _, err := config.Load(args[1]); err != nil {
-			fmt.Fprintln(stderr, "payguard config validate:", err)
+		cfg, err := config.Load(args[1])
+		if err != nil {
+			problems := problemLines(err)
+			fmt.Fprintf(stderr, "payguard config validate: %s: %d problem(s):\n", args[1], len(problems))
+			for _, p := range problems {
+				fmt.Fprintf(stderr, "  - %s\n", p)
+			}
 			return 2
 		}
+		writeRuleWarnings(stderr, "config validate", cfg.Rules)
 		fmt.Fprintln(stdout, "ok")
 		return 0
 	case len(args) == 1 && args[0] == "default":
@@ -32,4 +40,32 @@ func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	writeUsage(stderr, "config")
 	return 2
+}
+
+// problemLines is every problem an error reports, one per entry: config.Load joins them (errors.Join), and a
+// decoder's message may hold several lines. The "config FILE: " prefix the loader adds is left out.
+func problemLines(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		if inner := errors.Unwrap(e); inner != nil {
+			if _, ok := inner.(interface{ Unwrap() []error }); ok {
+				walk(inner)
+				return
+			}
+		}
+		for _, l := range strings.Split(e.Error(), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	walk(err)
+	return out
 }

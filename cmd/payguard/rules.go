@@ -42,6 +42,7 @@ func runRules(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "payguard rules validate: %s: %v\n", args[1], err)
 			return 2
 		}
+		writeRuleWarnings(stderr, "rules validate", r)
 		return printRules(r, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "payguard rules: unknown subcommand %q\n", args[0])
