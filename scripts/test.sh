@@ -96,7 +96,7 @@ check standalone standalone
 # The documentation check (internal/docscheck: links, cited paths and test names, commands) is its own row.
 # shellcheck disable=SC2046
 gotest go $(go list ./... | grep -v '/internal/docscheck$')
-# gotest docs ./internal/docscheck
+gotest docs ./internal/docscheck
 counted interop node npm --prefix interop test
 # The in-process guards (docs/SPEC.md §12): Node's test runner and pytest, each on every decision vector.
 # The Python suite skips with a loud notice where python3 is missing, and fails instead under CI=true.
