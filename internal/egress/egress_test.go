@@ -66,8 +66,8 @@ func TestSelfIsNeverTheProxy(t *testing.T) {
 		{"127.0.0.1:8402", "http://[::1]:8402", true},
 		{"127.0.0.1:8402", "http://0.0.0.0:8402", true},
 		{"127.0.0.1:8402", "http://127.0.0.2:8402", true}, // loopback is this machine
-		{"0.0.0.0:8402", "http://10.1.2.3:8402", true},     // an interface of this machine, listener on all
-		{":8402", "http://payguard-sidecar:8402", true},    // a name for this machine
+		{"0.0.0.0:8402", "http://10.1.2.3:8402", true},    // an interface of this machine, listener on all
+		{":8402", "http://payguard-sidecar:8402", true},   // a name for this machine
 		{"[::]:8402", "http://127.0.0.1:8402", true},
 		{"127.0.0.1:8403", "http://127.0.0.1:8403", true}, // the admin listener is payguard too
 		{"127.0.0.1:80", "http://localhost", true},        // the scheme's port
