@@ -76,6 +76,7 @@ type Server struct {
 	metrics   *metrics
 	offers    map[string]fees.Offer // by paid route path
 	core      *core.Service
+	operator  operatorTexts // server.terms_file and privacy_file (operator.go)
 }
 
 type facilitatorHealth struct {
@@ -107,6 +108,9 @@ func New(o Options) (*Server, error) {
 		Checker: o.Checker, Sanctions: o.Sanctions, IndexFreshness: time.Duration(o.Config.IndexFreshness),
 		TrustedProxies: trusted, CountPayment: s.countPayment, CountTrial: s.countTrial, Logger: o.Logger, Now: o.Now})
 	if err != nil {
+		return nil, err
+	}
+	if s.operator, err = readOperatorTexts(o.Config); err != nil {
 		return nil, err
 	}
 	s.offers = map[string]fees.Offer{}
