@@ -75,7 +75,7 @@ func evalLabeled(t *testing.T, l *List, file string, minLabeledRecall, maxLabele
 	}
 	type tally struct{ n, ok int }
 	byKind := map[string]*tally{}
-	var variants, found, misses, falsePos, topRight int
+	var variants, found, misses, falsePos, topRight, kindRule int
 	for _, q := range qs {
 		r := l.ScreenName(q.query)
 		all := append(slices.Clone(r.Exact), r.Possible...)
@@ -85,6 +85,17 @@ func evalLabeled(t *testing.T, l *List, file string, minLabeledRecall, maxLabele
 			byKind[q.kind] = tl
 		}
 		tl.n++
+		if e, ok := l.Entry(q.uid); ok && q.uid != 0 && nameOnly(e.Type, false) && !writtenAsListed(e, q.query) {
+			// A vessel's or aircraft's name changed by the generator (a typo): since issue 34 such names match
+			// only as written, so the entry must not come back (the issue's attack; not counted in recall).
+			kindRule++
+			if slices.ContainsFunc(all, func(m screeningMatch) bool { return m.UID == q.uid }) {
+				t.Errorf("%q (%s) matched the %s %q: a %s name matches only as written", q.query, q.kind, e.Type, e.Name, e.Type)
+			} else {
+				tl.ok++
+			}
+			continue
+		}
 		if q.uid != 0 {
 			variants++
 			hit := slices.ContainsFunc(all, func(m screeningMatch) bool { return m.UID == q.uid })
@@ -120,8 +131,8 @@ func evalLabeled(t *testing.T, l *List, file string, minLabeledRecall, maxLabele
 	}
 	recall := float64(found) / float64(variants)
 	fpr := float64(falsePos) / float64(misses)
-	t.Logf("recall %d/%d = %.1f%% (entry ranked first in %d); false positives %d/%d = %.1f%%; threshold %.2f",
-		found, variants, 100*recall, topRight, falsePos, misses, 100*fpr, PossibleThreshold)
+	t.Logf("recall %d/%d = %.1f%% (entry ranked first in %d); false positives %d/%d = %.1f%%; threshold %.2f; %d vessel/aircraft variants not written as listed, correctly unmatched",
+		found, variants, 100*recall, topRight, falsePos, misses, 100*fpr, PossibleThreshold, kindRule)
 	if recall < minLabeledRecall {
 		t.Errorf("recall %.3f below the floor %.3f", recall, minLabeledRecall)
 	}
@@ -163,3 +174,16 @@ const (
 // minKindRecall is the floor of every real-world kind (issue 19) on all three sets: each measured 47/48 or
 // more.
 const minKindRecall = 0.95
+
+// writtenAsListed reports whether query is one of the entry's names as written (sameAsWritten).
+func writtenAsListed(e Entry, query string) bool {
+	if sameAsWritten(query, e.Name) {
+		return true
+	}
+	for _, a := range e.Aliases {
+		if sameAsWritten(query, a.Name) {
+			return true
+		}
+	}
+	return false
+}
