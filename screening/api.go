@@ -39,6 +39,7 @@ const (
 	StepExtraWords         = "extra_words"          // some words of the query have no partner in the listed name
 	StepGluedLegalForm     = "glued_legal_form"     // a legal form written glued to the name was cut off
 	StepWeakAlias          = "weak_alias"           // the listed name is an alias OFAC marks weak (never exact)
+	StepParticle           = "particle_changed"     // one connecting word for another (bin for al)
 )
 
 // NameResult is the outcome of screening one name.

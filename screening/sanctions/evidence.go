@@ -33,12 +33,13 @@ const (
 	stepWordsOmitted
 	stepExtraWords
 	stepWeak
+	stepParticle
 )
 
 var stepNames = []string{screening.StepLegalFormRemoved, screening.StepLegalFormDifferent,
 	screening.StepGluedLegalForm, screening.StepReordered, screening.StepSpacing, screening.StepTransliterated,
 	screening.StepTypo, screening.StepShortForm, screening.StepWordsOmitted, screening.StepExtraWords,
-	screening.StepWeakAlias}
+	screening.StepWeakAlias, screening.StepParticle}
 
 func stepList(bits uint16) []string {
 	var out []string
@@ -193,6 +194,8 @@ func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 		switch {
 		case qu.s == ns:
 			same |= spanMask(qu.start, qu.span)
+		case qu.span == 1 && particles[qu.s] && particles[ns]:
+			bits |= stepParticle
 		case qu.skel == ix.skels[nu.vocab]:
 			bits |= stepTranslit
 			if !(qu.span == 1 && nu.span == 1 && typoRelated(qu.s, ns)) {

@@ -36,7 +36,7 @@ func readHonest(t testing.TB, file string) []honestName {
 // at most maxHonestPossible of the companies, and of the people, may be possible (a hold a person clears).
 func TestHonestNames(t *testing.T) {
 	l := loadFullList(t)
-	for _, file := range []string{"testdata/names_honest.tsv", "testdata/names_honest_heldout.tsv"} {
+	for _, file := range []string{"testdata/names_honest.tsv", "testdata/names_honest_heldout.tsv", "testdata/names_honest_fresh.tsv"} {
 		t.Run(file, func(t *testing.T) { evalHonest(t, l, file) })
 	}
 }

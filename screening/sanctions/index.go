@@ -1,6 +1,7 @@
 package sanctions
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -43,22 +44,23 @@ type exactRef struct {
 
 // nameIndex is the name-matching index of a List.
 type nameIndex struct {
-	vocab    map[string]uint32
-	strs     []string
-	skels    []string
-	isToken  []bool    // the string occurs as a single token of some name (and so in the typo index)
-	idf      []float32 // of the string as a single token; 0 if it never is one
-	postings [][]uint32
-	bySkel   map[string][]uint32
-	delKeys  []uint64 // sorted hashes of one-deletion variants of tokens
-	delVocab []uint32 // parallel to delKeys
-	delStart []uint32 // delStart[b]: first position in delKeys whose top delBucketBits bits are b
-	exact    map[string][]exactRef
-	common   map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
-	names    []nameRec
-	nameW    []float32 // names[i].wsum, packed for the candidate filter
-	unitMaxW []float32 // per vocabulary string: the largest weight of a name unit that is that string
-	maxIDF   float32
+	vocab       map[string]uint32
+	strs        []string
+	skels       []string
+	isToken     []bool    // the string occurs as a single token of some name (and so in the typo index)
+	idf         []float32 // of the string as a single token; 0 if it never is one
+	postings    [][]uint32
+	bySkel      map[string][]uint32
+	delKeys     []uint64 // sorted hashes of one-deletion variants of tokens
+	delVocab    []uint32 // parallel to delKeys
+	delStart    []uint32 // delStart[b]: first position in delKeys whose top delBucketBits bits are b
+	exact       map[string][]exactRef
+	common      map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
+	particleIDs []uint32              // the particles that are tokens of some name (particlePairSim)
+	names       []nameRec
+	nameW       []float32 // names[i].wsum, packed for the candidate filter
+	unitMaxW    []float32 // per vocabulary string: the largest weight of a name unit that is that string
+	maxIDF      float32
 }
 
 // commonTokenDF is the name count from which a token's neighbors are precomputed.
@@ -254,6 +256,11 @@ func buildNameIndex(entries []Entry) *nameIndex {
 			i++
 		}
 		ix.delStart[b] = uint32(i)
+	}
+	for _, p := range slices.Sorted(maps.Keys(particles)) {
+		if id, ok := ix.vocab[p]; ok && ix.isToken[id] {
+			ix.particleIDs = append(ix.particleIDs, id)
+		}
 	}
 	// Frequent tokens (Muhammad, Al, Ahmad, Trading...) recur in most queries and have the longest skeleton
 	// buckets; their neighbor lists are computed once here.

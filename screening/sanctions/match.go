@@ -49,6 +49,9 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	if a == b {
 		return 1
 	}
+	if aTok && bTok && particles[a] && particles[b] {
+		return particlePairSim
+	}
 	sameSkel := ska == skb
 	if !sameSkel && !(aTok && bTok && typoRelated(a, b)) {
 		return 0
@@ -102,6 +105,13 @@ func codeSwap(a, b string) bool {
 	return a[0] == b[1] && a[1] == b[0] && a[2] == b[2] || a[0] == b[0] && a[1] == b[2] && a[2] == b[1]
 }
 
+// particlePairSim is the similarity of two different particles ("bin" and "al"): a connecting word stands
+// for another as people write a name ("Given bin Family", "Given al-Family"), so a particle may partner
+// one of the name's particles instead of costing its weight when the name's other words are so common that
+// the particle's share is large ("Ahmed bin Ahmad" for AL-AHMAD, Ahmad). Particles weigh little
+// (particleWeight), so the pairing moves a score only by that little.
+const particlePairSim = 0.9
+
 // maxJoinedLenDiff bounds the length difference at which a joined unit meets another string by skeleton. A
 // word with no consonant after its first letter adds nothing to a skeleton, so without the bound the query
 // "comercializadora aia" joined would meet the list's single word "comercializadora" and take both query
@@ -117,6 +127,9 @@ func joinedSkelLen(a, b string) bool {
 func unitSims(a, ska string, aTok bool, b, skb string, bTok bool) (tok, big float64) {
 	if a == b {
 		return 1, 1
+	}
+	if aTok && bTok && particles[a] && particles[b] {
+		return particlePairSim, 0
 	}
 	sameSkel := ska == skb
 	if !sameSkel && !(aTok && bTok && typoRelated(a, b)) {
@@ -266,6 +279,9 @@ func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 		cand = append(cand, id)
 	}
 	cand = append(cand, ix.bySkel[skel]...)
+	if single && particles[s] {
+		cand = append(cand, ix.particleIDs...)
+	}
 	if single && len(s) >= minDeleteLen {
 		var hs [48]uint64
 		for _, h := range deleteHashes(hs[:0], s) {
