@@ -269,7 +269,7 @@ const minExactLen = 8
 
 // shortNameLen is the informative length (letters) below which a name of several words is short: it must
 // share at least one word with the listed name as it is (shortNameEvidence).
-const shortNameLen = 12
+const shortNameLen = 11
 
 // minOneWordTypoLen is the shortest one-word name that may match another word one typing slip away.
 const minOneWordTypoLen = 6
@@ -283,17 +283,24 @@ const minOneWordTypoLen = 6
 //   - one word of minOneWordTypoLen letters or more: the same word, or one typing slip away, never by
 //     spelling alone (the consonant skeletons of short words collide: "Miller" and MILUR, "Tolonen" and
 //     TALOON);
+//     (one letter less when both names carry the same legal form);
 //   - one shorter word: the same word only.
 //
 // And a name of one word never matches one word of a person's name of two or more ("Santos" is not
 // SANTOS, Ahmad): OFAC's FAQ 5, step 3, "just one of two or more names (i.e. just the last name)" is not a
 // valid match.
-func shortNameEvidence(ev evidence, entryType string) bool {
+func shortNameEvidence(ev evidence, entryType string, sameForm bool) bool {
 	if ev.words == 1 {
 		if ev.identical > 0 {
 			return ev.nameWords < 2 || entryType != TypeIndividual
 		}
-		return !ev.translit && ev.informative >= minOneWordTypoLen
+		// The same legal form on both sides ("Sepiv S.A. de C.V." and SEPRIV, S.A. DE C.V.) is evidence
+		// beside the word: it buys one letter.
+		minLen := minOneWordTypoLen
+		if sameForm {
+			minLen--
+		}
+		return !ev.translit && ev.informative >= minLen
 	}
 	return ev.identical > 0 || ev.informative >= shortNameLen
 }

@@ -509,7 +509,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	keys, glued := exactAndGluedKeys(name, true)
 	qToks, qForms := nameTokensForms(name)
 	// A name with a legal form is a company's: it is not a listed person (OFAC FAQ 5, step 2), so it meets
-	// an individual's name by key as possible at most, and never fuzzily.
+	// an individual's name by key as possible at most, and never fuzzily (unless the person's name has the
+	// same words).
 	company := len(legalSet(qForms)) > 0
 	// Key matches: the strongest finding per entry (exact over possible), in the order found.
 	type keyHit struct {
@@ -545,7 +546,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 			}
 			bits := exactSteps(name, qToks, qForms, listed, e.Type == TypeIndividual)
 			exact := bits&stepLegalDifferent == 0 && (bits&stepLegalRemoved == 0 || informativeLen(qToks) >= minExactLen) &&
-				!(company && e.Type == TypeIndividual)
+				!(company && e.Type == TypeIndividual && bits&stepLegalRemoved != 0)
 			record(ref.entry, l.match(ref.entry, ref.alias, 1, bits), exact)
 		}
 	}
@@ -577,16 +578,22 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	defer q.release()
 	for _, s := range ix.fuzzy(q) {
 		rec := &ix.names[s.name]
-		if seen[rec.entry] || company && l.entries[rec.entry].Type == TypeIndividual {
+		if seen[rec.entry] {
+			continue
+		}
+		_, nForms := nameTokensForms(l.listedName(rec.entry, rec.alias))
+		legal := legalSteps(qForms, nForms)
+		// A company is not a person, unless the person's name has the same "form" words (AG ALBACHAR,
+		// Ahmed: a Tuareg "ag", son of, not an Aktiengesellschaft).
+		if company && legal != 0 && l.entries[rec.entry].Type == TypeIndividual {
 			continue
 		}
 		bits, ev := ix.explain(q, rec)
-		if !shortNameEvidence(ev, l.entries[rec.entry].Type) {
+		if !shortNameEvidence(ev, l.entries[rec.entry].Type, company && legal == 0) {
 			continue
 		}
 		seen[rec.entry] = true
-		_, nForms := nameTokensForms(l.listedName(rec.entry, rec.alias))
-		bits |= legalSteps(qForms, nForms)
+		bits |= legal
 		res.Possible = append(res.Possible, l.match(rec.entry, rec.alias, s.score, bits))
 		if len(res.Possible) >= maxPossible {
 			break

@@ -243,11 +243,32 @@ func misspelledLegalFormOf(t string) string {
 		return ""
 	}
 	for _, f := range longLegalForms {
-		if deleteRelated(t, f) {
+		if oneEdit(t, f) {
 			return f
 		}
 	}
 	return ""
+}
+
+// oneEdit reports whether a and b differ by exactly one substitution, insertion, deletion or transposition
+// of adjacent letters. The deletion relation is looser (a deletion on each side is two substitutions:
+// "corporativo" and "corporation"), too loose for removing a word as a misspelled legal form: the Spanish
+// CORPORATIVO is a word of names.
+func oneEdit(a, b string) bool {
+	if a == b || len(a)-len(b) > 1 || len(b)-len(a) > 1 {
+		return false
+	}
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	switch {
+	case len(a) == len(b):
+		return a[p+1:] == b[p+1:] || p+1 < len(a) && a[p] == b[p+1] && a[p+1] == b[p] && a[p+2:] == b[p+2:]
+	case len(a) < len(b):
+		return a[p:] == b[p+1:]
+	}
+	return a[p+1:] == b[p:]
 }
 
 // nameVariants returns the token lists under which a name is known: its own order, and for an

@@ -112,3 +112,30 @@ func TestDifferentLegalFormsArePossible(t *testing.T) {
 		{"Joaquin Guzman Loera", 6861, "exact"},
 	})
 }
+
+// TestMisspelledLegalFormIsOneEdit: a word is removed as a misspelled legal form only one true edit away
+// from it; CORPORATIVO (two from "corporation") stays a word of TS BUSINESS CORPORATIVO, S.A. DE C.V.
+func TestMisspelledLegalFormIsOneEdit(t *testing.T) {
+	for in, want := range map[string]string{
+		"TS BUSINESS CORPORATIVO, S.A. DE C.V.": "ts business corporativo",
+		"Grupo Corporativo Limtied":             "grupo corporativo",
+		"Almaz Copmany":                         "almaz",
+	} {
+		if got := NormalizeName(in); got != want {
+			t.Errorf("NormalizeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	checkPrecision(t, loadFullList(t), []precisionCase{
+		{"Ts Business Corpoartivo S.A. De C.V.", 39488, "possible"},
+		{"Ahmad Ag Albachar", 27583, "possible"}, // "ag" here is a name word of AG ALBACHAR, Ahmed
+	})
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{{"limtied", "limited", true}, {"limted", "limited", true}, {"limiteds", "limited", true}, {"kimited", "limited", true},
+		{"corporativo", "corporation", false}, {"limited", "limited", false}, {"litimed", "limited", false}} {
+		if got := oneEdit(c.a, c.b); got != c.want {
+			t.Errorf("oneEdit(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
