@@ -194,8 +194,10 @@ type Reader interface {
 }
 
 // Summarize is url's summary for method from r: through r's own Summary when it has one (Cache), else
-// read and derived. Observations of method are used; when there are none, those of every method (the
-// payee or price of another method is still this URL's).
+// read and derived. Observations of method are used; when there are none, those of every method for the
+// payee and price history (the payee or price of another method is still this URL's), but never for
+// liveness: the prober sends GET, and a POST-only endpoint answers a GET with 404 or 405, so failed probes
+// of another method say nothing about whether this method is live (require_live then has no evidence).
 func Summarize(ctx context.Context, r Reader, url, method string, now time.Time, maxAge time.Duration) (Summary, error) {
 	if s, ok := r.(Summarizer); ok {
 		return s.Summary(ctx, url, method, now, maxAge)
@@ -211,6 +213,7 @@ func derive(url string, obs []store.Observation, method string, now time.Time, m
 	s := Derive(url, obs, method, now, maxAge)
 	if s.Observations == 0 && method != "" {
 		s = Derive(url, obs, "", now, maxAge)
+		s.Live, s.ConsecutiveFailedProbes, s.LastProbeError = nil, 0, ""
 	}
 	return s
 }

@@ -55,8 +55,10 @@ var (
 	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
 	bucketSellers      = []byte("sellers")      // host that answered 402 → empty (store.Sellers)
 	bucketCatPrices    = []byte("catprices")    // category → nested bucket: URL → CategoryPrice JSON
+	bucketSitePayees   = []byte("sitepayees")   // site → nested bucket: SitePayee.Key() → SitePayee JSON
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices,
+		bucketSitePayees}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 
