@@ -159,7 +159,7 @@ func TestDerivePayeeChangeWindow(t *testing.T) {
 	}
 	// Paid to A, now offered B: the quote differs from what was paid.
 	paid := offer("eip155:8453", payA, "10000")
-	s := Derive(target, []store.Observation{FromPaid(target, "GET", paid, 200, t0)}, "", t0.Add(time.Hour), 0)
+	s := Derive(target, []store.Observation{FromPaid(target, "GET", paid, 200, true, t0)}, "", t0.Add(time.Hour), 0)
 	if len(s.PayTo) != 1 || len(s.PayTo[0].Paid) != 1 || s.PayTo[0].Current[0] != policy.CanonicalPayee(payA) {
 		t.Fatalf("paid history: %+v", s.PayTo)
 	}

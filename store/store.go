@@ -184,6 +184,11 @@ type Observation struct {
 	Offers []Offer `json:"offers,omitempty"`
 	// Paid is the option a payment was released for (SourcePaid).
 	Paid *Offer `json:"paid,omitempty"`
+	// Settled is true when the seller's answer to that payment carried a successful settlement (SourcePaid):
+	// the payment cost the payer something, so the endpoint's price may move its category's median.
+	Settled bool `json:"settled,omitempty"`
+	// Listed is true when the prober found the endpoint in a facilitator's discovery list (SourceProbe).
+	Listed bool `json:"listed,omitempty"`
 	// Category is the seller's own category from its bazaar/discovery metadata, "" when it names none.
 	Category string `json:"category,omitempty"`
 	// Metadata is the seller's bazaar/discovery metadata as sent (bounded by the writer), if any.
