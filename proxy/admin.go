@@ -21,6 +21,7 @@ const maxAdminBody = 16 << 10
 
 // AdminHandler serves the approval API, health and metrics. Every route except /healthz, /readyz and
 // /metrics needs `Authorization: Bearer <token>`; a missing or wrong token gets 401 and changes nothing.
+// Every request, whatever its route, must name this listener in its Host (adminHostGuard) or gets 421.
 // ready reports whether the proxy can decide (e.g. the sanctions list is loaded); nil means always ready.
 func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	want := sha256.Sum256([]byte(token))
@@ -65,7 +66,7 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI) // admin_index.go
 	mux.Handle("/v1/", requireToken(want, token != "", api))
 	mux.Handle("/", p.consoleHandler(token)) // the approvers' console (proxy/console)
-	return mux
+	return p.adminHostGuard(mux)
 }
 
 func requireToken(want [32]byte, configured bool, next http.Handler) http.Handler {
