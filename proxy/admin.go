@@ -119,22 +119,28 @@ func (p *Proxy) view(h store.Hold) holdView {
 	return v
 }
 
+// listHolds is GET /v1/holds?status=: every hold ("" or "all"), or those whose status as shown is status.
+// The filter applies to the status a person sees (view): a pending hold past its expiry is listed under
+// expired, not pending, whatever the store still says.
 func (p *Proxy) listHolds(w http.ResponseWriter, r *http.Request) {
 	status := r.URL.Query().Get("status")
 	switch status {
-	case "", store.HoldPending, store.HoldApproved, store.HoldDenied, store.HoldUsed, store.HoldExpired:
+	case "", "all", store.HoldPending, store.HoldApproved, store.HoldDenied, store.HoldUsed, store.HoldExpired:
 	default:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_status", fmt.Sprintf("unknown status %q", status)})
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_status",
+			fmt.Sprintf("unknown status %q (pending, approved, denied, used, expired or all)", status)})
 		return
 	}
-	hs, err := p.opts.Store.ListHolds(r.Context(), status)
+	hs, err := p.opts.Store.ListHolds(r.Context(), "")
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
 		return
 	}
 	out := make([]holdView, 0, len(hs))
 	for _, h := range hs {
-		out = append(out, p.view(h))
+		if v := p.view(h); status == "" || status == "all" || v.Status == status {
+			out = append(out, v)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"holds": out})
 }

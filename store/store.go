@@ -71,12 +71,15 @@ const (
 
 // Hold is a payment waiting for a person.
 type Hold struct {
-	ID           string    `json:"id"`
-	Status       string    `json:"status"`
-	Key          string    `json:"key"` // identifies the request (method + URL + chosen option) so the retry finds it
-	Method       string    `json:"method"`
-	URL          string    `json:"url"`
-	Decision     []byte    `json:"decision"` // the PreflightResult JSON that held it
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Key      string `json:"key"` // identifies the request (method + URL + chosen option) so the retry finds it
+	Method   string `json:"method"`
+	URL      string `json:"url"`
+	Decision []byte `json:"decision"` // the PreflightResult JSON that held it
+	// Description is what the seller says the payment is for, as the approver is shown it: the v2
+	// challenge's resource.description, else the held option's v1 description (bounded by the proxy).
+	Description  string    `json:"description,omitempty"`
 	AmountMicros int64     `json:"amount_micros"`
 	CreatedAt    time.Time `json:"created_at"`
 	ExpiresAt    time.Time `json:"expires_at"`
