@@ -164,6 +164,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
 		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick,
+		AdminHosts: cfg.Admin.AllowedHosts(),
 	})
 	if err != nil {
 		return err

@@ -30,9 +30,10 @@ type Store struct {
 	seen       map[string]time.Time // payment digest → expiry
 	deliveries map[string]delivery  // store.Deliveries
 	trials     map[trialKey]*trialEntry
-	obs        map[string][]store.Observation   // by URL, in put order
-	sellers    map[string]struct{}              // hosts that answered 402 (store.Sellers)
-	catPrices  map[string][]store.CategoryPrice // category price sample (store.CategoryPrices)
+	obs        map[string][]store.Observation        // by URL, in put order
+	sellers    map[string]struct{}                   // hosts that answered 402 (store.Sellers)
+	catPrices  map[string][]store.CategoryPrice      // category price sample (store.CategoryPrices)
+	sitePayees map[string]map[string]store.SitePayee // site → key → entry (store.SitePayees)
 	updatedAt  time.Time
 	// nextRelease is the earliest ExpiresAt of a stored ticket neither taken nor released (zero: none), so
 	// that finding nothing to release costs one comparison (release.go).
@@ -81,6 +82,7 @@ func NewWithClock(now func() time.Time) *Store {
 		obs:        map[string][]store.Observation{},
 		sellers:    map[string]struct{}{},
 		catPrices:  map[string][]store.CategoryPrice{},
+		sitePayees: map[string]map[string]store.SitePayee{},
 	}
 }
 

@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Endpoints/Retention", testObservationRetention},
 		{"Sellers/Mark", testSellers},
 		{"Endpoints/CategoryPrices", testCategoryPrices},
+		{"Endpoints/SitePayees", testSitePayees},
 		{"Concurrent/ReserveEqualAmounts", testConcurrentReserveEqual},
 		{"Concurrent/ReserveMixedAmounts", testConcurrentReserveMixed},
 		{"Concurrent/TakeTicket", testConcurrentTakeTicket},
