@@ -73,7 +73,10 @@ func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 		v = p.resolveHoldFor(r.Context(), body.Method, body.URL, pr, v, nil)
 	}
 	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID()}
-	if v.Decision != allow {
+	switch {
+	case v.Decision == hold && v.Result != nil:
+		out.AmountMicros = v.Result.AmountMicros // the amount a person approves (and the approval reserves)
+	case v.Decision != allow:
 		out.AmountMicros = 0
 	}
 	if v.Hold != nil && v.Decision == hold {

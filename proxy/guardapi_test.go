@@ -74,8 +74,8 @@ func TestGuardDecideUsesTheSidecarLedger(t *testing.T) {
 func TestGuardDecideHoldAndApproval(t *testing.T) {
 	h := newHarness(t, memory.New(), testRules())
 	_, out := h.guardDecide("500000", "https://seller.example/mid")
-	if out.Decision != "hold" || out.HoldID == "" || out.AmountMicros != 0 {
-		t.Fatalf("held: %+v", out)
+	if out.Decision != "hold" || out.HoldID == "" || out.AmountMicros != 500_000 {
+		t.Fatalf("held: %+v, want a hold showing $0.50", out)
 	}
 	if code, b := h.api("POST", "/v1/holds/"+out.HoldID+"/approve", testToken, map[string]string{"by": "guard onHold"}); code != 200 {
 		t.Fatalf("approve: %d %s", code, b)

@@ -232,7 +232,10 @@ export function evaluate(f) {
   if (c.chosen < 0) {
     reasons.push(...c.best.reasons);
     if (payee >= 0) {
+      // A held option is the one a person approves: the hold carries it and its amount (SPEC §4.2).
       const o = f.options[payee];
+      out.chosen = payee;
+      if (priced(o)) out.amountMicros = o.usd;
       if (priced(o) && o.usd > r.dailyCapUsd - spent) reasons.push(R.dailyCap(r.dailyCapUsd, spent));
     }
   } else {
