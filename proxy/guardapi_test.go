@@ -105,7 +105,7 @@ func TestGuardDecideRefusesBadInput(t *testing.T) {
 		"no token":        {"", map[string]any{"url": "https://a.example/", "challenge": guardChallenge("1")}, 401},
 		"wrong token":     {"nope", map[string]any{"url": "https://a.example/", "challenge": guardChallenge("1")}, 401},
 		"unknown field":   {testToken, map[string]any{"url": "https://a.example/", "challenge": guardChallenge("1"), "x": 1}, 400},
-		"no url":          {testToken, map[string]any{"challenge": guardChallenge("1")}, 400},
+		"not http":        {testToken, map[string]any{"url": "ftp://a.example/", "challenge": guardChallenge("1")}, 400},
 		"not a challenge": {testToken, map[string]any{"url": "https://a.example/", "challenge": "x"}, 400},
 		"two offers":      {testToken, map[string]any{"url": "https://a.example/", "challenge": two}, 400},
 	} {

@@ -88,6 +88,10 @@ type Options struct {
 	OnHoldChange func()
 	// ConsoleSessionTTL is the console's idle session expiry (default 30 min).
 	ConsoleSessionTTL time.Duration
+	// DecideToken, when set, is the in-process guard's bearer token (the sidecar option): it may call
+	// POST /v1/decide and nothing else, so that an agent holding it cannot approve its own holds, read the
+	// queue or log in to the console. The admin token may call /v1/decide too.
+	DecideToken string
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.
