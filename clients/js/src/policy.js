@@ -191,6 +191,16 @@ const payeeOf = ({ chosen, rejected, best }) => (chosen < 0 && rejected >= 0 && 
 export const payeeIndex = (options, rules) => payeeOf(choose(options, rules));
 
 /**
+ * selectIndex is the option the engine decides on: the chosen one, else the best rejected one (held or
+ * blocked), so that the refusal names the reasons the engine would give; 0 for no usable option.
+ */
+export function selectIndex(options, rules) {
+  const c = choose(options, rules);
+  if (c.chosen >= 0) return c.chosen;
+  return c.rejected >= 0 ? c.rejected : 0;
+}
+
+/**
  * evaluate decides (policy.Evaluate). facts: {options (optionFacts), merchantDomain, merchantName,
  * spentToday (bigint micros), rules (normalized), sanctions: {state: 'screened'|'unavailable'|'failed'|
  * 'nothing', addressMatch, nameExact, namePossible}, domain: {ageDays?, hasA?, failed?}}.
