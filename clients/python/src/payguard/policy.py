@@ -235,6 +235,15 @@ def payee_index(options: list[Option], rules: Rules) -> int:
     return _payee_of(*_choose(options, rules))
 
 
+def select_index(options: list[Option], rules: Rules) -> int:
+    """The option the engine decides on: the chosen one, else the best rejected one (held or blocked), so that
+    a refusal names the engine's reasons; 0 when there is no usable option."""
+    chosen, rejected, _ = _choose(options, rules)
+    if chosen >= 0:
+        return chosen
+    return rejected if rejected >= 0 else 0
+
+
 @dataclass
 class Outcome:
     decision: str
