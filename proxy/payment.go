@@ -194,18 +194,8 @@ func authorizedTransfer(ev *x402.ExactEVMPayload) (transfer, error) {
 		}
 		return transfer{to: a.To, value: a.Value, from: a.From, nonce: a.Nonce}, nil
 	case p2 != nil:
-		witness, _ := p2["witness"].(map[string]any)
-		permitted, _ := p2["permitted"].(map[string]any)
-		var tr transfer
-		tr.to, _ = witness["to"].(string)
-		tr.value, _ = permitted["amount"].(string)
-		tr.token, _ = permitted["token"].(string)
-		tr.from, _ = p2["from"].(string)
-		tr.nonce, _ = p2["nonce"].(string)
-		if tr.to == "" || tr.value == "" || tr.token == "" || tr.from == "" || tr.nonce == "" {
-			return transfer{}, errors.New("Permit2 authorization lacks witness.to, permitted.amount, permitted.token, from or nonce")
-		}
-		return tr, nil
+		return transfer{to: p2.Witness.To, value: p2.Permitted.Amount, token: p2.Permitted.Token, from: p2.From,
+			nonce: p2.Nonce}, nil
 	}
 	return transfer{}, errors.New("payment carries no EIP-3009 or Permit2 authorization")
 }
