@@ -55,6 +55,13 @@ type Ledger interface {
 	// reservations are never released: a payment forwarded whose outcome is unknown keeps counting until the
 	// day ends (SPEC §11.4).
 	Commit(ctx context.Context, budget, day, reservationID string) error
+	// Settle commits a reservation for what was actually spent: settledMicros, at most the reservation's
+	// amount, becomes spent and the rest of the reservation is released (an `upto` payment settles its
+	// usage, up to the maximum reserved). Commit is Settle with the whole amount. Idempotent as Commit is:
+	// a reservation already committed or settled stays as it was (nil). Unknown reservations are
+	// ErrNotFound, as for Commit; a negative settledMicros or one above the reservation is ErrInvalid, and
+	// nothing changes.
+	Settle(ctx context.Context, budget, day, reservationID string, settledMicros int64) error
 	// State is zero for a budget or day never reserved against. It counts no reservation whose ticket
 	// expired unused more than TicketReleaseGrace ago by the store's clock (see Tickets).
 	State(ctx context.Context, budget, day string) (BudgetState, error)

@@ -139,6 +139,19 @@ func (s *Store) reserveLocked(budget, day string, amountMicros, capMicros int64)
 
 // Commit implements store.Ledger.
 func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) error {
+	return s.settle(ctx, budget, day, reservationID, -1)
+}
+
+// Settle implements store.Ledger.
+func (s *Store) Settle(ctx context.Context, budget, day, reservationID string, settledMicros int64) error {
+	if err := store.CheckSettle(budget, day, reservationID, settledMicros); err != nil {
+		return err
+	}
+	return s.settle(ctx, budget, day, reservationID, settledMicros)
+}
+
+// settle commits a reservation for settled micro-dollars; -1 is the whole amount (Commit).
+func (s *Store) settle(ctx context.Context, budget, day, reservationID string, settled int64) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -151,11 +164,18 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if r == nil {
 		return store.NoReservation(budget, day, reservationID)
 	}
-	if !r.committed {
-		r.committed = true
-		b.reserved -= r.amount
-		b.spent += r.amount
+	if r.committed {
+		return nil
 	}
+	if settled < 0 {
+		settled = r.amount
+	}
+	if settled > r.amount {
+		return store.SettledAbove(reservationID, settled, r.amount)
+	}
+	r.committed = true
+	b.reserved -= r.amount
+	b.spent += settled
 	return nil
 }
 

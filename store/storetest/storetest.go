@@ -23,6 +23,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Ledger/ReserveCommitState", testReserveCommitState},
 		{"Ledger/CapBoundary", testCapBoundary},
 		{"Ledger/CommitUnknown", testCommitUnknown},
+		{"Ledger/Settle", testSettle},
 		{"Ledger/DaysAndBudgetsAreSeparate", testDaysAndBudgets},
 		{"Ledger/InvalidArguments", testLedgerInvalid},
 		{"Ledger/NoOverflow", testLedgerOverflow},
