@@ -58,7 +58,7 @@ const (
 	opReserve = "reserve"
 	opCommit  = "commit"
 	opSettle  = "settle" // a commit for less than the reservation: Amount is what was spent (an upto payment)
-	opTrial   = "trial" // a free-trial counter's new value (trial.go)
+	opTrial   = "trial"  // a free-trial counter's new value (trial.go)
 )
 
 // ledgerOp is one journaled ledger operation. The exported fields are its journal record.
