@@ -34,8 +34,9 @@ func (p *Proxy) observeChallenge(req *http.Request, pr *x402.PaymentRequired) (r
 	return func() { p.opts.Observer.Observe(o) }
 }
 
-// observePaid records the seller's answer to a payment the proxy released for opt.
-func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int) {
+// observePaid records the seller's answer to a payment the proxy released for opt, with the amount it
+// settled when one was read (an upto option's amount is the maximum; its price history is what it settles).
+func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int, settledAtomic string) {
 	if p.opts.Observer == nil || opt == nil {
 		return
 	}
@@ -43,7 +44,9 @@ func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int
 	if err != nil {
 		return
 	}
-	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, p.opts.Now()))
+	offer := index.OfferOf(opt)
+	offer.Settled = settledAtomic
+	p.opts.Observer.Observe(index.FromPaid(url, req.Method, offer, status, p.opts.Now()))
 }
 
 // prefetchIndex reads and summarizes the endpoint's observations before the decision takes the budget

@@ -212,6 +212,9 @@ type Offer struct {
 	Asset   string `json:"asset"`
 	Amount  string `json:"amount"`
 	PayTo   string `json:"pay_to"`
+	// Settled is what the seller settled for a paid observation, in atomic units, when the proxy read it
+	// (for an upto option Amount is the authorized maximum and Settled the usage charged).
+	Settled string `json:"settled,omitempty"`
 }
 
 // Retention bounds the observations kept per URL: at most MaxPerURL (the oldest go first), none older than
