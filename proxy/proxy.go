@@ -99,7 +99,7 @@ type Proxy struct {
 	tunnel  map[string]bool
 	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
-	alarms  *sellerAlarms // sellers whose settlement broke its authorization (alarms.go)
+	alarms  *sellerAlarms   // sellers whose settlement broke its authorization (alarms.go)
 	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
 	splices *splices        // upgraded connections open, by host
 	sellers store.Sellers   // the store's hosts that answered 402, nil when it keeps none (upgrade.go)

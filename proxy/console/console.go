@@ -45,9 +45,9 @@ type Decision struct {
 	Scheme     string `json:"scheme,omitempty"`
 	Authorized string `json:"authorized,omitempty"`
 	Settled    string `json:"settled,omitempty"`
-	PayTo     string    `json:"pay_to,omitempty"`
-	HoldID    string    `json:"hold_id,omitempty"`
-	ReceiptID string    `json:"receipt_id,omitempty"`
+	PayTo      string `json:"pay_to,omitempty"`
+	HoldID     string `json:"hold_id,omitempty"`
+	ReceiptID  string `json:"receipt_id,omitempty"`
 }
 
 // Error is a refused resolution; Status is the HTTP status to answer with.
