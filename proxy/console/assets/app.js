@@ -164,6 +164,13 @@ function renderBudget(b) {
   }
 }
 
+// settledText says what a settlement row authorized and settled (atomic units of the option's asset).
+function settledText(d) {
+  if (d.stage !== "settlement") return "";
+  return "authorized " + (d.authorized || "?") + ", settled " + (d.settled || "unknown (the authorized amount counts)") +
+    (d.reasons && d.reasons.length ? "; " : "");
+}
+
 function renderDecisions(ds) {
   const tb = $("decisions").tBodies[0];
   tb.replaceChildren();
@@ -173,9 +180,9 @@ function renderDecisions(ds) {
       el("td", {}, el("span", { class: "status " + d.decision, text: d.decision }),
         el("span", { class: "class", text: d.stage + (d.class ? " · " + d.class : "") })),
       el("td", { text: d.method + " " + d.host + d.path }),
-      el("td", { class: "nowrap", text: money(d.amount_usd) }),
+      el("td", { class: "nowrap", text: money(d.amount_usd) }, el("span", { class: "class", text: d.scheme || "" })),
       el("td", { text: d.pay_to || "" }),
-      el("td", { text: (d.reasons || []).join("; ") })));
+      el("td", { text: settledText(d) + (d.reasons || []).join("; ") })));
   }
 }
 
