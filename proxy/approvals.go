@@ -123,7 +123,7 @@ func (p *Proxy) recordSettledRow(r *release, scheme, result, authorized, settled
 	}
 	if result == "alarm" {
 		d.Decision = "alarm"
-		if x, ok := p.alarms.active(r.Host, p.opts.Now()); ok {
+		if x, err := p.alarms.Alarm(context.Background(), r.Host, p.opts.Now()); err == nil {
 			d.Reasons = []string{policy.SettlementAlarmReason(r.Host, x.What).String()}
 		}
 	}

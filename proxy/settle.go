@@ -62,7 +62,7 @@ func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Res
 		switch {
 		case alarm != "":
 			result, out = "alarm", settled{}
-			p.raiseAlarm(r, alarm, s)
+			p.raiseAlarm(ctx, r, alarm, s)
 		case amount == nil:
 			result, out = "success_amount_unknown", settled{} // the whole maximum counts
 		default:
@@ -161,9 +161,9 @@ func settledMicros(r *release, settled *big.Int) int64 {
 
 // raiseAlarm records a seller's settlement outside its authorization: the error log line, the metric, and
 // the alarm that holds the seller's next payments.
-func (p *Proxy) raiseAlarm(r *release, what string, s *x402.SettleResponse) {
+func (p *Proxy) raiseAlarm(ctx context.Context, r *release, what string, s *x402.SettleResponse) {
 	p.metrics.settlementAlarms.WithLabelValues(schemeOf(r)).Inc()
-	p.alarms.raise(r.Host, what, p.opts.Now())
+	p.raiseSellerAlarm(ctx, r.Host, what)
 	p.log.Error("settlement alarm", "scheme", schemeOf(r), "host", r.Host, "what", what,
 		"authorized_atomic", r.Option.Amount, "settled_atomic", s.Amount, "pay_to", r.Option.PayTo,
 		"transaction", s.Transaction, "reservation_id", r.ReservationID, "receipt_id", r.ReceiptID,

@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -322,5 +325,40 @@ func TestUptoSettlementWithoutAmountSpendsTheMaximum(t *testing.T) {
 	}
 	if st := h.budgetState(); st.SpentMicros != 200000 {
 		t.Fatalf("spent %d, want the maximum", st.SpentMicros)
+	}
+}
+
+// The alarm lives in the store: a replica that never saw the lying settlement holds the seller too, and so
+// does a proxy restarted on the same store.
+func TestUptoAlarmIsSharedThroughTheStore(t *testing.T) {
+	s := newUptoSeller(t, uptoOffer("200000"), "1000")
+	s.settle = func(r *x402.SettleResponse) { r.Amount = "999999" }
+	st := memory.New()
+	a := newHarness(t, st, testRules())
+	if resp, _ := uptoExchange(t, a.buyer(), s.srv.URL+"/generate", nil); resp.StatusCode != 200 {
+		t.Fatalf("paid %d", resp.StatusCode)
+	}
+	b := newHarness(t, st, testRules()) // another replica of the fleet
+	resp, body := b.buyer().get(s.srv.URL+"/generate", nil)
+	if r := decodeRefusal(t, resp, body); r.Decision != "hold" || r.ReasonClass != "hold_pending" {
+		t.Fatalf("the other replica: %+v", r)
+	}
+}
+
+// alarmsDown is a store whose alarms cannot be read.
+type alarmsDown struct{ *memory.Store }
+
+func (alarmsDown) Alarm(context.Context, string, time.Time) (store.Alarm, error) {
+	return store.Alarm{}, errors.New("alarm store down")
+}
+
+// Alarms that cannot be read never let a payment through: the decision holds and says why.
+func TestUptoUnreadableAlarmsHold(t *testing.T) {
+	s := newUptoSeller(t, uptoOffer("200000"), "1000")
+	h := newHarness(t, alarmsDown{memory.New()}, testRules())
+	resp, body := h.buyer().get(s.srv.URL+"/generate", nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != "hold" || len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "settlement alarms unavailable") {
+		t.Fatalf("%+v", r)
 	}
 }

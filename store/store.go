@@ -12,6 +12,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -250,6 +251,44 @@ type Sellers interface {
 	IsSeller(ctx context.Context, host string) (bool, error)
 }
 
+// MaxAlarms bounds the settlement alarms a store keeps; past it, raising one forgets the oldest first.
+const MaxAlarms = 4096
+
+// Alarm is a settlement alarm on a seller: it reported a settlement its authorization does not allow (an
+// upto settlement above the authorized maximum, ...), so its payments are held for a person until Until.
+// Host is the seller's canonical merchant domain.
+type Alarm struct {
+	Host  string    `json:"host"`
+	What  string    `json:"what"`
+	At    time.Time `json:"at"`
+	Until time.Time `json:"until"`
+}
+
+// Alarms keeps settlement alarms, shared by every replica of a store and kept across restarts (bolt, redis),
+// so a seller caught by one proxy is held by all. RaiseAlarm replaces the host's alarm; Alarm returns the
+// host's alarm while now < Until, else ErrNotFound; ClearAlarm removes it (ErrNotFound when there is none
+// active); ListAlarms returns the alarms active at now, in no particular order.
+type Alarms interface {
+	RaiseAlarm(ctx context.Context, a Alarm) error
+	Alarm(ctx context.Context, host string, now time.Time) (Alarm, error)
+	ClearAlarm(ctx context.Context, host string, now time.Time) error
+	ListAlarms(ctx context.Context, now time.Time) ([]Alarm, error)
+}
+
+// CheckAlarm validates an alarm before it is stored: a host name, bounded text, an expiry after its time.
+func CheckAlarm(a Alarm) error {
+	if err := CheckName("alarm host", a.Host); err != nil {
+		return err
+	}
+	if len(a.What) > 1024 {
+		return fmt.Errorf("%w: alarm text of %d bytes (at most 1024)", ErrInvalid, len(a.What))
+	}
+	if !a.Until.After(a.At) {
+		return fmt.Errorf("%w: alarm expires before it is raised", ErrInvalid)
+	}
+	return nil
+}
+
 // ObservationBatcher is implemented by stores that write several observations at once more cheaply than
 // one by one (bolt: one transaction and fsync). It behaves as PutObservation for each, all or nothing.
 type ObservationBatcher interface {
@@ -263,5 +302,6 @@ type Store interface {
 	Tickets
 	Trial
 	Endpoints
+	Alarms
 	Close() error
 }

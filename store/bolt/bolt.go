@@ -55,8 +55,9 @@ var (
 	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
 	bucketSellers      = []byte("sellers")      // host that answered 402 → empty (store.Sellers)
 	bucketCatPrices    = []byte("catprices")    // category → nested bucket: URL → CategoryPrice JSON
+	bucketAlarms       = []byte("alarms")       // seller host → store.Alarm JSON (store.Alarms)
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices, bucketAlarms}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 

@@ -31,6 +31,7 @@ type Store struct {
 	trials    map[trialKey]*trialEntry
 	obs       map[string][]store.Observation   // by URL, in put order
 	sellers   map[string]struct{}              // hosts that answered 402 (store.Sellers)
+	alarms    map[string]store.Alarm           // settlement alarms by host (store.Alarms)
 	catPrices map[string][]store.CategoryPrice // category price sample (store.CategoryPrices)
 	updatedAt time.Time
 	// nextRelease is the earliest ExpiresAt of a stored ticket neither taken nor released (zero: none), so
@@ -78,6 +79,7 @@ func NewWithClock(now func() time.Time) *Store {
 		trials:    map[trialKey]*trialEntry{},
 		obs:       map[string][]store.Observation{},
 		sellers:   map[string]struct{}{},
+		alarms:    map[string]store.Alarm{},
 		catPrices: map[string][]store.CategoryPrice{},
 	}
 }

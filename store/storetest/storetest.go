@@ -44,6 +44,8 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Endpoints/Observations", testObservations},
 		{"Endpoints/Retention", testObservationRetention},
 		{"Sellers/Mark", testSellers},
+		{"Alarms/RaiseFindClear", testAlarms},
+		{"Alarms/Bounded", testAlarmsBounded},
 		{"Endpoints/CategoryPrices", testCategoryPrices},
 		{"Concurrent/ReserveEqualAmounts", testConcurrentReserveEqual},
 		{"Concurrent/ReserveMixedAmounts", testConcurrentReserveMixed},
