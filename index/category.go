@@ -51,8 +51,8 @@ func SiteOf(rawURL string) string {
 }
 
 // CategoryPriceOf is o's entry in its category's price sample: its cheapest offer per network and asset
-// (at most store.MaxCategoryOffers). ok is false when o names no category, offers no parseable price, or is
-// not a usable 402 or probe.
+// (at most store.MaxCategoryOffers; an upto offer's amount is a maximum, not a price, and is left out). ok is
+// false when o names no category, offers no parseable price, or is not a usable 402 or probe.
 func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPrice, ok bool) {
 	if o.Category == "" || !o.Usable || o.Source == store.SourcePaid || len(o.Offers) == 0 {
 		return "", p, false
@@ -64,6 +64,9 @@ func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPric
 	p = store.CategoryPrice{URL: o.URL, Host: site, At: o.ObservedAt}
 	cheapest := make([]uint64, 0, 2)
 	for _, off := range o.Offers {
+		if off.Scheme == x402.SchemeUpto {
+			continue // a maximum the seller may settle below, not a price to compare others with
+		}
 		a, err := x402.ParseAtomic(off.Amount)
 		if err != nil {
 			continue
