@@ -362,3 +362,29 @@ func TestUptoUnreadableAlarmsHold(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// batch-settlement and auth-capture move money after the request, where the proxy cannot see it: an option
+// in either is refused with a reason naming the scheme, and a challenge that also offers exact is narrowed
+// to the exact option.
+func TestLaterSettlingSchemesAreRefused(t *testing.T) {
+	for _, scheme := range []string{"batch-settlement", "auth-capture"} {
+		t.Run(scheme, func(t *testing.T) {
+			later := offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)
+			later.Scheme = scheme
+			s := newSeller(t, x402.V2, false, later)
+			h := newHarness(t, memory.New(), testRules())
+			resp, body := h.buyer().get(s.url("/r"), nil)
+			r := decodeRefusal(t, resp, body)
+			if r.Decision != "block" || r.ReasonClass != "scheme_unsupported" || len(r.Reasons) != 1 ||
+				!strings.HasPrefix(r.Reasons[0], "block: payment scheme "+scheme+" is not supported: ") {
+				t.Fatalf("%+v", r)
+			}
+			both := newSeller(t, x402.V2, false, later, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+			b := h.buyer()
+			resp, body = b.get(both.url("/r"), nil)
+			if pr := b.readChallenge(resp, body); len(pr.Accepts) != 1 || pr.Accepts[0].Scheme != "exact" {
+				t.Fatalf("narrowed to %+v", pr.Accepts)
+			}
+		})
+	}
+}
