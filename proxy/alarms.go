@@ -124,9 +124,6 @@ func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url str
 	res.ReasonCodes = append(res.ReasonCodes, r.Code)
 }
 
-// sellerHost is the alarm key of a request's seller: the canonical merchant domain the engine judges.
-func sellerHost(req *http.Request) string { return policy.MerchantDomain(req.URL.String()) }
-
 // listAlarms answers GET /v1/alarms: the sellers whose payments are held by a settlement alarm.
 func (p *Proxy) listAlarms(w http.ResponseWriter, r *http.Request) {
 	list, err := p.alarms.ListAlarms(r.Context(), p.opts.Now())

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -47,6 +48,12 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	if err != nil {
 		return failClosed("payment_malformed", fmt.Sprintf("%s is not a readable x402 payment: %v", header, err))
 	}
+	return p.checkPayload(ctx, req.Method, req.URL.String(), pl)
+}
+
+// checkPayload is checkPayment once the payment is decoded, for every transport that carries one: method and
+// url name the endpoint its ticket was minted for.
+func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.PaymentPayload) verdict {
 	t, err := paymentTerms(pl)
 	if err != nil {
 		return failClosed("payment_mismatch", err.Error())
@@ -66,7 +73,6 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	case err != nil:
 		return failClosed("store_error", "replay check unavailable: "+err.Error())
 	}
-	method, url := req.Method, req.URL.String()
 	key, err := ticketKey(method, url, t.scheme, t.network, t.payTo, t.amount)
 	if err != nil {
 		return failClosed("payment_malformed", "payment terms unreadable: "+err.Error())
@@ -82,7 +88,7 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 		v = p.decidePayment(ctx, method, url, t)
 	}
 	if v.Release != nil {
-		v.Release.Payer, v.Release.Host = t.payer, sellerHost(req)
+		v.Release.Payer, v.Release.Host = t.payer, policy.MerchantDomain(url)
 	}
 	return v
 }

@@ -41,6 +41,14 @@ func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Res
 		return settled{}
 	}
 	s, err := x402.DecodeSettleResponseHeader(value)
+	return p.commitSettlement(ctx, r, s, err)
+}
+
+// commitSettlement records a decoded settlement (err: it could not be read), whatever carried it: success
+// commits the reservation (upto: the settled amount, the rest released, or an alarm), anything else keeps it
+// reserved.
+func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.SettleResponse, err error) settled {
+	scheme := schemeOf(r)
 	if err != nil {
 		p.metrics.settlements.WithLabelValues("unreadable", scheme).Inc()
 		p.log.Warn("settlement", "result", "unreadable", "scheme", scheme, "error", err.Error(), "reservation_id", r.ReservationID)
