@@ -75,7 +75,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	p.observe(stage, req, out, st.start)
 	if out.Decision == allow && out.Release != nil {
 		st.release, st.paid = out.Release, out.Option
-		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via).Inc()
+		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via, schemeOf(out.Release)).Inc()
 		return req, nil
 	}
 	if stage == "payment" {
@@ -129,8 +129,9 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		return refusal(ctx.Req, out, p.opts.RetryAfter)
 	}
 	if st.release != nil {
-		settled := p.recordSettlement(ctx.Req.Context(), st.release, resp)
-		p.observePaid(ctx.Req, st.paid, resp.StatusCode, settled)
+		out := p.recordSettlement(ctx.Req.Context(), st.release, resp)
+		p.observePaid(ctx.Req, st.paid, resp.StatusCode, out)
+		setSettlementHeaders(resp.Header, st.release, out)
 		resp.Header.Set(HeaderDecision, allow)
 		if st.release.ReceiptID != "" {
 			resp.Header.Set(HeaderReceipt, st.release.ReceiptID)

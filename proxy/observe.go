@@ -34,9 +34,10 @@ func (p *Proxy) observeChallenge(req *http.Request, pr *x402.PaymentRequired) (r
 	return func() { p.opts.Observer.Observe(o) }
 }
 
-// observePaid records the seller's answer to a payment the proxy released for opt; settled when it carried
-// a successful settlement (only then may it move the category's median: index.Costly).
-func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int, settled bool) {
+// observePaid records the seller's answer to a payment the proxy released for opt: whether it carried a
+// successful settlement (only then may it move the category's median: index.Costly), and the amount it
+// settled when one was read (an upto option's amount is the maximum; its price history is what it settles).
+func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int, out settled) {
 	if p.opts.Observer == nil || opt == nil {
 		return
 	}
@@ -44,7 +45,9 @@ func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int
 	if err != nil {
 		return
 	}
-	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, settled, p.opts.Now()))
+	offer := index.OfferOf(opt)
+	offer.Settled = out.atomic
+	p.opts.Observer.Observe(index.FromPaid(url, req.Method, offer, status, out.ok, p.opts.Now()))
 }
 
 // prefetchIndex reads and summarizes the endpoint's observations before the decision takes the budget
