@@ -263,8 +263,9 @@ func TestDeriveUptoPricesAreSettledAmounts(t *testing.T) {
 
 // An upto offer's maximum is no category price: a usage-priced endpoint does not inflate its category's median.
 func TestCategoryPriceLeavesOutUptoMaxima(t *testing.T) {
+	// A successful probe of a listed endpoint: evidence that may move a category sample (Costly).
 	o := seen(0, store.Offer{Scheme: "upto", Network: "eip155:8453", Asset: usdc, Amount: "5000000", PayTo: payA})
-	o.Category = "llm"
+	o.Source, o.Listed, o.Category = store.SourceProbe, true, "llm"
 	if _, p, ok := CategoryPriceOf(o); ok {
 		t.Fatalf("an upto maximum became a category price: %+v", p)
 	}
