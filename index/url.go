@@ -13,7 +13,8 @@ import (
 // MaxURLBytes bounds a normalized endpoint URL (the store's name bound leaves room for its key prefix).
 const MaxURLBytes = 2048
 
-// NormalizeURL is the Index key of an endpoint URL: an absolute http or https URL, scheme and host in lower
+// NormalizeURL is the Index key of an endpoint URL: an absolute http or https URL (or mcp://host/tool/<name>,
+// the key the proxy gives an MCP tool: SPEC §11.8), scheme and host in lower
 // case, the default port dropped, an empty path as "/", and no query, fragment or credentials.
 func NormalizeURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
@@ -21,8 +22,8 @@ func NormalizeURL(raw string) (string, error) {
 		return "", err
 	}
 	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return "", errors.New("index: endpoint URL must be http or https")
+	if scheme != "http" && scheme != "https" && scheme != "mcp" {
+		return "", errors.New("index: endpoint URL must be http or https (or mcp: an MCP tool)")
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if host == "" {

@@ -45,6 +45,12 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	if err != nil {
 		return failClosed("payment_malformed", fmt.Sprintf("%s is not a readable x402 payment: %v", header, err))
 	}
+	return p.checkPayload(ctx, req.Method, req.URL.String(), pl)
+}
+
+// checkPayload is checkPayment once the payment is decoded, for every transport that carries one (a header
+// here, an MCP request's _meta in mcp.go): method and url name the endpoint its ticket was minted for.
+func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.PaymentPayload) verdict {
 	t, err := paymentTerms(pl)
 	if err != nil {
 		return failClosed("payment_mismatch", err.Error())
@@ -58,7 +64,6 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	case err != nil:
 		return failClosed("store_error", "replay check unavailable: "+err.Error())
 	}
-	method, url := req.Method, req.URL.String()
 	key, err := ticketKey(method, url, t.scheme, t.network, t.payTo, t.amount)
 	if err != nil {
 		return failClosed("payment_malformed", "payment terms unreadable: "+err.Error())
@@ -230,6 +235,12 @@ func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Res
 		return
 	}
 	s, err := x402.DecodeSettleResponseHeader(value)
+	p.commitSettlement(ctx, r, s, err)
+}
+
+// commitSettlement records a decoded settlement (err: it could not be read), whatever carried it: success
+// commits the reservation, anything else keeps it reserved.
+func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.SettleResponse, err error) {
 	if err != nil {
 		p.metrics.settlements.WithLabelValues("unreadable").Inc()
 		p.log.Warn("settlement", "result", "unreadable", "error", err.Error(), "reservation_id", r.ReservationID)
