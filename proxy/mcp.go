@@ -112,11 +112,18 @@ func (e *errMCPRefused) Error() string { return e.why }
 // readMCPRequest reads a JSON request body (at most maxMCPMessage bytes; a longer one is guarded while it
 // streams, see tailGuard) and returns what it holds: nil when it is no JSON-RPC the guard needs to follow,
 // and the payment it carries, if any.
-func readMCPRequest(req *http.Request) (*mcpRequest, *mcpPayment, error) {
+func readMCPRequest(req *http.Request) (r *mcpRequest, pay *mcpPayment, err error, rpcish bool) {
 	body, complete, err := peekRequestBody(req)
 	if err != nil {
-		return nil, nil, &errMCPRefused{"payment_malformed", "request body could not be read: " + err.Error()}
+		return nil, nil, &errMCPRefused{"payment_malformed", "request body could not be read: " + err.Error()}, false
 	}
+	rpcish = bytes.Contains(body, []byte("jsonrpc"))
+	r, pay, err = readMCPBody(req, body, complete)
+	return r, pay, err, rpcish
+}
+
+// readMCPBody is readMCPRequest's reading of the body's first maxMCPMessage bytes (complete: all of it).
+func readMCPBody(req *http.Request, body []byte, complete bool) (*mcpRequest, *mcpPayment, error) {
 	if !complete {
 		// Too long to read whole: it goes on streaming, and is cut off before its end if it turns out to
 		// mention x402 (tailGuard), so a server never receives a whole body with a payment unread.
@@ -286,10 +293,14 @@ func (p *Proxy) checkMCPRequest(req *http.Request, st *reqState) (*verdict, stri
 	if !jsonBodyRequest(req) {
 		return nil, ""
 	}
-	r, pay, err := readMCPRequest(req)
+	r, pay, err, rpcish := readMCPRequest(req)
 	st.mcp = r
 	var refused *errMCPRefused
 	if errors.As(err, &refused) {
+		if st.mcp == nil && rpcish {
+			// A JSON-RPC body refused before its ids could be read: the refusal is still JSON-RPC (id null).
+			st.mcp = &mcpRequest{}
+		}
 		v := failClosed(refused.class, refused.why)
 		return &v, ""
 	}
