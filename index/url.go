@@ -40,6 +40,11 @@ func NormalizeURL(raw string) (string, error) {
 		host = net.JoinHostPort(strings.Trim(host, "[]"), port)
 	}
 	path := u.EscapedPath()
+	if scheme == "mcp" && (!strings.HasPrefix(path, "/tool/") || len(path) == len("/tool/")) {
+		// Only the proxy's key of a tool on a host; a seller's own resource URL (mcp://tool/<name>) names
+		// no host and keys nothing.
+		return "", errors.New("index: an MCP endpoint is mcp://<host>/tool/<name>")
+	}
 	if path == "" {
 		path = "/"
 	}

@@ -149,7 +149,7 @@ func TestMCPLongBodyWithPaymentCutOff(t *testing.T) {
 	if s.paid.Load() != 0 {
 		t.Fatal("a payment in a long body reached the seller and was settled")
 	}
-	for _, got := range s.bodies {
+	for _, got := range s.received() {
 		if strings.Contains(string(got), "x402/payment") {
 			t.Fatalf("the seller received the payment (%d bytes)", len(got))
 		}
@@ -163,7 +163,12 @@ func TestMCPLongBodyWithPaymentCutOff(t *testing.T) {
 		t.Fatalf("a long body without x402: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	if got := s.bodies[len(s.bodies)-1]; string(got) != plain {
-		t.Errorf("the long body arrived as %d bytes, want %d unchanged", len(got), len(plain))
+	if all := s.received(); len(all) > 0 {
+		got := all[len(all)-1]
+		if string(got) != plain {
+			t.Errorf("the long body arrived as %d bytes, want %d unchanged", len(got), len(plain))
+		}
+	} else {
+		t.Error("the seller got nothing")
 	}
 }

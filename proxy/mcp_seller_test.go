@@ -50,6 +50,13 @@ func newMCPSeller(t *testing.T, form string, sse bool, offers ...x402.Requiremen
 
 func (s *mcpSeller) url() string { return s.srv.URL + "/mcp" }
 
+// received is every request body the seller got, in order.
+func (s *mcpSeller) received() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.bodies...)
+}
+
 func (s *mcpSeller) challenge() map[string]any {
 	accepts := []any{}
 	version := 2

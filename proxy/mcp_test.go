@@ -166,8 +166,13 @@ func TestMCPPassThroughUntouched(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("answer %v", msgs)
 	}
-	if got := s.bodies[len(s.bodies)-1]; string(got) != string(body) {
-		t.Errorf("seller got %s, want the body unchanged", got)
+	if all := s.received(); len(all) > 0 {
+		got := all[len(all)-1]
+		if string(got) != string(body) {
+			t.Errorf("seller got %s, want the body unchanged", got)
+		}
+	} else {
+		t.Error("the seller got nothing")
 	}
 	j, _ := json.Marshal(msgs[0])
 	if !strings.Contains(string(j), `"tools":[]`) {
