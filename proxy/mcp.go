@@ -54,7 +54,9 @@ func mcpLogRequest(req *http.Request, tool string) *http.Request {
 	return &r
 }
 
-// mcpRequest is what the proxy learned from a request whose body is JSON-RPC.
+// mcpRequest is what the proxy learned from a request whose body is JSON-RPC. A body that mentions nothing
+// of x402 is kept unparsed (lazy): its ids and tool names are read only if its answer carries terms or must
+// be refused, so a call that pays nothing costs two byte scans.
 type mcpRequest struct {
 	ids   [][]byte          // every request id in the document, to answer a refusal
 	calls map[string]string // tools/call request ids (idKey) → tool name, to name the answers
@@ -62,6 +64,25 @@ type mcpRequest struct {
 	// unread: the body was too long to read whole; its answers are read as if every one answered a tools/call.
 	unread bool
 	paid   *mcpPaid // the payment it carries, once released
+	lazy   []byte   // the body, not parsed yet (see load)
+	// mayCall: the body may hold a tools/call (it names one, or holds an escape that could spell it).
+	mayCall bool
+}
+
+// load parses a lazily kept body (checkStrict's reading; a body no strict reader agrees on names nothing).
+func (r *mcpRequest) load() *mcpRequest {
+	if r == nil || r.lazy == nil {
+		return r
+	}
+	doc := r.lazy
+	r.lazy = nil
+	if checkStrict(doc) != nil {
+		return r
+	}
+	if parsed, _ := parseMCPDocument(doc); parsed != nil {
+		r.ids, r.calls, r.batch = parsed.ids, parsed.calls, parsed.batch
+	}
+	return r
 }
 
 // mcpPaid is a payment released in an MCP request: which answer carries its settlement.
@@ -71,7 +92,7 @@ type mcpPaid struct {
 
 // inspectsAnswers reports whether the answer to r may carry x402 terms or a settlement the guard must read.
 func (r *mcpRequest) inspectsAnswers() bool {
-	return r != nil && (r.unread || len(r.calls) > 0)
+	return r != nil && (r.unread || r.mayCall || len(r.calls) > 0)
 }
 
 // idKey is a JSON-RPC id as a map key: a string's decoded text, a number's text ("" for none or null).
@@ -145,16 +166,13 @@ func readMCPBody(req *http.Request, body []byte, complete bool) (*mcpRequest, *m
 	if !x402ish && !bytes.Contains(t, []byte("jsonrpc")) && !bytes.Contains(t, []byte(`\u`)) {
 		return nil, nil, nil // no JSON-RPC name, no x402 name: nothing to follow
 	}
+	if !x402ish {
+		return &mcpRequest{lazy: t, mayCall: bytes.Contains(t, []byte("tools/call")) || bytes.Contains(t, []byte(`\u`))}, nil, nil
+	}
 	if err := checkStrict(t); err != nil {
-		if x402ish {
-			return nil, nil, &errMCPRefused{"payment_malformed", "a JSON body that mentions x402 is refused: " + err.Error()}
-		}
-		return nil, nil, nil // unreadable to every strict reader, and names nothing of x402
+		return nil, nil, &errMCPRefused{"payment_malformed", "a JSON body that mentions x402 is refused: " + err.Error()}
 	}
 	r, msgs := parseMCPDocument(t)
-	if !x402ish {
-		return r, nil, nil
-	}
 	pay, err := findPayment(t, msgs)
 	if err != nil {
 		return r, nil, err
@@ -294,6 +312,16 @@ func (p *Proxy) checkMCPRequest(req *http.Request, st *reqState) (*verdict, stri
 		return nil, ""
 	}
 	r, pay, err, rpcish := readMCPRequest(req)
+	// Reading the body to its end fills req.Trailer from an undeclared trailer section: it is judged here
+	// (a payment in it is refused) and never sent on, like every request trailer (onRequest).
+	trailer := req.Trailer
+	req.Trailer = nil
+	for name := range trailer {
+		if isPaymentHeader(name) {
+			v := failClosed("payment_malformed", "a payment header sent as a request trailer is not checked, so it is refused")
+			return &v, ""
+		}
+	}
 	st.mcp = r
 	var refused *errMCPRefused
 	if errors.As(err, &refused) {
@@ -394,6 +422,7 @@ func mcpRefusal(req *http.Request, r *mcpRequest, v verdict, retryAfter time.Dur
 	var ids [][]byte
 	batch := false
 	if r != nil {
+		r.load()
 		ids, batch = r.ids, r.batch
 	}
 	if len(ids) == 0 {

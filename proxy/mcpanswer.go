@@ -74,7 +74,7 @@ func (p *Proxy) guardMCPDocument(req *http.Request, st *reqState, doc []byte, an
 		p.observe("challenge", req, out, st.start)
 		var ids [][]byte
 		if answer && st.mcp != nil {
-			ids = st.mcp.ids
+			ids = st.mcp.load().ids
 		}
 		return refusalDocument(ids, answer && st.mcp != nil && st.mcp.batch, out, p)
 	}
@@ -181,7 +181,7 @@ func (p *Proxy) guardMCPMessage(req *http.Request, st *reqState, raw []byte) ([]
 	}
 	tool := ""
 	if st.mcp != nil {
-		tool = st.mcp.calls[key]
+		tool = st.mcp.load().calls[key]
 	}
 	if tool == "" {
 		tool = toolOfResource(pr) // a GET stream's answer: the seller's own word names it, nothing more
