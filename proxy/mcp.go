@@ -290,7 +290,47 @@ func paymentOfMeta(raw []byte) (*x402.PaymentPayload, error) {
 		}
 		raw = bytes.TrimSpace(inner)
 	}
+	raw, err := dropNulls(raw)
+	if err != nil {
+		return nil, err
+	}
 	return x402.ParsePaymentPayload(raw)
+}
+
+// dropNulls removes the null members of a payment object and of its resource. The official Python MCP
+// buyer (x402.mcp's x402MCPSession) dumps the payload without exclude_none, so its optional members come as
+// null ("extensions": null, resource.description: null), which the Python seller reads as absent: so does
+// payguard. accepted (compared whole with the allowed option) and payload (what is signed) are left as sent.
+func dropNulls(raw []byte) ([]byte, error) {
+	obj, ok := strictObject(raw)
+	if !ok {
+		return raw, nil // the parser says why
+	}
+	set := map[string][]byte{}
+	for k, v := range obj {
+		if string(bytes.TrimSpace(v)) == "null" {
+			set[k] = nil
+		}
+	}
+	if res, ok := strictObject(obj["resource"]); ok {
+		rset := map[string][]byte{}
+		for k, v := range res {
+			if string(bytes.TrimSpace(v)) == "null" {
+				rset[k] = nil
+			}
+		}
+		if len(rset) > 0 {
+			r, err := withMembers(obj["resource"], rset)
+			if err != nil {
+				return nil, err
+			}
+			set["resource"] = r
+		}
+	}
+	if len(set) == 0 {
+		return raw, nil
+	}
+	return withMembers(raw, set)
 }
 
 func validToolName(name string) bool {

@@ -148,6 +148,22 @@ func (s *mcpSeller) call(m rpcMsg) map[string]any {
 	if !ok {
 		return s.paymentRequired(m.ID)
 	}
+	// As Python's x402 seller (pydantic) reads them: null optional members are absent.
+	var generic map[string]any
+	json.Unmarshal(raw, &generic)
+	for k, v := range generic {
+		if v == nil {
+			delete(generic, k)
+		}
+	}
+	if res, ok := generic["resource"].(map[string]any); ok {
+		for k, v := range res {
+			if v == nil {
+				delete(res, k)
+			}
+		}
+	}
+	raw, _ = json.Marshal(generic)
 	pl, err := x402.ParsePaymentPayload(raw)
 	if err != nil {
 		return s.paymentRequired(m.ID)

@@ -179,3 +179,20 @@ func TestMCPPassThroughUntouched(t *testing.T) {
 		t.Errorf("answer changed: %s", j)
 	}
 }
+
+// The official Python MCP buyer (x402MCPSession) sends optional members as null (extensions, resource's
+// description, mimeType, ...): they read as absent, so its payment matches its ticket and is released.
+func TestMCPPythonNullsReadAsAbsent(t *testing.T) {
+	s := newMCPSeller(t, "both", false, offer(2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	h := newHarness(t, memory.New(), testRules())
+	b := h.mcpBuyer(s.url())
+	_, first := b.call(nil)
+	pay := signMCP(t, termsOf(t, first), 0, nil)
+	pay["extensions"] = nil
+	res := pay["resource"].(map[string]any)
+	res["serviceName"], res["tags"], res["iconUrl"] = nil, nil, nil
+	_, paid := b.call(map[string]any{"x402/payment": pay})
+	if r, _ := paid["result"].(map[string]any); r == nil || s.paid.Load() != 1 {
+		t.Fatalf("a payment with null optional members = %v, seller paid %d", paid, s.paid.Load())
+	}
+}
