@@ -40,6 +40,7 @@ func TestNormalizeURL(t *testing.T) {
 		"http://seller.example:80":             "http://seller.example/",
 		"http://user:pw@127.0.0.1:4021/w":      "http://127.0.0.1:4021/w",
 		"https://[::1]:8443/a":                 "https://[::1]:8443/a",
+		"mcp://API.Example:8080/tool/weather":  "mcp://api.example:8080/tool/weather",
 	} {
 		if got, err := NormalizeURL(in); err != nil || got != want {
 			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
@@ -108,7 +109,7 @@ func TestNormalizeURLKeepsInputs(t *testing.T) {
 			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "ftp://x/", "mcp://tool/x", "/relative", "https:///nohost"} {
+	for _, bad := range []string{"", "ftp://x/", "mcp://tool/x", "mcp://host/x", "mcp://host/tool/", "/relative", "https:///nohost"} {
 		if got, err := NormalizeURL(bad); err == nil {
 			t.Errorf("NormalizeURL(%q) = %q, want an error", bad, got)
 		}
