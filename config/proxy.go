@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -123,6 +124,19 @@ type AdminConfig struct {
 	TokenFile string `yaml:"token_file"`
 	// Notify sends hold events to webhooks (config/notify.go).
 	Notify NotifyConfig `yaml:"notify"`
+	// Hosts are the host names the admin listener answers to besides "localhost" and IP addresses (the
+	// host of notify.console_url is added): any other Host gets 421, which keeps a DNS-rebinding page in an
+	// approver's browser out (docs/approvals.md). List the names approvers and the CLI use to reach it.
+	Hosts []string `yaml:"hosts"`
+}
+
+// AllowedHosts is Hosts plus the host of notify.console_url.
+func (c *AdminConfig) AllowedHosts() []string {
+	out := append([]string(nil), c.Hosts...)
+	if u, err := url.Parse(c.Notify.ConsoleURL); err == nil && c.Notify.ConsoleURL != "" && u.Hostname() != "" {
+		out = append(out, u.Hostname())
+	}
+	return out
 }
 
 func defaultAdmin() AdminConfig {
@@ -133,6 +147,14 @@ func (c *AdminConfig) validate() error {
 	var errs []error
 	if err := c.Notify.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if len(c.Hosts) > 100 {
+		errs = append(errs, fmt.Errorf("admin.hosts: at most 100 names, got %d", len(c.Hosts)))
+	}
+	for _, h := range c.Hosts {
+		if h == "" || len(h) > 253 || strings.ContainsAny(h, " /:@?#[]") {
+			errs = append(errs, fmt.Errorf("admin.hosts: %q is not a host name (no port, scheme or path)", h))
+		}
 	}
 	errs = append(errs, validListen("admin.listen", c.Listen))
 	return errors.Join(errs...)

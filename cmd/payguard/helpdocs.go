@@ -68,7 +68,7 @@ var helpDocs = map[string]helpDoc{
 	"holds": {
 		what: "List, show, approve or deny held payments through a running proxy's approval API.",
 		usage: []string{
-			"payguard holds list [--status pending|approved|denied|used|expired]",
+			"payguard holds list [--status pending|approved|denied|used|expired|all]",
 			"payguard holds show ID",
 			"payguard holds approve ID [--by NAME] [--note TEXT]",
 			"payguard holds deny ID [--by NAME] [--note TEXT]",

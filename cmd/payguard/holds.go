@@ -49,7 +49,7 @@ func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	tokenFile := fs.String("token-file", "", "file holding the admin token")
 	token := fs.String("token", "", "the admin token (visible to other users in the process list: prefer $PAYGUARD_ADMIN_TOKEN or --token-file)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	status := fs.String("status", "", "list: only holds with this status")
+	status := fs.String("status", "", "list: only holds with this status (pending, approved, denied, used, expired; all or empty: every hold)")
 	by := fs.String("by", os.Getenv("USER"), "approve/deny: who decides (default $USER)")
 	note := fs.String("note", "", "approve/deny: a note for the audit record")
 	// Flags may come before or after the hold id.

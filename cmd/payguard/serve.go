@@ -152,6 +152,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Seller:         seller,
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
+		Deliveries:     st,
 		StoreHealth:    func(ctx context.Context) error { return store.Healthy(ctx, st) },
 		Preflight:      core.PreflightPort(engine),
 		Checker:        core.CheckerPort(checker),
