@@ -17,8 +17,11 @@ import (
 //     AKAs" (FAQs 122 and 124); and a hit where the name in the transaction is of another kind than the
 //     listed one (a person or company against a vessel) is not a valid match (FAQ 5, step 2).
 //   - Legal forms: a match that needed different legal forms removed (a GmbH against a listed LLC) is
-//     possible, never exact; a short name whose legal form is on one side only is possible too.
-//   - Every match lists its steps (screening.Step…).
+//     possible, never exact; so is a short name whose legal form is on one side only, and a company (a name
+//     with a legal form) against a listed person, which never matches fuzzily either.
+//   - Short names need stronger evidence (shortNameEvidence).
+//   - Every match lists its steps (screening.Step…), computed by explain for fuzzy matches and from the
+//     list name's facts (nameFacts) for key matches.
 
 // Step bits, in the order they are reported.
 const (
