@@ -18,7 +18,7 @@ import { startSellerV2 } from '../../../interop/lib/seller-v2.mjs';
 import { startSellerV1 } from '../../../interop/lib/seller-v1.mjs';
 import { adminClient, startProxy, startServe } from '../../../interop/lib/payguard.mjs';
 import { BUYER_KEY, SELLER_PAY_TO } from '../../../interop/lib/wallets.mjs';
-import { PaymentRefusedError, createGuard, guardV1Fetch, verifyReceipt } from '../src/index.js';
+import { PaymentRefusedError, createGuard, guardV1Fetch, verifyJWS, verifyReceipt } from '../src/index.js';
 
 const LOCAL = { screenSanctions: false }; // no sanctions list in process: acknowledged explicitly
 const SERVICE_PAY_TO = '0x90F79bf6EB2c4f870365E785982E1f101E93b906';
@@ -128,7 +128,12 @@ test('payguard serve: remote screening blocks a sanctioned payee, and its receip
   // A seller whose payTo is on the OFAC excerpt: the service blocks it, nothing is signed.
   const sanctioned = await startSellerV2({ facilitatorUrl: fac.url, payTo: '0x098B716B8Aaf21512996dC57EB0615e2383E2f96' });
   t.after(() => sanctioned.close());
-  await assert.rejects(pay(`${sanctioned.url}/cheap`), /OFAC SDN-listed address/);
+  const err = await pay(`${sanctioned.url}/cheap`).then(() => null, (e) => e);
+  assert.ok(err instanceof PaymentRefusedError, String(err));
+  assert.equal(err.decision, 'block');
+  assert.match(err.reasons.join(' '), /OFAC SDN-listed address/);
+  // The refusal carries the service's signed receipt, which verifies offline against the pinned keys.
+  assert.equal(verifyJWS(err.receipt.jws, jwks).claims.decision, 'block');
   assert.equal((await facStats()).settle.success, 1);
 
   // A receipt from payguard serve verifies in JS; altered, it does not.
