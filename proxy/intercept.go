@@ -129,8 +129,8 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		return refusal(ctx.Req, out, p.opts.RetryAfter)
 	}
 	if st.release != nil {
-		p.recordSettlement(ctx.Req.Context(), st.release, resp)
-		p.observePaid(ctx.Req, st.paid, resp.StatusCode)
+		settled := p.recordSettlement(ctx.Req.Context(), st.release, resp)
+		p.observePaid(ctx.Req, st.paid, resp.StatusCode, settled)
 		resp.Header.Set(HeaderDecision, allow)
 		if st.release.ReceiptID != "" {
 			resp.Header.Set(HeaderReceipt, st.release.ReceiptID)

@@ -34,8 +34,9 @@ func (p *Proxy) observeChallenge(req *http.Request, pr *x402.PaymentRequired) (r
 	return func() { p.opts.Observer.Observe(o) }
 }
 
-// observePaid records the seller's answer to a payment the proxy released for opt.
-func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int) {
+// observePaid records the seller's answer to a payment the proxy released for opt; settled when it carried
+// a successful settlement (only then may it move the category's median: index.Costly).
+func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int, settled bool) {
 	if p.opts.Observer == nil || opt == nil {
 		return
 	}
@@ -43,7 +44,7 @@ func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int
 	if err != nil {
 		return
 	}
-	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, p.opts.Now()))
+	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, settled, p.opts.Now()))
 }
 
 // prefetchIndex reads and summarizes the endpoint's observations before the decision takes the budget

@@ -218,7 +218,8 @@ func sameNetwork(a, b string) bool {
 
 // recordSettlement reads the seller's settlement header: success commits the reservation; a failure or a
 // missing header keeps it reserved (SPEC §11.4: reservations are kept when a payment fails or is abandoned).
-func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Response) {
+// It reports whether the seller answered with a successful settlement.
+func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Response) (settled bool) {
 	value := resp.Header.Get(x402.HeaderPaymentResponse)
 	if value == "" {
 		value = resp.Header.Get(x402.HeaderXPaymentResponse)
@@ -227,26 +228,27 @@ func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Res
 		p.metrics.settlements.WithLabelValues("none").Inc()
 		p.log.Info("settlement", "result", "none", "status", resp.StatusCode, "reservation_id", r.ReservationID,
 			"amount_usd", usdString(r.AmountMicros))
-		return
+		return false
 	}
 	s, err := x402.DecodeSettleResponseHeader(value)
 	if err != nil {
 		p.metrics.settlements.WithLabelValues("unreadable").Inc()
 		p.log.Warn("settlement", "result", "unreadable", "error", err.Error(), "reservation_id", r.ReservationID)
-		return
+		return false
 	}
 	if !s.Success {
 		p.metrics.settlements.WithLabelValues("failure").Inc()
 		p.log.Info("settlement", "result", "failure", "error_reason", s.ErrorReason, "reservation_id", r.ReservationID,
 			"amount_usd", usdString(r.AmountMicros))
-		return
+		return false
 	}
 	if err := p.opts.Store.Commit(ctx, r.Budget, r.Day, r.ReservationID); err != nil {
 		p.metrics.settlements.WithLabelValues("commit_error").Inc()
 		p.log.Error("settlement", "result", "commit_error", "error", err.Error(), "reservation_id", r.ReservationID)
-		return
+		return true // settled by the seller; only this ledger's commit failed
 	}
 	p.metrics.settlements.WithLabelValues("success").Inc()
 	p.log.Info("settlement", "result", "success", "transaction", s.Transaction, "network", s.Network,
 		"reservation_id", r.ReservationID, "amount_usd", usdString(r.AmountMicros))
+	return true
 }
