@@ -57,6 +57,9 @@ type Option struct {
 	USD USD
 	// PayToMalformed is true when the network is EVM and payTo is not a 0x-prefixed 20-byte hex address.
 	PayToMalformed bool
+	// V1 is true for an option of an x402 v1 challenge; EVM for an option on an EVM network (eip155 or a v1
+	// EVM name). `upto` is guarded only as v2 on EVM (schemes.go).
+	V1, EVM bool
 }
 
 // Priced reports whether the option's amount is known in USD.

@@ -191,7 +191,7 @@ func TestUnknownDecisionRanksAsBlock(t *testing.T) {
 
 func TestCheapestOption(t *testing.T) {
 	bad := usdcOption(1_000, payeeB)
-	bad.Scheme = "upto"
+	bad.Scheme = "lightning"
 	cases := []struct {
 		name    string
 		options []Option
@@ -260,8 +260,9 @@ func TestOneOptionSeveralDefectsListsEach(t *testing.T) {
 	f := cleanFacts()
 	o := &f.Options[0]
 	o.Scheme, o.Amount, o.PayTo, o.PayToMalformed = "upto", AmountMalformed, "0x1", true
-	o.Network, o.NetworkIDs, o.Asset, o.KnownUSDC = "solana", []string{"solana"}, "XYZ", false
+	o.Network, o.NetworkIDs, o.Asset, o.KnownUSDC, o.EVM = "solana", []string{"solana"}, "XYZ", false, false
 	want := []string{
+		"block: payment scheme upto is supported only in x402 v2 on an EVM network",
 		"block: unsupported or malformed payment option",
 		"block: network solana not allowed",
 		"block: asset XYZ is not a known USDC contract",

@@ -62,7 +62,9 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("POST /v1/holds/{id}/approve", p.resolveHoldAPI(store.HoldApproved))
 	api.HandleFunc("POST /v1/holds/{id}/deny", p.resolveHoldAPI(store.HoldDenied))
 	api.HandleFunc("GET /v1/budget", p.budget)
-	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI) // admin_index.go
+	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI)      // admin_index.go
+	api.HandleFunc("GET /v1/alarms", p.listAlarms)           // alarms.go
+	api.HandleFunc("DELETE /v1/alarms/{host}", p.clearAlarm) // alarms.go
 	mux.Handle("/v1/", requireToken(want, token != "", api))
 	// The guard's decision takes the admin token or the decide-only token (Options.DecideToken); every other
 	// route refuses the decide-only token (401 above), so an agent cannot approve what it asked.
