@@ -12,6 +12,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -261,5 +262,33 @@ type Store interface {
 	Tickets
 	Trial
 	Endpoints
+	Deliveries
 	Close() error
+}
+
+// MaxDeliveryBytes bounds one delivery record (PutDelivery refuses a larger value with ErrInvalid).
+const MaxDeliveryBytes = 256 << 10
+
+// Deliveries keeps, for a bounded window, what `payguard serve` owes or delivered for a payment (its state
+// and the result the payer paid for), so that a payer who lost the answer gets it by presenting the same
+// payment again, on any replica sharing the store. Values are opaque to the store.
+type Deliveries interface {
+	// PutDelivery stores value (at most MaxDeliveryBytes) under key for ttl, replacing what was there.
+	PutDelivery(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// GetDelivery returns the value stored under key; ErrNotFound when there is none or it expired.
+	GetDelivery(ctx context.Context, key string) ([]byte, error)
+}
+
+// CheckDelivery checks PutDelivery's arguments.
+func CheckDelivery(key string, value []byte, ttl time.Duration) error {
+	if err := CheckName("delivery key", key); err != nil {
+		return err
+	}
+	if len(value) > MaxDeliveryBytes {
+		return fmt.Errorf("%w: delivery is %d bytes (max %d)", ErrInvalid, len(value), MaxDeliveryBytes)
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("%w: delivery ttl %v must be positive", ErrInvalid, ttl)
+	}
+	return nil
 }

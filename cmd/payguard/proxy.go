@@ -51,7 +51,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	listen := fs.String("listen", "", "proxy listen address, overrides proxy.listen (default 127.0.0.1:8402)")
 	applyDataDir := dataDirFlag(fs)
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {
@@ -85,7 +85,23 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // Once both listeners are up it writes a short summary for the operator to banner: where the proxy and the
 // admin API listen, which certificate agents must trust, and where the admin token is.
 func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger, banner io.Writer) error {
-	release, err := lockDataDir(cfg.Proxy.DataDir, "proxy", cfg.Proxy.Listen)
+	// The listeners first: a start that cannot bind (a port in use) fails before it creates anything (no data
+	// directory, CA or key left behind), and payguard's own outbound requests know its addresses before the
+	// first one is made (configureEgress).
+	proxyLn, err := net.Listen("tcp", cfg.Proxy.Listen)
+	if err != nil {
+		return fmt.Errorf("proxy listener: %w", err)
+	}
+	defer proxyLn.Close()
+	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		return fmt.Errorf("admin listener: %w", err)
+	}
+	defer adminLn.Close()
+	if err := configureEgress(cfg, log, []string{cfg.Proxy.Listen, cfg.Admin.Listen}, proxyLn, adminLn); err != nil {
+		return err
+	}
+	release, err := lockDataDir(cfg.Proxy.DataDir, "proxy", proxyLn.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -159,15 +175,6 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	adminSrv := &http.Server{Addr: cfg.Admin.Listen, Handler: p.AdminHandler(token, scr.ready),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
-	proxyLn, err := net.Listen("tcp", cfg.Proxy.Listen)
-	if err != nil {
-		return fmt.Errorf("proxy listener: %w", err)
-	}
-	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
-	if err != nil {
-		proxyLn.Close()
-		return fmt.Errorf("admin listener: %w", err)
-	}
 	log.Info("payguard proxy listening", "proxy", proxyLn.Addr().String(), "admin", adminLn.Addr().String(),
 		"ca_cert", caCert, "tunnel_hosts", cfg.Proxy.TunnelHosts,
 		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String())

@@ -28,6 +28,7 @@ type Store struct {
 	tickets    map[string][]*store.Ticket // by key, in put order
 	ticketIDs  map[string]bool
 	seen       map[string]time.Time // payment digest → expiry
+	deliveries map[string]delivery  // store.Deliveries
 	trials     map[trialKey]*trialEntry
 	obs        map[string][]store.Observation        // by URL, in put order
 	sellers    map[string]struct{}                   // hosts that answered 402 (store.Sellers)
@@ -76,6 +77,7 @@ func NewWithClock(now func() time.Time) *Store {
 		tickets:    map[string][]*store.Ticket{},
 		ticketIDs:  map[string]bool{},
 		seen:       map[string]time.Time{},
+		deliveries: map[string]delivery{},
 		trials:     map[trialKey]*trialEntry{},
 		obs:        map[string][]store.Observation{},
 		sellers:    map[string]struct{}{},

@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Tickets/Invalid", testTicketInvalid},
 		{"Tickets/PaymentSeen", testPaymentSeen},
 		{"Tickets/ReserveTicket", testReserveTicket},
+		{"Deliveries/PutGet", testDeliveries},
 		{"Trial/Limit", testTrialLimit},
 		{"Trial/Retention", testTrialRetention},
 		{"Endpoints/Observations", testObservations},
