@@ -51,10 +51,11 @@ func SiteOf(rawURL string) string {
 }
 
 // CategoryPriceOf is o's entry in its category's price sample: its cheapest offer per network and asset
-// (at most store.MaxCategoryOffers). Only evidence that cost something has one (Costly): a seller could
-// otherwise answer 402s declaring any category at any price from as many sites as it likes, for free, and
-// move the median against honest sellers. ok is false when o names no category, offers no parseable price,
-// or is not costly. An unpaid 402 still counts toward its own endpoint's history (Derive).
+// (at most store.MaxCategoryOffers; an upto offer's amount is a maximum, not a price, and is left out). Only
+// evidence that cost something has one (Costly): a seller could otherwise answer 402s declaring any category
+// at any price from as many sites as it likes, for free, and move the median against honest sellers. ok is
+// false when o names no category, offers no parseable price, or is not costly. An unpaid 402 still counts
+// toward its own endpoint's history (Derive).
 func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPrice, ok bool) {
 	if o.Category == "" || !Costly(o) {
 		return "", p, false
@@ -75,6 +76,9 @@ func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPric
 	p = store.CategoryPrice{URL: o.URL, Host: site, At: o.ObservedAt}
 	cheapest := make([]uint64, 0, 2)
 	for _, off := range offers {
+		if off.Scheme == x402.SchemeUpto {
+			continue // a maximum the seller may settle below, not a price to compare others with
+		}
 		a, err := x402.ParseAtomic(off.Amount)
 		if err != nil {
 			continue

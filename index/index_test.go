@@ -40,6 +40,7 @@ func TestNormalizeURL(t *testing.T) {
 		"http://seller.example:80":             "http://seller.example/",
 		"http://user:pw@127.0.0.1:4021/w":      "http://127.0.0.1:4021/w",
 		"https://[::1]:8443/a":                 "https://[::1]:8443/a",
+		"mcp://API.Example:8080/tool/weather":  "mcp://api.example:8080/tool/weather",
 	} {
 		if got, err := NormalizeURL(in); err != nil || got != want {
 			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
@@ -108,7 +109,7 @@ func TestNormalizeURLKeepsInputs(t *testing.T) {
 			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "ftp://x/", "mcp://tool/x", "/relative", "https:///nohost"} {
+	for _, bad := range []string{"", "ftp://x/", "mcp://tool/x", "mcp://host/x", "mcp://host/tool/", "/relative", "https:///nohost"} {
 		if got, err := NormalizeURL(bad); err == nil {
 			t.Errorf("NormalizeURL(%q) = %q, want an error", bad, got)
 		}
@@ -241,4 +242,36 @@ func rulesBase() policy.Rules {
 	r := policy.DefaultRules()
 	r.AllowedNetworks = append(r.AllowedNetworks, "eip155:84532")
 	return r
+}
+
+// An upto endpoint's offered amount is a maximum, not a price: its price history is what it settles (the
+// paid observations' settled amounts), and the maximum it asks stays out of the median.
+func TestDeriveUptoPricesAreSettledAmounts(t *testing.T) {
+	max := store.Offer{Scheme: "upto", Network: "eip155:8453", Asset: usdc, Amount: "5000000", PayTo: payA}
+	paid := func(at time.Duration, settled string) store.Observation {
+		p := max
+		p.Settled = settled
+		return store.Observation{URL: target, Method: "GET", ObservedAt: t0.Add(at), Status: 200, Usable: true,
+			Source: store.SourcePaid, Paid: &p}
+	}
+	obs := []store.Observation{seen(0, max), paid(time.Minute, "20000"), seen(2*time.Minute, max), paid(3*time.Minute, "40000"),
+		paid(4*time.Minute, "")} // a settlement payguard did not count (alarm or none) is no price
+	s := Derive(target, obs, "", t0.Add(time.Hour), 0)
+	if len(s.Prices) != 1 || s.Prices[0].Samples != 2 || s.Prices[0].Points[0].Amount != "20000" || s.Prices[0].Latest != "40000" {
+		t.Fatalf("prices: %+v", s.Prices)
+	}
+}
+
+// An upto offer's maximum is no category price: a usage-priced endpoint does not inflate its category's median.
+func TestCategoryPriceLeavesOutUptoMaxima(t *testing.T) {
+	// A successful probe of a listed endpoint: evidence that may move a category sample (Costly).
+	o := seen(0, store.Offer{Scheme: "upto", Network: "eip155:8453", Asset: usdc, Amount: "5000000", PayTo: payA})
+	o.Source, o.Listed, o.Category = store.SourceProbe, true, "llm"
+	if _, p, ok := CategoryPriceOf(o); ok {
+		t.Fatalf("an upto maximum became a category price: %+v", p)
+	}
+	o.Offers = append(o.Offers, offer("eip155:8453", payA, "10000"))
+	if _, p, ok := CategoryPriceOf(o); !ok || len(p.Offers) != 1 || p.Offers[0].Amount != "10000" || p.Offers[0].Scheme != "exact" {
+		t.Fatalf("the exact offer beside it: %+v %v", p, ok)
+	}
 }

@@ -17,9 +17,10 @@ const MaxURLBytes = 2048
 // defaultPorts are the schemes an endpoint key may have and the port each drops as its default. A scheme of
 // another transport (an MCP tool endpoint, say) is added here; the host and path rules below are the same
 // for every scheme.
-var defaultPorts = map[string]string{"http": "80", "https": "443"}
+var defaultPorts = map[string]string{"http": "80", "https": "443", "mcp": ""}
 
-// NormalizeURL is the Index key of an endpoint URL, the one canonicalisation every writer and reader of the
+// NormalizeURL is the Index key of an endpoint URL (http or https; or mcp://<host>/tool/<name>, the key the
+// proxy gives an MCP tool: SPEC §11.8), the one canonicalisation every writer and reader of the
 // Index uses (the proxy's observations, the prober, the engine's lookups, GET /v1/endpoint, the admin
 // lookup), so that no other spelling of an endpoint reaches a server as the same endpoint without its
 // history (docs/index.md "One key per endpoint"):
@@ -44,7 +45,7 @@ func NormalizeURL(raw string) (string, error) {
 	scheme := strings.ToLower(u.Scheme)
 	defPort, ok := defaultPorts[scheme]
 	if !ok {
-		return "", errors.New("index: endpoint URL must be http or https")
+		return "", errors.New("index: endpoint URL must be http or https (or mcp: an MCP tool)")
 	}
 	host := CanonicalHost(u.Hostname())
 	if host == "" || u.Opaque != "" {
@@ -67,7 +68,13 @@ func NormalizeURL(raw string) (string, error) {
 			host = net.JoinHostPort(strings.Trim(host, "[]"), p)
 		}
 	}
-	out := scheme + "://" + host + canonicalPath(u.EscapedPath())
+	path := canonicalPath(u.EscapedPath())
+	if scheme == "mcp" && (!strings.HasPrefix(path, "/tool/") || len(path) == len("/tool/")) {
+		// Only the proxy's key of a tool on a host; a seller's own resource URL (mcp://tool/<name>) names
+		// no host and keys nothing.
+		return "", errors.New("index: an MCP endpoint is mcp://<host>/tool/<name>")
+	}
+	out := scheme + "://" + host + path
 	if len(out) > MaxURLBytes {
 		return "", errors.New("index: endpoint URL is too long")
 	}

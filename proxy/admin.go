@@ -62,9 +62,18 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("POST /v1/holds/{id}/approve", p.resolveHoldAPI(store.HoldApproved))
 	api.HandleFunc("POST /v1/holds/{id}/deny", p.resolveHoldAPI(store.HoldDenied))
 	api.HandleFunc("GET /v1/budget", p.budget)
-	api.HandleFunc("POST /v1/decide", p.decideForGuard)
-	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI) // admin_index.go
+	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI)      // admin_index.go
+	api.HandleFunc("GET /v1/alarms", p.listAlarms)           // alarms.go
+	api.HandleFunc("DELETE /v1/alarms/{host}", p.clearAlarm) // alarms.go
 	mux.Handle("/v1/", requireToken(want, token != "", api))
+	// The guard's decision takes the admin token or the decide-only token (Options.DecideToken); every other
+	// route refuses the decide-only token (401 above), so an agent cannot approve what it asked.
+	decide := http.HandlerFunc(p.decideForGuard)
+	var decider http.Handler = decide
+	if p.opts.DecideToken != "" {
+		decider = requireToken(sha256.Sum256([]byte(p.opts.DecideToken)), true, decide)
+	}
+	mux.Handle("POST /v1/decide", eitherToken(requireToken(want, token != "", decide), decider, p.opts.DecideToken))
 	mux.Handle("/", p.consoleHandler(token)) // the approvers' console (proxy/console)
 	return p.adminHostGuard(mux)
 }
@@ -79,6 +88,21 @@ func requireToken(want [32]byte, configured bool, next http.Handler) http.Handle
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// eitherToken serves with admin when the request's bearer token is not the decide-only token, else with
+// decider (both check their token again, in constant time).
+func eitherToken(admin, decider http.Handler, decideToken string) http.Handler {
+	want := sha256.Sum256([]byte(decideToken))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if decideToken != "" && subtle.ConstantTimeCompare(sum[:], want[:]) == 1 {
+			decider.ServeHTTP(w, r)
+			return
+		}
+		admin.ServeHTTP(w, r)
 	})
 }
 

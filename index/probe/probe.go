@@ -226,8 +226,8 @@ func (p *Prober) discover(ctx context.Context, listURL string) ([]string, error)
 // usable failed probes only), so Round records neither.
 func (p *Prober) Probe(ctx context.Context, target string) (o store.Observation, ok bool) {
 	key, err := index.NormalizeURL(target)
-	if err != nil {
-		return o, false
+	if err != nil || !strings.HasPrefix(key, "http") {
+		return o, false // an MCP tool (mcp://host/tool/<name>) is observed by the proxy, never probed by GET
 	}
 	body, status, hdr, err := p.get(ctx, target, p.o.MaxBodyBytes)
 	now := p.o.Now()

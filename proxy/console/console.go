@@ -42,9 +42,14 @@ type Decision struct {
 	Host      string    `json:"host"`
 	Path      string    `json:"path"`
 	AmountUSD string    `json:"amount_usd,omitempty"`
-	PayTo     string    `json:"pay_to,omitempty"`
-	HoldID    string    `json:"hold_id,omitempty"`
-	ReceiptID string    `json:"receipt_id,omitempty"`
+	// Scheme is the payment scheme of the option decided or paid (exact, upto); for a settlement row,
+	// Authorized and Settled are its amounts in atomic units.
+	Scheme     string `json:"scheme,omitempty"`
+	Authorized string `json:"authorized,omitempty"`
+	Settled    string `json:"settled,omitempty"`
+	PayTo      string `json:"pay_to,omitempty"`
+	HoldID     string `json:"hold_id,omitempty"`
+	ReceiptID  string `json:"receipt_id,omitempty"`
 }
 
 // Error is a refused resolution; Status is the HTTP status to answer with.

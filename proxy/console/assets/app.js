@@ -192,6 +192,13 @@ function renderBudget(b) {
   }
 }
 
+// settledText says what a settlement row authorized and settled (atomic units of the option's asset).
+function settledText(d) {
+  if (d.stage !== "settlement") return "";
+  return "authorized " + (d.authorized || "?") + ", settled " + (d.settled || "unknown (the authorized amount counts)") +
+    (d.reasons && d.reasons.length ? "; " : "");
+}
+
 // LAST_DECISIONS is how many decisions the table lists: all the proxy keeps (docs/approvals.md).
 const LAST_DECISIONS = 50;
 
@@ -209,9 +216,9 @@ function renderDecisions(ds, holds) {
       el("td", {}, el("span", { class: "status " + shown, text: shown === d.decision ? d.decision : "hold · " + holdStatusText(shown) }),
         el("span", { class: "class", text: d.stage + (d.class ? " · " + d.class : "") })),
       el("td", {}, d.method + " ", pathText(d.host + d.path)),
-      el("td", { class: "nowrap", text: money(d.amount_usd) }),
+      el("td", { class: "nowrap", text: money(d.amount_usd) }, el("span", { class: "class", text: d.scheme || "" })),
       el("td", { text: d.pay_to || "" }),
-      el("td", { text: (d.reasons || []).join("; ") })));
+      el("td", { text: settledText(d) + (d.reasons || []).join("; ") })));
   }
 }
 
