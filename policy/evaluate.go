@@ -194,8 +194,15 @@ func Evaluate(f Facts) Outcome {
 	if chosen < 0 {
 		reasons = append(reasons, best.reasons...)
 		if payee >= 0 {
-			if o := f.Options[payee]; o.Priced() && OverDailyCap(o.USD, f.SpentToday, r.DailyCapUSD) {
-				reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
+			// A held option is the one a person approves: the hold carries it and its amount, so that the
+			// amount is shown, reserved and, once approved, released on every channel (SPEC §4.2).
+			o := f.Options[payee]
+			out.Chosen = payee
+			if o.Priced() {
+				out.AmountUSD = o.USD
+				if OverDailyCap(o.USD, f.SpentToday, r.DailyCapUSD) {
+					reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
+				}
 			}
 		}
 	} else {

@@ -51,8 +51,8 @@ func (p *Proxy) checkPayment(req *http.Request, header, value string) verdict {
 	return p.checkPayload(ctx, req.Method, req.URL.String(), pl)
 }
 
-// checkPayload is checkPayment once the payment is decoded, for every transport that carries one: method and
-// url name the endpoint its ticket was minted for.
+// checkPayload is checkPayment once the payment is decoded, for every transport that carries one (a header
+// here, an MCP request's _meta in mcp.go): method and url name the endpoint its ticket was minted for.
 func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.PaymentPayload) verdict {
 	t, err := paymentTerms(pl)
 	if err != nil {

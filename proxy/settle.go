@@ -22,6 +22,7 @@ const (
 // settled is what recordSettlement learned, for the response headers and the Index.
 type settled struct {
 	atomic string // the settled amount payguard accepted ("" when none was)
+	ok     bool   // the seller reported a successful settlement payguard accepted (index.Costly evidence)
 }
 
 // recordSettlement reads the seller's settlement header: success commits the reservation (for upto, the
@@ -64,7 +65,7 @@ func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.Settle
 	if r.Option != nil {
 		authorized = r.Option.Amount
 	}
-	result, spent, out := "success", r.AmountMicros, settled{atomic: authorized}
+	result, spent, out := "success", r.AmountMicros, settled{atomic: authorized, ok: true}
 	if scheme == x402.SchemeUpto {
 		amount, alarm := p.uptoSettled(r, s)
 		switch {
@@ -72,9 +73,9 @@ func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.Settle
 			result, out = "alarm", settled{}
 			p.raiseAlarm(ctx, r, alarm, s)
 		case amount == nil:
-			result, out = "success_amount_unknown", settled{} // the whole maximum counts
+			result, out = "success_amount_unknown", settled{ok: true} // the whole maximum counts
 		default:
-			spent, out = settledMicros(r, amount), settled{atomic: amount.String()}
+			spent, out = settledMicros(r, amount), settled{atomic: amount.String(), ok: true}
 		}
 	}
 	if err := p.opts.Store.Settle(ctx, r.Budget, r.Day, r.ReservationID, spent); err != nil {

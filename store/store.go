@@ -79,12 +79,15 @@ const (
 
 // Hold is a payment waiting for a person.
 type Hold struct {
-	ID           string    `json:"id"`
-	Status       string    `json:"status"`
-	Key          string    `json:"key"` // identifies the request (method + URL + chosen option) so the retry finds it
-	Method       string    `json:"method"`
-	URL          string    `json:"url"`
-	Decision     []byte    `json:"decision"` // the PreflightResult JSON that held it
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Key      string `json:"key"` // identifies the request (method + URL + chosen option) so the retry finds it
+	Method   string `json:"method"`
+	URL      string `json:"url"`
+	Decision []byte `json:"decision"` // the PreflightResult JSON that held it
+	// Description is what the seller says the payment is for, as the approver is shown it: the v2
+	// challenge's resource.description, else the held option's v1 description (bounded by the proxy).
+	Description  string    `json:"description,omitempty"`
 	AmountMicros int64     `json:"amount_micros"`
 	CreatedAt    time.Time `json:"created_at"`
 	ExpiresAt    time.Time `json:"expires_at"`
@@ -192,6 +195,11 @@ type Observation struct {
 	Offers []Offer `json:"offers,omitempty"`
 	// Paid is the option a payment was released for (SourcePaid).
 	Paid *Offer `json:"paid,omitempty"`
+	// Settled is true when the seller's answer to that payment carried a successful settlement (SourcePaid):
+	// the payment cost the payer something, so the endpoint's price may move its category's median.
+	Settled bool `json:"settled,omitempty"`
+	// Listed is true when the prober found the endpoint in a facilitator's discovery list (SourceProbe).
+	Listed bool `json:"listed,omitempty"`
 	// Category is the seller's own category from its bazaar/discovery metadata, "" when it names none.
 	Category string `json:"category,omitempty"`
 	// Metadata is the seller's bazaar/discovery metadata as sent (bounded by the writer), if any.
@@ -302,6 +310,34 @@ type Store interface {
 	Tickets
 	Trial
 	Endpoints
+	Deliveries
 	Alarms
 	Close() error
+}
+
+// MaxDeliveryBytes bounds one delivery record (PutDelivery refuses a larger value with ErrInvalid).
+const MaxDeliveryBytes = 256 << 10
+
+// Deliveries keeps, for a bounded window, what `payguard serve` owes or delivered for a payment (its state
+// and the result the payer paid for), so that a payer who lost the answer gets it by presenting the same
+// payment again, on any replica sharing the store. Values are opaque to the store.
+type Deliveries interface {
+	// PutDelivery stores value (at most MaxDeliveryBytes) under key for ttl, replacing what was there.
+	PutDelivery(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// GetDelivery returns the value stored under key; ErrNotFound when there is none or it expired.
+	GetDelivery(ctx context.Context, key string) ([]byte, error)
+}
+
+// CheckDelivery checks PutDelivery's arguments.
+func CheckDelivery(key string, value []byte, ttl time.Duration) error {
+	if err := CheckName("delivery key", key); err != nil {
+		return err
+	}
+	if len(value) > MaxDeliveryBytes {
+		return fmt.Errorf("%w: delivery is %d bytes (max %d)", ErrInvalid, len(value), MaxDeliveryBytes)
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("%w: delivery ttl %v must be positive", ErrInvalid, ttl)
+	}
+	return nil
 }

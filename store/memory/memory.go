@@ -19,21 +19,23 @@ const purgeEvery = time.Minute
 type Store struct {
 	now func() time.Time
 
-	mu        sync.Mutex
-	closed    bool
-	lastPurge time.Time
-	budgets   map[budgetDay]*budgetState
-	holds     map[string]*store.Hold
-	holdOrder []string                   // creation order, to break CreatedAt ties in FindHold
-	tickets   map[string][]*store.Ticket // by key, in put order
-	ticketIDs map[string]bool
-	seen      map[string]time.Time // payment digest → expiry
-	trials    map[trialKey]*trialEntry
-	obs       map[string][]store.Observation   // by URL, in put order
-	sellers   map[string]struct{}              // hosts that answered 402 (store.Sellers)
-	alarms    map[string]store.Alarm           // settlement alarms by host (store.Alarms)
-	catPrices map[string][]store.CategoryPrice // category price sample (store.CategoryPrices)
-	updatedAt time.Time
+	mu         sync.Mutex
+	closed     bool
+	lastPurge  time.Time
+	budgets    map[budgetDay]*budgetState
+	holds      map[string]*store.Hold
+	holdOrder  []string                   // creation order, to break CreatedAt ties in FindHold
+	tickets    map[string][]*store.Ticket // by key, in put order
+	ticketIDs  map[string]bool
+	seen       map[string]time.Time // payment digest → expiry
+	deliveries map[string]delivery  // store.Deliveries
+	trials     map[trialKey]*trialEntry
+	obs        map[string][]store.Observation        // by URL, in put order
+	sellers    map[string]struct{}                   // hosts that answered 402 (store.Sellers)
+	catPrices  map[string][]store.CategoryPrice      // category price sample (store.CategoryPrices)
+	sitePayees map[string]map[string]store.SitePayee // site → key → entry (store.SitePayees)
+	alarms     map[string]store.Alarm                // settlement alarms by host (store.Alarms)
+	updatedAt  time.Time
 	// nextRelease is the earliest ExpiresAt of a stored ticket neither taken nor released (zero: none), so
 	// that finding nothing to release costs one comparison (release.go).
 	nextRelease time.Time
@@ -70,17 +72,19 @@ func New() *Store { return NewWithClock(time.Now) }
 // (UseHold's expiry check, payment-digest and trial-counter expiry).
 func NewWithClock(now func() time.Time) *Store {
 	return &Store{
-		now:       now,
-		budgets:   map[budgetDay]*budgetState{},
-		holds:     map[string]*store.Hold{},
-		tickets:   map[string][]*store.Ticket{},
-		ticketIDs: map[string]bool{},
-		seen:      map[string]time.Time{},
-		trials:    map[trialKey]*trialEntry{},
-		obs:       map[string][]store.Observation{},
-		sellers:   map[string]struct{}{},
-		alarms:    map[string]store.Alarm{},
-		catPrices: map[string][]store.CategoryPrice{},
+		now:        now,
+		budgets:    map[budgetDay]*budgetState{},
+		holds:      map[string]*store.Hold{},
+		tickets:    map[string][]*store.Ticket{},
+		ticketIDs:  map[string]bool{},
+		seen:       map[string]time.Time{},
+		deliveries: map[string]delivery{},
+		trials:     map[trialKey]*trialEntry{},
+		obs:        map[string][]store.Observation{},
+		sellers:    map[string]struct{}{},
+		catPrices:  map[string][]store.CategoryPrice{},
+		sitePayees: map[string]map[string]store.SitePayee{},
+		alarms:     map[string]store.Alarm{},
 	}
 }
 

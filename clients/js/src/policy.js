@@ -208,6 +208,16 @@ const payeeOf = ({ chosen, rejected, best }) => (chosen < 0 && rejected >= 0 && 
 export const payeeIndex = (options, rules) => payeeOf(choose(options, rules));
 
 /**
+ * selectIndex is the option the engine decides on: the chosen one, else the best rejected one (held or
+ * blocked), so that the refusal names the reasons the engine would give; 0 for no usable option.
+ */
+export function selectIndex(options, rules) {
+  const c = choose(options, rules);
+  if (c.chosen >= 0) return c.chosen;
+  return c.rejected >= 0 ? c.rejected : 0;
+}
+
+/**
  * evaluate decides (policy.Evaluate). facts: {options (optionFacts), merchantDomain, merchantName,
  * spentToday (bigint micros), rules (normalized), sanctions: {state: 'screened'|'unavailable'|'failed'|
  * 'nothing', addressMatch, nameExact, namePossible}, domain: {ageDays?, hasA?, failed?}}.
@@ -249,7 +259,10 @@ export function evaluate(f) {
   if (c.chosen < 0) {
     reasons.push(...c.best.reasons);
     if (payee >= 0) {
+      // A held option is the one a person approves: the hold carries it and its amount (SPEC §4.2).
       const o = f.options[payee];
+      out.chosen = payee;
+      if (priced(o)) out.amountMicros = o.usd;
       if (priced(o) && o.usd > r.dailyCapUsd - spent) reasons.push(R.dailyCap(r.dailyCapUsd, spent));
     }
   } else {

@@ -264,6 +264,15 @@ def payee_index(options: list[Option], rules: Rules) -> int:
     return _payee_of(*_choose(options, rules))
 
 
+def select_index(options: list[Option], rules: Rules) -> int:
+    """The option the engine decides on: the chosen one, else the best rejected one (held or blocked), so that
+    a refusal names the engine's reasons; 0 when there is no usable option."""
+    chosen, rejected, _ = _choose(options, rules)
+    if chosen >= 0:
+        return chosen
+    return rejected if rejected >= 0 else 0
+
+
 @dataclass
 class Outcome:
     decision: str
@@ -325,11 +334,14 @@ def evaluate(
     if chosen < 0:
         assert best is not None
         reasons.extend(best.reasons)
-        if payee >= 0:
-            o = options[payee]
-            if o.priced and o.usd > r.daily_cap_usd - spent_today:
-                reasons.append(cap)
-        return _finish(-1, 0, reasons)
+        if payee < 0:
+            return _finish(-1, 0, reasons)
+        # A held option is the one a person approves: the hold carries it and its amount (SPEC 4.2).
+        o = options[payee]
+        held = o.usd if o.priced else 0
+        if o.priced and o.usd > r.daily_cap_usd - spent_today:
+            reasons.append(cap)
+        return _finish(payee, held, reasons)
     amount = options[chosen].usd
     if amount > r.hold_above_usd:
         reasons.append(("hold", f"{_amount_word(options[chosen])} {_usd(amount)} above hold threshold {_usd(r.hold_above_usd)}"))
