@@ -12,6 +12,7 @@ import httpx
 import pytest
 from conftest import CountingSigner
 from x402 import x402Client
+from x402.http import x402HTTPClient
 from x402.http.clients import x402HttpxClient
 from x402.mechanisms.evm.upto.client import UptoEvmScheme
 
@@ -41,9 +42,10 @@ def upto_buyer():
     client = x402Client()
     client.set_spend_controls(False)
     client.register("eip155:*", UptoEvmScheme(signer))
+    http = x402HTTPClient(client)  # its payment-required hook carries the request URL to the guard
     g = Guard(rules=LOCAL)
-    g.attach(client)
-    return client, signer, g
+    g.attach(http)
+    return http, signer, g
 
 
 def get(client, url):
