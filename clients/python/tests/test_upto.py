@@ -42,10 +42,9 @@ def upto_buyer():
     client = x402Client()
     client.set_spend_controls(False)
     client.register("eip155:*", UptoEvmScheme(signer))
-    http = x402HTTPClient(client)  # its payment-required hook carries the request URL to the guard
     g = Guard(rules=LOCAL)
-    g.attach(http)
-    return http, signer, g
+    # The HTTP client x402HttpxClient drives: its payment-required hook carries the request URL to the guard.
+    return g.attach(x402HTTPClient(client)), signer, g
 
 
 def get(client, url):
