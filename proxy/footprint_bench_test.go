@@ -69,7 +69,7 @@ func BenchmarkUnpaid402Bolt(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, _, _ := newTestProxy(b, st, footprintRules())
+	p, _, _ := newTestProxy(b, st, footprintRules(), maxUnpaid(1<<30))
 	before := dirBytes(b, dir)
 	b.ReportAllocs()
 	decideUnpaid(b, p)
@@ -111,7 +111,7 @@ func BenchmarkUnpaid402Redis(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	p, _, _ := newTestProxy(b, st, footprintRules())
+	p, _, _ := newTestProxy(b, st, footprintRules(), maxUnpaid(1<<30))
 	defer p.Close()
 	admin := goredis.NewClient(&goredis.Options{Addr: own.Addr()})
 	defer admin.Close()

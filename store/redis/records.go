@@ -14,21 +14,35 @@ import (
 )
 
 // Tickets: tid:<id> reserves the id; tlist:<key> lists "sortable(ExpiresAt) id" in put order; tdata:<key>
-// maps id → ticket JSON.
+// maps id → the ticket in store.EncodeTicket's compact form, and the field "\x00opt" (a NUL byte keeps it
+// apart from every ticket id) → the option the key's tickets share (issue 36: a ticket of the shared option stores none of its own). Tickets written before
+// are JSON; store.DecodeTicket reads both.
 
-// putTicketScript: KEYS tid:<id>, tlist:<key>, tdata:<key>; ARGV entry, id, json, ttl ms.
+// putTicketScript: KEYS tid:<id>, tlist:<key>, tdata:<key>; ARGV entry, id, the ticket's shared form
+// (store.TicketShared), its option, ttl ms. The first ticket of a key sets the shared option; a ticket
+// whose option differs is stored inline (its first byte becomes store.TicketInline, its option appended).
 var putTicketScript = guarded(`
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[4]) then return 0 end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[5]) then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+local opt = redis.call('HGET', KEYS[3], '\0opt')
+if not opt then
+  redis.call('HSET', KEYS[3], '\0opt', ARGV[4])
+  opt = ARGV[4]
+end
+if opt == ARGV[4] then
+  redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+else
+  redis.call('HSET', KEYS[3], ARGV[2], '\1' .. string.sub(ARGV[3], 2) .. ARGV[4])
+end
 for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
 end
 return 1
 `)
 
 // takeTicketScript: KEYS tlist:<key>, tdata:<key>; ARGV sortable(now). Takes the newest entry that has not
-// expired, removes it and returns its JSON, or false.
+// expired, removes it and returns {its value, the key's shared option}, or false. The shared option goes
+// with the key's last ticket.
 var takeTicketScript = guarded(`
 local entries = redis.call('LRANGE', KEYS[1], 0, -1)
 for i = #entries, 1, -1 do
@@ -38,7 +52,11 @@ for i = #entries, 1, -1 do
     local data = redis.call('HGET', KEYS[2], id)
     redis.call('LREM', KEYS[1], -1, e)
     redis.call('HDEL', KEYS[2], id)
-    if data then return data end
+    if data then
+      local opt = redis.call('HGET', KEYS[2], '\0opt')
+      if redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
+      return {data, opt}
+    end
   end
 end
 return false
@@ -47,13 +65,10 @@ return false
 // putTicket stores a ticket ReserveTicket has checked, in one script; a duplicate id is ErrConflict.
 func (s *Store) putTicket(ctx context.Context, t store.Ticket) error {
 	t.ExpiresAt = t.ExpiresAt.UTC()
-	v, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
 	ttl := max(t.ExpiresAt.Sub(s.now()), 0) + ticketGrace
 	keys := []string{s.key("tid:", t.ID), s.key("tlist:", t.Key), s.key("tdata:", t.Key)}
-	n, err := s.run(ctx, putTicketScript, keys, sortable(t.ExpiresAt)+" "+t.ID, t.ID, v, millis(ttl)).Int()
+	n, err := s.run(ctx, putTicketScript, keys, sortable(t.ExpiresAt)+" "+t.ID, t.ID, store.EncodeTicket(&t, true),
+		[]byte(t.Option), millis(ttl)).Int()
 	if err != nil {
 		return fmt.Errorf("store/redis: put ticket %s: %w", t.ID, s.lost(err))
 	}
@@ -87,15 +102,24 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 
 // TakeTicket implements store.Tickets in one script: newest means stored last.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
-	raw, err := s.run(ctx, takeTicketScript, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Text()
+	got, err := s.run(ctx, takeTicketScript, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Slice()
 	if errors.Is(err, goredis.Nil) {
 		return store.Ticket{}, fmt.Errorf("%w: no unused, unexpired ticket with key %q", store.ErrNotFound, key)
 	}
 	if err != nil {
 		return store.Ticket{}, fmt.Errorf("store/redis: take ticket %q: %w", key, s.lost(err))
 	}
-	var t store.Ticket
-	if err := json.Unmarshal([]byte(raw), &t); err != nil {
+	raw, _ := got[0].(string)
+	shared := func() []byte { // a missing option is nil, and DecodeTicket refuses a shared ticket without one
+		if len(got) > 1 {
+			if o, ok := got[1].(string); ok {
+				return []byte(o)
+			}
+		}
+		return nil
+	}
+	t, err := store.DecodeTicket(key, []byte(raw), shared)
+	if err != nil {
 		return store.Ticket{}, fmt.Errorf("store/redis: ticket under key %q is corrupt: %w", key, err)
 	}
 	// Taken, the ticket is gone; its reservation is pinned next, in the ledger's keys. Should this process
