@@ -18,26 +18,31 @@ import (
 // apart from every ticket id) → the option the key's tickets share (issue 36: a ticket of the shared option stores none of its own). Tickets written before
 // are JSON; store.DecodeTicket reads both.
 
-// putTicketScript: KEYS tid:<id>, tlist:<key>, tdata:<key>; ARGV entry, id, the ticket's shared form
-// (store.TicketShared), its option, ttl ms. The first ticket of a key sets the shared option; a ticket
-// whose option differs is stored inline (its first byte becomes store.TicketInline, its option appended).
-var putTicketScript = guarded(`
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[5]) then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-local opt = redis.call('HGET', KEYS[3], '\0opt')
+// reserveTicketScript is reserveScript and the ticket's keys in one script (one round trip per allowed 402,
+// issue 36): KEYS the ledger's two, then tid:<id>, tlist:<key>, tdata:<key>; ARGV reserveScript's seven, then
+// the list entry, the ticket id, its shared form (store.TicketShared), its option, the ticket keys' ttl ms.
+// A ticket id already reserved is {2}, before anything is written. The first ticket of a key sets the shared
+// option; a ticket whose option differs is stored inline (first byte store.TicketInline, option appended).
+var reserveTicketScript = guarded(sweepLua + reserveLua + `
+if redis.call('EXISTS', KEYS[3]) == 1 then return {2} end
+local res = reserve()
+if res[1] ~= 1 then return res end
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[12])
+redis.call('RPUSH', KEYS[4], ARGV[8])
+local opt = redis.call('HGET', KEYS[5], '\0opt')
 if not opt then
-  redis.call('HSET', KEYS[3], '\0opt', ARGV[4])
-  opt = ARGV[4]
+  redis.call('HSET', KEYS[5], '\0opt', ARGV[11])
+  opt = ARGV[11]
 end
-if opt == ARGV[4] then
-  redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+if opt == ARGV[11] then
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[10])
 else
-  redis.call('HSET', KEYS[3], ARGV[2], '\1' .. string.sub(ARGV[3], 2) .. ARGV[4])
+  redis.call('HSET', KEYS[5], ARGV[9], '\1' .. string.sub(ARGV[10], 2) .. ARGV[11])
 end
-for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
+for i = 4, 5 do
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[12]) then redis.call('PEXPIRE', KEYS[i], ARGV[12]) end
 end
-return 1
+return {1}
 `)
 
 // takeTicketScript: KEYS tlist:<key>, tdata:<key>; ARGV sortable(now). Takes the newest entry that has not
@@ -62,24 +67,7 @@ end
 return false
 `)
 
-// putTicket stores a ticket ReserveTicket has checked, in one script; a duplicate id is ErrConflict.
-func (s *Store) putTicket(ctx context.Context, t store.Ticket) error {
-	t.ExpiresAt = t.ExpiresAt.UTC()
-	ttl := max(t.ExpiresAt.Sub(s.now()), 0) + ticketGrace
-	keys := []string{s.key("tid:", t.ID), s.key("tlist:", t.Key), s.key("tdata:", t.Key)}
-	n, err := s.run(ctx, putTicketScript, keys, sortable(t.ExpiresAt)+" "+t.ID, t.ID, store.EncodeTicket(&t, true),
-		[]byte(t.Option), millis(ttl)).Int()
-	if err != nil {
-		return fmt.Errorf("store/redis: put ticket %s: %w", t.ID, s.lost(err))
-	}
-	if n != 1 {
-		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
-	}
-	return nil
-}
-
-// ReserveTicket implements store.Tickets: a leased Reserve, then putTicket. The ledger and ticket keys are
-// not one script; a ticket that fails leaves its lease, released when the ticket would have expired.
+// ReserveTicket implements store.Tickets: the leased reservation and the ticket in one script.
 func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
 	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
 	if err := store.CheckTicket(&t); err != nil {
@@ -88,15 +76,19 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
 		return store.Ticket{}, err
 	}
-	id, err := s.reserve(ctx, budget, day, amountMicros, capMicros, t.ExpiresAt.Add(store.TicketReleaseGrace))
+	t.ReservationID = store.NewID()
+	t.ExpiresAt = t.ExpiresAt.UTC()
+	ttl := max(t.ExpiresAt.Sub(s.now()), 0) + ticketGrace
+	keys := []string{s.key("tid:", t.ID), s.key("tlist:", t.Key), s.key("tdata:", t.Key)}
+	err := s.reserveWith(ctx, reserveTicketScript, keys, t.ReservationID, budget, day, amountMicros, capMicros,
+		t.ExpiresAt.Add(store.TicketReleaseGrace),
+		sortable(t.ExpiresAt)+" "+t.ID, t.ID, store.EncodeTicket(&t, true), []byte(t.Option), millis(ttl))
+	if errors.Is(err, store.ErrConflict) {
+		return store.Ticket{}, fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
+	}
 	if err != nil {
 		return store.Ticket{}, err
 	}
-	t.ReservationID = id
-	if err := s.putTicket(ctx, t); err != nil {
-		return store.Ticket{}, fmt.Errorf("store/redis: reservation %s kept, its ticket failed: %w", id, err)
-	}
-	t.ExpiresAt = t.ExpiresAt.UTC()
 	return t, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -87,5 +88,31 @@ func TestTicketsShareTheirKeysOption(t *testing.T) {
 		if err != nil || string(tk.Option) != want {
 			t.Fatalf("took %+v, %v; want option %s", tk, err, want)
 		}
+	}
+}
+
+// The reservation and the ticket are one script: a ticket id already taken reserves nothing, and a
+// reservation over the cap leaves no ticket id behind.
+func TestReserveTicketIsOneWrite(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	exp := time.Now().Add(time.Hour)
+	tk := store.Ticket{ID: "tkt_dup", Key: "tk1:one", Option: []byte(`{}`), ExpiresAt: exp}
+	if _, err := s.ReserveTicket(ctx, "b", "2026-11-27", 5, 100, tk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReserveTicket(ctx, "b", "2026-11-27", 5, 100, tk); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("duplicate id: %v", err)
+	}
+	if st, _ := s.State(ctx, "b", "2026-11-27"); st.Reserved != 5 {
+		t.Fatalf("reserved %d after a refused duplicate, want 5", st.Reserved)
+	}
+	over := store.Ticket{ID: "tkt_over", Key: "tk1:one", Option: []byte(`{}`), ExpiresAt: exp}
+	if _, err := s.ReserveTicket(ctx, "b", "2026-11-27", 96, 100, over); !errors.Is(err, store.ErrBudgetExceeded) {
+		t.Fatalf("over the cap: %v", err)
+	}
+	over.AmountMicros = 0
+	if _, err := s.ReserveTicket(ctx, "b", "2026-11-27", 95, 100, over); err != nil {
+		t.Fatalf("the id of a ticket refused over the cap stayed taken: %v", err)
 	}
 }
