@@ -115,6 +115,14 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 
 	fc := cfg.Server.Fees
 	facilitator := fees.NewFacilitator(fc.FacilitatorURL, nil, time.Duration(fc.VerifyTimeout), time.Duration(fc.SettleTimeout))
+	// The credentials header is read once, here; it is never logged or published (only whether one is set).
+	authName, authValue, authSet, err := fc.FacilitatorAuth()
+	if err != nil {
+		return err
+	}
+	if authSet {
+		facilitator.WithAuth(authName, authValue)
+	}
 	seller, err := fees.NewSeller(fees.SellerOptions{Terms: terms, Facilitator: facilitator, Signer: keys, Nonces: storeNonces(st)})
 	if err != nil {
 		return err
@@ -172,6 +180,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	gcPercent := tuneServeGC()
 	log.Info("payguard serve listening", "addr", ln.Addr().String(), "base_url", cfg.Server.BaseURL,
 		"network", terms.Network, "asset", terms.Asset, "pay_to", terms.PayTo, "facilitator", facilitator.URL(),
+		"facilitator_auth_header", authName,
 		"kid", keys.ActiveKeyID(), "sanctions_ready", scr.sanctions.Ready(), "gc_percent", gcPercent)
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(hs, ln) }()
@@ -248,7 +257,17 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 	if err != nil {
 		return servingScreening{}, err
 	}
-	return servingScreening{sanctions: scr.Sanctions, domains: scr.Domains, health: scr.Status}, nil
+	// /health and /readyz are on the public listener: the list's kind of source and dates, never its paths.
+	health := scr.Status
+	if health != nil {
+		health = func() any {
+			if st, ok := scr.Status().(sanctions.Status); ok {
+				return st.Public()
+			}
+			return nil
+		}
+	}
+	return servingScreening{sanctions: scr.Sanctions, domains: scr.Domains, health: health}, nil
 }
 
 // storeNonces is the never-settle-twice guard on the store, shared by a fleet.

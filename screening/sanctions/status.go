@@ -15,7 +15,8 @@ type Status struct {
 	AgeSeconds  int64     `json:"age_seconds,omitempty"`
 	AsOfSource  string    `json:"data_as_of_source,omitempty"` // what DataAsOf is (AsOfSource values)
 	Source      string    `json:"source,omitempty"`
-	Refreshed   bool      `json:"refreshed"` // a Refresher keeps the list (false with --sanctions-dir)
+	SourceKind  string    `json:"source_kind,omitempty"` // SourceDirectory, SourceCache or SourceDownload
+	Refreshed   bool      `json:"refreshed"`             // a Refresher keeps the list (false with --sanctions-dir)
 	LastSuccess time.Time `json:"last_success,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
@@ -23,12 +24,23 @@ type Status struct {
 	NextAttempt time.Time `json:"next_attempt,omitzero"`
 }
 
+// Public is the status as a public document may show it (payguard serve's /health and /readyz): the kind of
+// source and the dates, without the paths or URLs the list came from, and a refresh error without its text
+// (which names paths and addresses; the log has it).
+func (st Status) Public() Status {
+	st.Source = ""
+	if st.LastError != "" {
+		st.LastError = "the last refresh failed (details in the service log)"
+	}
+	return st
+}
+
 // StatusOf describes the list s serves, with r's refresh state when r is not nil, at now.
 func StatusOf(s *Screener, r *Refresher, now time.Time) Status {
 	var st Status
 	if l := s.List(); l != nil {
 		st.Loaded, st.Entries, st.DataAsOf, st.Source = true, l.Len(), l.DataAsOf().UTC(), l.Source()
-		st.AsOfSource = l.DataAsOfSource()
+		st.AsOfSource, st.SourceKind = l.DataAsOfSource(), l.SourceKind()
 		st.AgeSeconds = max(int64(now.Sub(l.DataAsOf())/time.Second), 0)
 	}
 	if r != nil {
