@@ -51,6 +51,7 @@ function recordingFetch(dispatcher, exchanges, tamper) {
         headers: [...input.headers],
         body: hasBody ? Buffer.from(await input.arrayBuffer()) : undefined,
         redirect: input.redirect,
+        signal: input.signal, // the caller's AbortSignal (buy's signal), carried by the SDK's Request
       };
     } else {
       url = String(input instanceof URL ? input.href : input);
@@ -129,12 +130,13 @@ function v1Signer(key, network) {
  * version 2 uses @x402/fetch (x402Client + registerExactEvmScheme, which also registers the v1 networks);
  * version 1 uses x402-fetch. Client-side spend caps are off by default so that the proxy, not the client,
  * is what a test observes refusing; pass spendControls / maxValue to turn them on. tamper(payload) → payload
- * rewrites the signed payment on its way out.
+ * rewrites the signed payment on its way out; signal (an AbortSignal) lets a test walk away mid-request, as a
+ * buyer that disconnects or a load balancer that gives up would.
  * When the client throws (it got a challenge it could not pay), status is null and error says why.
  */
 export async function buy(url, {
   version = 2, proxy, ca, tunnel, dispatcher, method = 'GET', headers = {}, body,
-  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper,
+  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper, signal,
 } = {}) {
   const own = !dispatcher;
   const d = dispatcher ?? makeDispatcher({ proxy, ca, tunnel });
@@ -154,7 +156,7 @@ export async function buy(url, {
     }
     let res;
     try {
-      res = await paying(url, { method, headers: { ...headers }, body });
+      res = await paying(url, { method, headers: { ...headers }, body, signal });
     } catch (err) {
       return { status: null, headers: {}, body: '', json: null, paymentResponse: null, paymentRequired: null, paymentHeader: null, exchanges, error: errorText(err) };
     }

@@ -6,7 +6,10 @@
 // time window and the v2 `accepted` copy agree with the requirements; a nonce is never settled twice. Settling
 // returns a made-up but well-formed transaction hash. Error strings follow the official SDK facilitators.
 //
-// Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset.
+// Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset,
+// POST /_hold_settle {"on":true|false} (settle requests wait until it is turned off, then settle whether or not
+// their caller is still connected, as a facilitator that already submitted the transfer does; stats count
+// settle.held and settle.abandoned, the held requests whose caller went away).
 //
 // Standalone: node interop/lib/facilitator.mjs --port 4020 [--host 127.0.0.1]
 
@@ -164,7 +167,7 @@ function checkAccepted(accepted, req) {
 function newStats() {
   return {
     verify: { calls: 0, valid: 0, invalid: 0 },
-    settle: { calls: 0, success: 0, failure: 0 },
+    settle: { calls: 0, success: 0, failure: 0, held: 0, abandoned: 0 },
     outageRejected: 0,
     reasons: {},
     settled: [],
@@ -176,7 +179,7 @@ function newStats() {
  * createFacilitator builds the facilitator's request handler and state. now() returns Unix seconds.
  */
 export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } = {}) {
-  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0 };
+  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0, hold: null };
 
   const supported = () => ({
     kinds: [
@@ -242,7 +245,21 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
           state.usedNonces.clear();
           state.stats = newStats();
           state.outage = false;
+          state.hold?.release();
+          state.hold = null;
           return send(res, 200, { ok: true });
+        case 'POST /_hold_settle': {
+          const body = await readJSON(req);
+          if (body?.on === true && !state.hold) {
+            let release;
+            const released = new Promise((r) => { release = r; });
+            state.hold = { released, release };
+          } else if (body?.on !== true && state.hold) {
+            state.hold.release();
+            state.hold = null;
+          }
+          return send(res, 200, { hold: state.hold !== null });
+        }
         case 'POST /_outage': {
           const body = await readJSON(req);
           state.outage = body?.on === true;
@@ -259,6 +276,11 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
           if (body === undefined) return send(res, 400, route === 'POST /verify'
             ? { isValid: false, invalidReason: Reason.payload, invalidMessage: 'body is not JSON' }
             : { success: false, errorReason: Reason.payload, errorMessage: 'body is not JSON', transaction: '', network: '' });
+          if (route === 'POST /settle' && state.hold) {
+            state.stats.settle.held++;
+            res.on('close', () => { if (!res.writableFinished) state.stats.settle.abandoned++; });
+            await state.hold.released;
+          }
           return send(res, 200, route === 'POST /verify' ? await verify(body) : await settle(body));
         }
         default:
