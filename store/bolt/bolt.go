@@ -56,8 +56,11 @@ var (
 	bucketSellers      = []byte("sellers")      // host that answered 402 → empty (store.Sellers)
 	bucketCatPrices    = []byte("catprices")    // category → nested bucket: URL → CategoryPrice JSON
 	bucketDeliveries   = []byte("deliveries")   // delivery key → value, expiry (unix ns) (store.Deliveries)
+	bucketSitePayees   = []byte("sitepayees")   // site → nested bucket: SitePayee.Key() → SitePayee JSON
+	bucketAlarms       = []byte("alarms")       // seller host → store.Alarm JSON (store.Alarms)
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices, bucketDeliveries}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices,
+		bucketDeliveries, bucketSitePayees, bucketAlarms}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 
