@@ -129,3 +129,24 @@ func TestSettleFailureRetryGetsNothing(t *testing.T) {
 		t.Fatalf("retry: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
 	}
 }
+
+// The retry arrives while /settle is still in flight (the buyer reconnects at once): it waits for the
+// outcome, reading the payment's record, and gets the result once the facilitator settles; one settle.
+func TestRetryWhileSettleInFlightWaitsForTheOutcome(t *testing.T) {
+	e := newDisconnectEnv(t)
+	arrived, release := e.fac.HoldSettle(t)
+	pay := payV2(t, challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil)), "0x94")
+	e.disconnectDuringSettle(pay, release, arrived)
+	got := make(chan result, 1)
+	for len(e.deliveries.reads) > 0 {
+		<-e.deliveries.reads
+	}
+	go func() { got <- e.do("GET", "/v1/check?address=0xabc", nil, pay) }()
+	<-e.deliveries.reads // the retry found the record settling
+	<-e.deliveries.reads // and looked again: it is waiting
+	release()
+	r := <-got
+	if r.StatusCode != 200 || r.json(t)["risk"] != "low" || e.fac.Settles.Load() != 1 || e.checker.calls.Load() != 1 {
+		t.Fatalf("retry during settlement: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
+	}
+}
