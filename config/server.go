@@ -17,8 +17,14 @@ type ServerConfig struct {
 	// BaseURL is the public origin the service is reached at (scheme://host[:port], no path). Every
 	// absolute URL in challenges, offers and discovery documents is built from it.
 	BaseURL string `yaml:"base_url"`
-	// Contact is the security contact published in /.well-known/security.txt (a mailto: or https: URI).
+	// Contact is the operator's contact, published in /.well-known/security.txt, /terms and /privacy (a
+	// mailto: or https: URI). `payguard serve` refuses to start without it: no default, so the service never
+	// names an address that is not its operator's.
 	Contact string `yaml:"contact"`
+	// TermsFile and PrivacyFile, when set, are served at /terms and /privacy (as plain text) instead of the
+	// built-in texts, which describe the service as configured: the operator's own terms.
+	TermsFile   string `yaml:"terms_file"`
+	PrivacyFile string `yaml:"privacy_file"`
 	// TrustedProxies are the CIDRs of reverse proxies whose X-Forwarded-For is believed. The client is
 	// the right-most address in X-Forwarded-For that is not itself trusted; with no trusted proxies the
 	// socket peer is the client.
@@ -53,8 +59,11 @@ type FeesConfig struct {
 	PayTo string `yaml:"pay_to"`
 	// MaxTimeoutSeconds is the challenge's maxTimeoutSeconds (and the offer's validity).
 	MaxTimeoutSeconds int64 `yaml:"max_timeout_seconds"`
-	// FacilitatorURL is the x402 facilitator's base URL (POST /verify, POST /settle, GET /supported). It is
-	// published (/.well-known/x402, /privacy, /status) and logged, so it must not carry credentials
+	// FacilitatorURL is the x402 facilitator's base URL (POST /verify, POST /settle, GET /supported). Empty:
+	// the public https://x402.org/facilitator on a testnet it serves (TestnetFacilitatorNetworks); on any
+	// other network (Base mainnet included) there is no default, and `payguard serve` refuses to start
+	// until one that settles there is set (Facilitator).
+	// It is published (/.well-known/x402, /privacy, /status) and logged, so it must not carry credentials
 	// (user:password@ is refused): those go in the facilitator auth header below.
 	FacilitatorURL string `yaml:"facilitator_url"`
 	// FacilitatorAuthHeader names the header that carries the facilitator's credentials on every request to
@@ -78,7 +87,6 @@ func defaultServer() ServerConfig {
 	return ServerConfig{
 		Listen:         DefaultServerListen,
 		BaseURL:        "http://127.0.0.1:8080",
-		Contact:        "mailto:security@payguard.dev",
 		TrustedProxies: []string{},
 		TrialLimit:     3,
 		TrialRetention: Duration(48 * time.Hour),
@@ -87,7 +95,6 @@ func defaultServer() ServerConfig {
 		Fees: FeesConfig{
 			Network:               "eip155:8453",
 			MaxTimeoutSeconds:     60,
-			FacilitatorURL:        "https://x402.org/facilitator",
 			FacilitatorAuthHeader: "Authorization",
 			VerifyTimeout:         Duration(10 * time.Second),
 			SettleTimeout:         Duration(30 * time.Second),
@@ -108,7 +115,7 @@ func (c *ServerConfig) validate() error {
 	if err := validOrigin("server.base_url", c.BaseURL); err != nil {
 		errs = append(errs, err)
 	}
-	if !strings.HasPrefix(c.Contact, "mailto:") && !strings.HasPrefix(c.Contact, "https://") {
+	if c.Contact != "" && !strings.HasPrefix(c.Contact, "mailto:") && !strings.HasPrefix(c.Contact, "https://") {
 		errs = append(errs, fmt.Errorf("server.contact must be a mailto: or https: URI, got %q", c.Contact))
 	}
 	if _, err := c.TrustedProxyPrefixes(); err != nil {
@@ -146,7 +153,9 @@ func (c *FeesConfig) validate() error {
 	}
 	// The URL is published and logged; an error about it names it only in redacted form (a URL that does not
 	// parse is not repeated at all: it may hold a password).
-	if u, err := url.Parse(c.FacilitatorURL); err != nil {
+	if u, err := url.Parse(c.FacilitatorURL); c.FacilitatorURL == "" {
+		// empty: the default facilitator of the network (Facilitator)
+	} else if err != nil {
 		errs = append(errs, fmt.Errorf("server.fees.facilitator_url is not a URL"))
 	} else if u.User != nil {
 		errs = append(errs, fmt.Errorf("server.fees.facilitator_url must not carry credentials (user:password@ is published at "+
