@@ -38,6 +38,7 @@ func serveConfig(t *testing.T, dir, addr, feesExtra string) string {
 	cfg := `server:
   listen: ` + addr + `
   base_url: http://` + addr + `
+  contact: mailto:security@example.com
   fees:
     network: eip155:84532
     pay_to: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E"
@@ -225,6 +226,9 @@ func TestServeRefusesCredentialsInFacilitatorURL(t *testing.T) {
 		var exit *exec.ExitError
 		if ok := errors.As(err, &exit); !ok || exit.ExitCode() != 2 {
 			t.Fatalf("%s: %v, want exit 2\n%s", u, err, out)
+		}
+		if !bytes.Contains(out, []byte("server.fees.facilitator_url")) {
+			t.Fatalf("%s: refused for another reason:\n%s", u, out)
 		}
 		if bytes.Contains(out, []byte("hunter2-Pw0rd")) {
 			t.Fatalf("%s: the refusal repeats the password:\n%s", u, out)
