@@ -80,6 +80,24 @@ type Facilitator struct {
 // server.fees.facilitator_auth_header_file or _env). Call it before use.
 func (f *Facilitator) WithAuth(name, value string) *Facilitator {
 	f.authName, f.authValue = name, value
+	// A redirect that leaves the facilitator (another host or port, or https to http) never carries the
+	// credentials: net/http drops only Authorization-like headers there and copies a custom one (an API key
+	// header) to wherever the redirect points.
+	c := *f.client
+	prev := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+			req.Header.Del(name)
+		}
+		if prev != nil {
+			return prev(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	f.client = &c
 	return f
 }
 
