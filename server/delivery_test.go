@@ -150,3 +150,20 @@ func TestRetryWhileSettleInFlightWaitsForTheOutcome(t *testing.T) {
 		t.Fatalf("retry during settlement: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
 	}
 }
+
+// A result that cannot be recorded for its payment is not sold: the payment is abandoned before /settle
+// (503, nothing settled, its claim released), and once the store writes again the same payment is worked for
+// and settled.
+func TestUnrecordableResultIsNotSettled(t *testing.T) {
+	e := newEnv(t)
+	pay := payV2(t, challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil)), "0x95")
+	e.deliveries.failPut.Store(true)
+	r := e.do("GET", "/v1/check?address=0xabc", nil, pay)
+	if r.StatusCode != 503 || r.errCode(t) != core.CodeFacilitatorUnavailable || e.fac.Settles.Load() != 0 {
+		t.Fatalf("store down: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
+	}
+	e.deliveries.failPut.Store(false)
+	if r := e.do("GET", "/v1/check?address=0xabc", nil, pay); r.StatusCode != 200 || e.fac.Settles.Load() != 1 {
+		t.Fatalf("store back: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
+	}
+}

@@ -219,7 +219,15 @@ type env struct {
 // waiting for a settlement in flight.
 type countingDeliveries struct {
 	store.Deliveries
-	reads chan struct{} // one value per GetDelivery (dropped when nobody drains it)
+	reads   chan struct{} // one value per GetDelivery (dropped when nobody drains it)
+	failPut atomic.Bool   // PutDelivery fails (a store that cannot write)
+}
+
+func (c *countingDeliveries) PutDelivery(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if c.failPut.Load() {
+		return errors.New("store down")
+	}
+	return c.Deliveries.PutDelivery(ctx, key, value, ttl)
 }
 
 func (c *countingDeliveries) GetDelivery(ctx context.Context, key string) ([]byte, error) {
