@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -161,7 +164,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
 		Deliveries:     st,
-		StoreHealth:    func(ctx context.Context) error { return store.Healthy(ctx, st) },
+		StoreHealth:    publicStoreHealth(st, cfg),
 		Preflight:      core.PreflightPort(engine),
 		Checker:        core.CheckerPort(checker),
 		Sanctions:      scr.sanctions,
@@ -279,6 +282,34 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 		}
 	}
 	return servingScreening{sanctions: scr.Sanctions, domains: scr.Domains, health: health}, nil
+}
+
+// publicStoreHealth is the store's health as the public listener shows it (/health, /readyz, /status, /):
+// the error's text without the store file's path or directory: no filesystem path on the public listener.
+func publicStoreHealth(st store.Store, cfg *config.Config) func(context.Context) error {
+	var paths []string
+	for _, p := range []string{cfg.Store.Path, filepath.Dir(cfg.Store.Path), cfg.Proxy.DataDir} {
+		if p == "" || p == "." || p == "/" {
+			continue
+		}
+		paths = append(paths, p)
+		if abs, err := filepath.Abs(p); err == nil && abs != p {
+			paths = append(paths, abs)
+		}
+	}
+	// Longest first, so that the file is replaced before its directory.
+	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+	return func(ctx context.Context) error {
+		err := store.Healthy(ctx, st)
+		if err == nil {
+			return nil
+		}
+		msg := err.Error()
+		for _, p := range paths {
+			msg = strings.ReplaceAll(msg, p, "<store path>")
+		}
+		return errors.New(msg)
+	}
 }
 
 // storeNonces is the never-settle-twice guard on the store, shared by a fleet.
