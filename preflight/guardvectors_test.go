@@ -69,6 +69,15 @@ func gvBase(amount string) map[string]any {
 	return gvOption("eip155:8453", gvBaseUSDC, amount, gvPayee)
 }
 
+// gvUpto is a Base USDC upto option authorizing at most amount (the official upto client needs the
+// facilitator's address in extra).
+func gvUpto(amount string) map[string]any {
+	o := gvBase(amount)
+	o["scheme"] = "upto"
+	o["extra"] = map[string]any{"name": "USD Coin", "version": "2", "facilitatorAddress": "0x90F79bf6EB2c4f870365E785982E1f101E93b906"}
+	return o
+}
+
 func gvChallenge(claim string, options ...map[string]any) json.RawMessage {
 	accepts := make([]any, len(options))
 	for i, o := range options {
@@ -132,6 +141,11 @@ func buildGuardSequences() []guardSequence {
 		{"v1: the requirement's resource is a claim too", json.RawMessage(`{"screen_sanctions":false,"domain_blocklist":["evil.example"]}`), []guardStep{
 			step("v1 from a blocklisted host claiming another", gvV1(gvURL, "10000"), "https://evil.example/v1", false),
 			step("v1 from the host it names", gvV1(gvURL, "10000"), gvURL, false),
+		}},
+		{"schemes: the cheapest acceptable of upto and exact", local, []guardStep{
+			step("upto up to $0.20 or exact $0.10", gvChallenge(gvURL, gvUpto("200000"), gvBase("100000")), gvURL, false),
+			step("exact $0.20 or upto up to $0.05", gvChallenge(gvURL, gvBase("200000"), gvUpto("50000")), gvURL, false),
+			step("upto up to $5", gvChallenge(gvURL, gvUpto("5000000")), gvURL, false),
 		}},
 		{"nothing acceptable", local, []guardStep{
 			step("over the max and on Ethereum", gvChallenge(gvURL, gvBase("5000000"), gvOption("eip155:1", "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", "10000", gvPayee)), gvURL, true),
