@@ -65,17 +65,18 @@ func gvOption(network, asset, amount, payTo string) map[string]any {
 		"maxTimeoutSeconds": 60, "extra": map[string]any{"name": "USD Coin", "version": "2"}}
 }
 
-func gvBase(amount string) map[string]any {
-	return gvOption("eip155:8453", gvBaseUSDC, amount, gvPayee)
+// gvUpto is an upto option on Base USDC as @x402/express sends it: amount is the maximum; Permit2, with the
+// facilitator the payment is bound to.
+func gvUpto(amount string) map[string]any {
+	o := gvOption("eip155:8453", gvBaseUSDC, amount, gvPayee)
+	o["scheme"] = "upto"
+	o["extra"] = map[string]any{"name": "USD Coin", "version": "2", "assetTransferMethod": "permit2",
+		"facilitatorAddress": "0xfAB8bd2A52607c1e3D7cFd8182a795F12060B393"}
+	return o
 }
 
-// gvUpto is a Base USDC upto option authorizing at most amount (the official upto client needs the
-// facilitator's address in extra).
-func gvUpto(amount string) map[string]any {
-	o := gvBase(amount)
-	o["scheme"] = "upto"
-	o["extra"] = map[string]any{"name": "USD Coin", "version": "2", "facilitatorAddress": "0x90F79bf6EB2c4f870365E785982E1f101E93b906"}
-	return o
+func gvBase(amount string) map[string]any {
+	return gvOption("eip155:8453", gvBaseUSDC, amount, gvPayee)
 }
 
 func gvChallenge(claim string, options ...map[string]any) json.RawMessage {
@@ -142,10 +143,17 @@ func buildGuardSequences() []guardSequence {
 			step("v1 from a blocklisted host claiming another", gvV1(gvURL, "10000"), "https://evil.example/v1", false),
 			step("v1 from the host it names", gvV1(gvURL, "10000"), gvURL, false),
 		}},
-		{"schemes: the cheapest acceptable of upto and exact", local, []guardStep{
-			step("upto up to $0.20 or exact $0.10", gvChallenge(gvURL, gvUpto("200000"), gvBase("100000")), gvURL, false),
-			step("exact $0.20 or upto up to $0.05", gvChallenge(gvURL, gvBase("200000"), gvUpto("50000")), gvURL, false),
-			step("upto up to $5", gvChallenge(gvURL, gvUpto("5000000")), gvURL, false),
+		{"upto: the maximum is judged, signed and carried by the budget", json.RawMessage(`{"screen_sanctions":false,"daily_cap_usd":0.5}`), []guardStep{
+			step("an upto maximum of $0.20", gvChallenge(gvURL, gvUpto("200000")), gvURL, false),
+			step("an upto maximum of $0.28 above the hold threshold, refused", gvChallenge(gvURL, gvUpto("280000")), gvURL, false),
+			step("an upto maximum cheaper than an exact price", gvChallenge(gvURL, gvBase("20000"), gvUpto("10000")), gvURL, false),
+			step("an upto maximum over what is left", gvChallenge(gvURL, gvUpto("300000")), gvURL, false),
+		}},
+		{"later-settling schemes are refused beside exact", local, []guardStep{
+			step("batch-settlement cheaper than exact", gvChallenge(gvURL, map[string]any{"scheme": "batch-settlement", "network": "eip155:8453",
+				"amount": "1", "asset": gvBaseUSDC, "payTo": gvPayee, "maxTimeoutSeconds": 60}, gvBase("10000")), gvURL, false),
+			step("auth-capture alone", gvChallenge(gvURL, map[string]any{"scheme": "auth-capture", "network": "eip155:8453",
+				"amount": "10000", "asset": gvBaseUSDC, "payTo": gvPayee, "maxTimeoutSeconds": 60}), gvURL, true),
 		}},
 		{"nothing acceptable", local, []guardStep{
 			step("over the max and on Ethereum", gvChallenge(gvURL, gvBase("5000000"), gvOption("eip155:1", "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", "10000", gvPayee)), gvURL, true),

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from conftest import counting_client
-from x402.mechanisms.evm.upto.client import UptoEvmScheme
 from x402.schemas import PaymentRequired, PaymentRequiredV1
 
 from payguard import Guard, PaymentRefused
@@ -29,7 +28,7 @@ def signed_index(ch, payload):
         return next((i for i, a in enumerate(ch["accepts"]) if a["network"] == p["network"]
                      and a["payTo"].lower() == auth["to"].lower() and a["maxAmountRequired"] == str(auth["value"])), -1)
     got = p["accepted"]
-    return next((i for i, a in enumerate(ch["accepts"]) if a["scheme"] == got["scheme"] and a["network"] == got["network"]
+    return next((i for i, a in enumerate(ch["accepts"]) if a["network"] == got["network"]
                  and a["payTo"].lower() == got["payTo"].lower() and a["amount"] == got["amount"]), -1)
 
 
@@ -38,7 +37,6 @@ def test_guard_vector(seq):
     state = {"approve": False, "last": None}
     g = Guard(seq["rules"], on_hold=lambda h: state["approve"], on_decision=lambda e: state.update(last=e))
     http, signer = counting_client()
-    http._client.register("eip155:*", UptoEvmScheme(signer))  # both schemes the engine judges
     g.attach(http)
 
     async def go():
