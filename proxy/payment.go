@@ -127,9 +127,10 @@ func (p *Proxy) decidePayment(ctx context.Context, method, url string, t terms) 
 	return v
 }
 
-// paymentTerms reads what a payload pays, and checks that an EIP-3009 (or Permit2) authorization pays the
-// named payee the named amount. A payload whose recipient cannot be read is refused: the proxy could not
-// tell what it releases.
+// paymentTerms reads what a payload pays and binds it to what it names: the one binding of a payment payload,
+// whatever transport carried it (the HTTP payment headers here; an MCP `_meta["x402/payment"]` payload goes
+// through the same function). A payload whose transfer cannot be read is refused: the proxy could not tell
+// what it releases. The chain's own check (evmTerms, svmTerms) is chosen by the network the payload names.
 func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
 	t := terms{version: pl.X402Version}
 	switch pl.X402Version {
@@ -145,9 +146,18 @@ func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
 	default:
 		return t, fmt.Errorf("unsupported x402Version %d", pl.X402Version)
 	}
-	if !x402.IsEVMNetwork(t.network) {
-		return t, fmt.Errorf("payment on network %q cannot be checked (only EVM authorizations are read)", t.network)
+	switch {
+	case x402.IsEVMNetwork(t.network):
+		return evmTerms(pl, t)
+	case x402.IsSolanaNetwork(t.network):
+		return svmTerms(pl, t)
 	}
+	return t, fmt.Errorf("payment on network %q cannot be checked (payguard reads EVM and Solana payments)", t.network)
+}
+
+// evmTerms checks that an EIP-3009 (or Permit2) authorization pays the named payee the named amount; a v1
+// payload's payee and amount are read from the authorization.
+func evmTerms(pl *x402.PaymentPayload, t terms) (terms, error) {
 	ev, err := pl.ExactEVM()
 	if err != nil {
 		return t, fmt.Errorf("payment payload unreadable: %v", err)

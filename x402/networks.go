@@ -117,3 +117,10 @@ func wellFormedCAIP2(s string) bool {
 	}
 	return true
 }
+
+// IsSolanaNetwork reports whether network is a Solana cluster: a well-formed solana:<genesis hash prefix> or
+// a v1 Solana name ("solana", "solana-devnet").
+func IsSolanaNetwork(network string) bool {
+	id, ok := CAIP2(network)
+	return ok && strings.HasPrefix(id, "solana:")
+}

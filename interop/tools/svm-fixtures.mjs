@@ -1,4 +1,4 @@
-// Writes x402/svm/testdata/official.json: Solana "exact" payments built by the official @x402/svm client
+// Writes x402/svm/svmtest/official.json: Solana "exact" payments built by the official @x402/svm client
 // (ExactSvmScheme, against the loopback RPC stand-in) and associated-token-account vectors derived with
 // @solana/kit, so that payguard's Go reader is tested against what the official client really sends without
 // the Go tests needing Node. Run from the repo root: node interop/tools/svm-fixtures.mjs
@@ -52,7 +52,7 @@ try {
       for (const program of [TOKEN_PROGRAM, TOKEN_2022_PROGRAM]) atas.push({ owner, mint, program, ata: await ata(owner, mint, program) });
     }
   }
-  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'x402', 'svm', 'testdata', 'official.json');
+  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'x402', 'svm', 'svmtest', 'official.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, `${JSON.stringify({
     source: '@x402/svm 2.27.0 ExactSvmScheme (client) and @solana/kit 5.5.1 getProgramDerivedAddress; written by interop/tools/svm-fixtures.mjs',

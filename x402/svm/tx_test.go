@@ -1,13 +1,15 @@
-package svm
+package svm_test
 
 import (
 	"bytes"
+	"github.com/payguard/payguard/x402/svm"
+	"github.com/payguard/payguard/x402/svm/svmtest"
 	"strings"
 	"testing"
 )
 
 func TestDecodeRefusesMalformedTransactions(t *testing.T) {
-	official := officialCases(t)[0].raw
+	official := svmtest.Cases(t)[0].Raw
 	// msg is the offset of the message in the official transaction (1 count byte, 2 signatures).
 	const msg = 1 + 2*64
 	edit := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(official)) }
@@ -16,7 +18,7 @@ func TestDecodeRefusesMalformedTransactions(t *testing.T) {
 		raw          []byte
 	}{
 		{"empty", "needs 1 more bytes", nil},
-		{"larger than a packet", "more than Solana's 1232", make([]byte, MaxTransactionSize+1)},
+		{"larger than a packet", "more than Solana's 1232", make([]byte, svm.MaxTransactionSize+1)},
 		{"a byte after the message", "1 bytes after its message", append(bytes.Clone(official), 0)},
 		{"truncated", "needs", official[:len(official)-1]},
 		{"count in a longer form than needed", "shortest form", append([]byte{0x82, 0x00}, official[1:]...)},
@@ -32,7 +34,7 @@ func TestDecodeRefusesMalformedTransactions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Decode(c.raw)
+			_, err := svm.Decode(c.raw)
 			if err == nil || !strings.Contains(err.Error(), c.reason) {
 				t.Fatalf("Decode = %v; want an error containing %q", err, c.reason)
 			}
@@ -42,19 +44,19 @@ func TestDecodeRefusesMalformedTransactions(t *testing.T) {
 
 // An instruction's indexes must point at keys, and a program must be a static key other than the fee payer.
 func TestDecodeChecksInstructionIndexes(t *testing.T) {
-	c := officialCases(t)[0]
+	c := svmtest.Cases(t)[0]
 	for _, tc := range []struct {
 		name, reason string
-		change       func(*Transaction)
+		change       func(*svm.Transaction)
 	}{
-		{"program index past the keys", "program index", func(tx *Transaction) { tx.Instructions[0].ProgramIndex = len(tx.Keys) }},
-		{"the fee payer as a program", "invokes the fee payer", func(tx *Transaction) { tx.Instructions[0].ProgramIndex = 0 }},
-		{"account index past the keys", "account index", func(tx *Transaction) { tx.Instructions[2].Accounts[0] = len(tx.Keys) }},
+		{"program index past the keys", "program index", func(tx *svm.Transaction) { tx.Instructions[0].ProgramIndex = len(tx.Keys) }},
+		{"the fee payer as a program", "invokes the fee payer", func(tx *svm.Transaction) { tx.Instructions[0].ProgramIndex = 0 }},
+		{"account index past the keys", "account index", func(tx *svm.Transaction) { tx.Instructions[2].Accounts[0] = len(tx.Keys) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tx, _ := Decode(bytes.Clone(c.raw))
+			tx, _ := svm.Decode(bytes.Clone(c.Raw))
 			tc.change(tx)
-			if _, err := Decode(encode(tx)); err == nil || !strings.Contains(err.Error(), tc.reason) {
+			if _, err := svm.Decode(svmtest.Encode(tx)); err == nil || !strings.Contains(err.Error(), tc.reason) {
 				t.Fatalf("Decode = %v; want %q", err, tc.reason)
 			}
 		})
@@ -64,37 +66,37 @@ func TestDecodeChecksInstructionIndexes(t *testing.T) {
 // A v0 transaction that loads accounts from a lookup table decodes (its indexes may point past the static
 // keys) but is never a payment payguard can check.
 func TestLookupTablesAreRefused(t *testing.T) {
-	c := officialCases(t)[0]
-	raw := bytes.Clone(c.raw)
+	c := svmtest.Cases(t)[0]
+	raw := bytes.Clone(c.Raw)
 	raw = raw[:len(raw)-1] // the empty lookup-table list
 	raw = append(raw, 1)   // one table
-	raw = append(raw, c.terms.PayTo[:]...)
+	raw = append(raw, c.Terms.PayTo[:]...)
 	raw = append(raw, 1, 0, 0) // one writable index, no read-only one
-	tx, err := Decode(raw)
+	tx, err := svm.Decode(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tx.LookupTables != 1 {
 		t.Fatalf("LookupTables = %d", tx.LookupTables)
 	}
-	if _, err := CheckExact(tx, c.terms); err == nil || !strings.Contains(err.Error(), "address lookup tables") {
+	if _, err := svm.CheckExact(tx, c.Terms); err == nil || !strings.Contains(err.Error(), "address lookup tables") {
 		t.Fatalf("CheckExact = %v", err)
 	}
 }
 
 func TestDecodeRoundTripsOfficialTransactions(t *testing.T) {
-	for _, c := range officialCases(t) {
-		if got := encode(c.tx); !bytes.Equal(got, c.raw) {
-			t.Errorf("%s: decode then encode changed the transaction", c.name)
+	for _, c := range svmtest.Cases(t) {
+		if got := svmtest.Encode(c.Tx); !bytes.Equal(got, c.Raw) {
+			t.Errorf("%s: decode then encode changed the transaction", c.Name)
 		}
 	}
 }
 
 func TestBase58Keys(t *testing.T) {
-	if got := (Key{}).String(); got != "11111111111111111111111111111111" {
+	if got := (svm.Key{}).String(); got != "11111111111111111111111111111111" {
 		t.Errorf("zero key = %s", got)
 	}
-	if k := mustKey("ComputeBudget111111111111111111111111111111"); k.String() != "ComputeBudget111111111111111111111111111111" {
+	if k := svmtest.Key(t, "ComputeBudget111111111111111111111111111111"); k.String() != "ComputeBudget111111111111111111111111111111" {
 		t.Errorf("round trip = %s", k)
 	}
 	for _, bad := range []string{
@@ -106,7 +108,7 @@ func TestBase58Keys(t *testing.T) {
 		strings.Repeat("z", 45), strings.Repeat("z", 44), // too long; 44 z's exceed 2^256
 		" 4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
 	} {
-		if k, err := ParseKey(bad); err == nil {
+		if k, err := svm.ParseKey(bad); err == nil {
 			t.Errorf("ParseKey(%q) = %s, want an error", bad, k)
 		}
 	}

@@ -1,0 +1,295 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/x402/svm"
+	"github.com/payguard/payguard/x402/svm/svmtest"
+)
+
+// svmSeller offers one Solana option (an official payment's requirement) and, on a paid retry, checks the
+// transaction against its own requirement as a facilitator does before it co-signs; it counts what reaches it.
+type svmSeller struct {
+	offer      x402.Requirement
+	srv        *httptest.Server
+	seen, paid atomic.Int64
+}
+
+func newSVMSeller(t *testing.T, c svmtest.Case) *svmSeller {
+	t.Helper()
+	var req x402.Requirement
+	if err := json.Unmarshal(c.Requirement, &req); err != nil {
+		t.Fatal(err)
+	}
+	req.Version = x402.V2
+	s := &svmSeller{offer: req}
+	s.srv = httptest.NewServer(s)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *svmSeller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	value := r.Header.Get(x402.HeaderPaymentSignature)
+	if value == "" {
+		pr := &x402.PaymentRequired{X402Version: x402.V2, Accepts: []x402.Requirement{s.offer},
+			Resource: &x402.ResourceInfo{URL: "http://" + r.Host + r.URL.RequestURI()}}
+		h, _ := x402.EncodeHeaderJSON(pr)
+		w.Header().Set(x402.HeaderPaymentRequired, h)
+		w.WriteHeader(http.StatusPaymentRequired)
+		fmt.Fprint(w, "{}")
+		return
+	}
+	s.seen.Add(1)
+	pl, err := x402.DecodePaymentPayloadHeader(value)
+	if err != nil || pl.Accepted == nil || !pl.Accepted.Equal(s.offer) {
+		http.Error(w, "no matching requirement", http.StatusPaymentRequired)
+		return
+	}
+	text, _ := pl.ExactSVM()
+	raw, _ := base64.StdEncoding.DecodeString(text)
+	tx, err := svm.Decode(raw)
+	if err == nil {
+		_, err = svm.CheckExact(tx, s.terms())
+	}
+	if err != nil {
+		http.Error(w, "verify: "+err.Error(), http.StatusPaymentRequired)
+		return
+	}
+	s.paid.Add(1)
+	h, _ := x402.EncodeHeaderJSON(x402.SettleResponse{Success: true, Transaction: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW", Network: s.offer.Network})
+	w.Header().Set(x402.HeaderPaymentResponse, h)
+	fmt.Fprint(w, `{"ok":true}`)
+}
+
+func (s *svmSeller) terms() svm.Terms {
+	payTo, _ := svm.ParseKey(s.offer.PayTo)
+	mint, _ := svm.ParseKey(s.offer.Asset)
+	fp, _, _ := s.offer.ExtraString("feePayer")
+	feePayer, _ := svm.ParseKey(fp)
+	amount, _ := x402.ParseAtomic(s.offer.Amount)
+	memo, hasMemo, _ := s.offer.ExtraString("memo")
+	return svm.Terms{PayTo: payTo, Mint: mint, FeePayer: feePayer, Amount: amount, Memo: memo, HasMemo: hasMemo}
+}
+
+// solanaRules are the test rules with Solana devnet allowed.
+func solanaRules() policy.Rules {
+	r := testRules()
+	r.AllowedNetworks = append(r.AllowedNetworks, x402.SolanaDevnet)
+	return r
+}
+
+// svmPayment is the v2 payment header for a transaction, answering option i of the challenge the buyer saw.
+func svmPayment(t *testing.T, pr *x402.PaymentRequired, raw []byte) http.Header {
+	t.Helper()
+	opt := pr.Accepts[0]
+	pl := &x402.PaymentPayload{X402Version: x402.V2, Resource: pr.Resource, Accepted: &opt,
+		Payload: json.RawMessage(fmt.Sprintf(`{"transaction":%q}`, base64.StdEncoding.EncodeToString(raw)))}
+	h, err := x402.EncodeHeaderJSON(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return http.Header{x402.HeaderPaymentSignature: {h}}
+}
+
+// An official Solana payment of an allowed option is released once, and its reservation is committed; the
+// same signed transaction again (in other JSON bytes) is a replay.
+func TestSolanaPaymentReleasedOnce(t *testing.T) {
+	c := svmtest.Cases(t)[0] // $0.01 of devnet USDC
+	s := newSVMSeller(t, c)
+	h := newHarness(t, memory.New(), solanaRules())
+	b := h.buyer()
+	url := s.srv.URL + "/weather"
+	resp, body := b.get(url, nil)
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("first response %d %s", resp.StatusCode, body)
+	}
+	pr := b.readChallenge(resp, body)
+	if len(pr.Accepts) != 1 || pr.Accepts[0].Network != x402.SolanaDevnet {
+		t.Fatalf("challenge after payguard: %+v", pr.Accepts)
+	}
+	pay := svmPayment(t, pr, c.Raw)
+	if resp, body := b.get(url, pay); resp.StatusCode != http.StatusOK {
+		t.Fatalf("official Solana payment: %d %s", resp.StatusCode, body)
+	}
+	if s.paid.Load() != 1 {
+		t.Fatalf("seller settled %d payments", s.paid.Load())
+	}
+	if got := h.budgetState().SpentUSD; got != "0.01" {
+		t.Errorf("spent today = %s, want 0.01", got)
+	}
+	// The same payload again, and the same transaction in a payload with other JSON spacing.
+	resp, body = b.get(url, nil)
+	pr = b.readChallenge(resp, body)
+	again := svmPayment(t, pr, c.Raw)
+	dec, _ := base64.StdEncoding.DecodeString(again[x402.HeaderPaymentSignature][0])
+	spaced := base64.StdEncoding.EncodeToString(bytes.ReplaceAll(dec, []byte(`":`), []byte(`": `)))
+	for _, hdr := range []http.Header{pay, {x402.HeaderPaymentSignature: {spaced}}} {
+		resp, body := b.get(url, hdr)
+		if r := decodeRefusal(t, resp, body); r.ReasonClass != "payment_replay" {
+			t.Errorf("replayed Solana payment: %s", body)
+		}
+	}
+	if s.seen.Load() != 1 {
+		t.Errorf("replays reached the seller: it saw %d payments", s.seen.Load())
+	}
+}
+
+// A Solana payment that does anything but the approved transfer is refused before the seller, with a reason
+// naming what differs; the approved payment still goes through afterwards (a refusal does not spend the
+// ticket it could not match).
+func TestSolanaPaymentMustDoWhatItNames(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	s := newSVMSeller(t, c)
+	h := newHarness(t, memory.New(), solanaRules())
+	b := h.buyer()
+	url := s.srv.URL + "/weather"
+	resp, body := b.get(url, nil)
+	pr := b.readChallenge(resp, body)
+	stranger := svmtest.Key(t, "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")
+	mainnetUSDC := svmtest.Key(t, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
+	for _, tc := range []struct {
+		name, reason string
+		change       func(tx *svm.Transaction)
+	}{
+		{"another amount", "moves 10001 atomic units", func(tx *svm.Transaction) {
+			copy(tx.Instructions[2].Data[1:9], svmtest.LE64(10001))
+		}},
+		{"another mint", "transfer moves mint EPjFWdd5", func(tx *svm.Transaction) {
+			tx.Keys = append(tx.Keys, mainnetUSDC)
+			tx.Header.ReadonlyUnsigned++
+			tx.Instructions[2].Accounts[1] = len(tx.Keys) - 1
+		}},
+		{"another destination", "transfer pays token account", func(tx *svm.Transaction) {
+			ata, _ := svm.AssociatedTokenAddress(stranger, c.Terms.Mint, svm.TokenProgram)
+			tx.Keys[tx.Instructions[2].Accounts[2]] = ata
+		}},
+		{"a second transfer", "after the transfer only Memo is allowed", func(tx *svm.Transaction) {
+			second := tx.Instructions[2]
+			second.Accounts = append([]int(nil), second.Accounts...)
+			tx.Instructions = append(tx.Instructions, second)
+		}},
+		{"another fee payer", "fee payer is", func(tx *svm.Transaction) {
+			tx.Keys[0] = stranger
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx, _ := svm.Decode(bytes.Clone(c.Raw))
+			tc.change(tx)
+			raw, _ := svmtest.Resign(t, tx)
+			resp, body := b.get(url, svmPayment(t, pr, raw))
+			r := decodeRefusal(t, resp, body)
+			if r.ReasonClass != "payment_mismatch" || !strings.Contains(strings.Join(r.Reasons, "; "), tc.reason) {
+				t.Errorf("refusal %s; want payment_mismatch naming %q", body, tc.reason)
+			}
+		})
+	}
+	if s.seen.Load() != 0 {
+		t.Fatalf("changed transactions reached the seller: %d", s.seen.Load())
+	}
+	if resp, body := b.get(url, svmPayment(t, pr, c.Raw)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the approved payment after the refusals: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Over the per-payment cap, a Solana option is refused at the 402 and its payment (sent without asking) is
+// refused too: neither reaches the seller.
+func TestSolanaPaymentOverCap(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	s := newSVMSeller(t, c)
+	rules := solanaRules()
+	rules.MaxPerPaymentUSD = 5_000 // $0.005: the option asks $0.01
+	h := newHarness(t, memory.New(), rules)
+	b := h.buyer()
+	url := s.srv.URL + "/weather"
+	resp, body := b.get(url, nil)
+	if r := decodeRefusal(t, resp, body); r.Decision != "block" {
+		t.Fatalf("402 over the cap: %s", body)
+	}
+	pr := &x402.PaymentRequired{X402Version: x402.V2, Resource: &x402.ResourceInfo{URL: url}, Accepts: []x402.Requirement{s.offer}}
+	resp, body = b.get(url, svmPayment(t, pr, c.Raw))
+	if r := decodeRefusal(t, resp, body); r.Decision == "allow" {
+		t.Fatalf("unasked payment over the cap: %s", body)
+	}
+	if s.seen.Load() != 0 {
+		t.Fatalf("a payment over the cap reached the seller")
+	}
+}
+
+// A v1 Solana payment names no payee or asset, and its transaction pays a token account: it cannot be bound
+// to anything approved, so it is refused with that reason (never forwarded).
+func TestSolanaV1PaymentRefused(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	s := newSVMSeller(t, c)
+	h := newHarness(t, memory.New(), solanaRules())
+	pl := fmt.Sprintf(`{"x402Version":1,"scheme":"exact","network":"solana-devnet","payload":{"transaction":%q}}`,
+		base64.StdEncoding.EncodeToString(c.Raw))
+	resp, body := h.buyer().get(s.srv.URL+"/weather", http.Header{x402.HeaderXPayment: {base64.StdEncoding.EncodeToString([]byte(pl))}})
+	r := decodeRefusal(t, resp, body)
+	if r.ReasonClass != "payment_mismatch" || !strings.Contains(strings.Join(r.Reasons, "; "), "x402 v2") {
+		t.Fatalf("v1 Solana payment: %s", body)
+	}
+	if s.seen.Load() != 0 {
+		t.Fatal("v1 Solana payment reached the seller")
+	}
+}
+
+// paymentTerms reads every official Solana payment (each network, Token-2022, a seller memo) and refuses
+// payloads that are not one: no transaction, not base64, too long, a requirement without a fee payer.
+func TestPaymentTermsSolana(t *testing.T) {
+	for _, c := range svmtest.Cases(t) {
+		var req x402.Requirement
+		if err := json.Unmarshal(c.Requirement, &req); err != nil {
+			t.Fatal(err)
+		}
+		req.Version = x402.V2
+		pl := &x402.PaymentPayload{X402Version: x402.V2, Accepted: &req,
+			Payload: json.RawMessage(fmt.Sprintf(`{"transaction":%q}`, c.Transaction))}
+		tm, err := paymentTerms(pl)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if !strings.HasPrefix(tm.authorization, "x402-svm-message\x00"+req.Network+"\x00") {
+			t.Errorf("%s: authorization key %q", c.Name, tm.authorization)
+		}
+	}
+	c := svmtest.Cases(t)[0]
+	var req x402.Requirement
+	json.Unmarshal(c.Requirement, &req)
+	req.Version = x402.V2
+	noFeePayer := req
+	noFeePayer.Extra = json.RawMessage(`{}`)
+	numericFeePayer := req
+	numericFeePayer.Extra = json.RawMessage(`{"feePayer":1}`)
+	evmPayTo := req
+	evmPayTo.PayTo = sellerPayTo
+	for _, tc := range []struct {
+		name, payload, reason string
+		req                   x402.Requirement
+	}{
+		{"no transaction", `{}`, "no transaction", req},
+		{"an EVM authorization", `{"signature":"0x00","authorization":{}}`, "no transaction", req},
+		{"url-safe base64", fmt.Sprintf(`{"transaction":%q}`, base64.URLEncoding.EncodeToString(c.Raw)), "not standard base64", req},
+		{"longer than any transaction", fmt.Sprintf(`{"transaction":%q}`, strings.Repeat("A", 1648)), "longer than any Solana transaction", req},
+		{"not a transaction", `{"transaction":"AAAA"}`, "payload.transaction unreadable", req},
+		{"no feePayer", fmt.Sprintf(`{"transaction":%q}`, c.Transaction), "names no extra.feePayer", noFeePayer},
+		{"feePayer not a string", fmt.Sprintf(`{"transaction":%q}`, c.Transaction), "names no extra.feePayer", numericFeePayer},
+		{"an EVM payTo", fmt.Sprintf(`{"transaction":%q}`, c.Transaction), "payTo is not a Solana address", evmPayTo},
+	} {
+		r := tc.req
+		_, err := paymentTerms(&x402.PaymentPayload{X402Version: x402.V2, Accepted: &r, Payload: json.RawMessage(tc.payload)})
+		if err == nil || !strings.Contains(err.Error(), tc.reason) {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.reason)
+		}
+	}
+}
