@@ -20,6 +20,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { base, baseSepolia } from 'viem/chains';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { BUYER_KEY } from './wallets.mjs';
 
@@ -129,12 +130,14 @@ function v1Signer(key, network) {
  * version 2 uses @x402/fetch (x402Client + registerExactEvmScheme, which also registers the v1 networks);
  * version 1 uses x402-fetch. Client-side spend caps are off by default so that the proxy, not the client,
  * is what a test observes refusing; pass spendControls / maxValue to turn them on. tamper(payload) → payload
- * rewrites the signed payment on its way out.
+ * rewrites the signed payment on its way out. svm {signer, rpcUrl, wrap?} also registers @x402/svm's
+ * ExactSvmScheme for solana:* (its RPC calls go to rpcUrl, directly); wrap(scheme) may return a scheme that
+ * builds the payment otherwise (tamper tests).
  * When the client throws (it got a challenge it could not pay), status is null and error says why.
  */
 export async function buy(url, {
   version = 2, proxy, ca, tunnel, dispatcher, method = 'GET', headers = {}, body,
-  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper,
+  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper, svm,
 } = {}) {
   const own = !dispatcher;
   const d = dispatcher ?? makeDispatcher({ proxy, ca, tunnel });
@@ -145,6 +148,10 @@ export async function buy(url, {
     if (version === 2) {
       const client = new x402Client();
       registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
+      if (svm) {
+        const scheme = new ExactSvmScheme(svm.signer, { rpcUrl: svm.rpcUrl });
+        client.register('solana:*', svm.wrap ? svm.wrap(scheme) : scheme);
+      }
       client.setSpendControls(spendControls);
       paying = wrapFetchV2(fetchImpl, client);
     } else if (version === 1) {

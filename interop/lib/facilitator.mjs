@@ -1,10 +1,15 @@
 // A local x402 facilitator for the interop tests: POST /verify, POST /settle and GET /supported for x402
-// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532.
+// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532, and (v2)
+// Solana devnet.
 //
 // There is no chain here, so it checks offline everything a facilitator can check without one: the EIP-712
 // TransferWithAuthorization signature recovers to authorization.from; the recipient, the amount (exactly), the
 // time window and the v2 `accepted` copy agree with the requirements; a nonce is never settled twice. Settling
 // returns a made-up but well-formed transaction hash. Error strings follow the official SDK facilitators.
+// A Solana payment is checked as the official SVM facilitator does (lib/solana.mjs: the payer's signature over
+// the message, the instruction layout, the transfer's amount, mint and destination, the fee payer); settling
+// co-signs the message with the fee payer's key (that signature is the transaction's id) and records it, and a
+// message is settled at most once.
 //
 // Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset.
 //
@@ -15,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { getAddress, isAddress, keccak256, toHex, verifyTypedData } from 'viem';
 import { V1_NETWORKS, V2_NETWORKS, chainIdFor } from './networks.mjs';
+import { SOLANA_DEVNET, SvmInvalid, SvmReason, checkSvmPayment, cosign, feePayerSigner } from './solana.mjs';
 
 /** The address the facilitator claims to sign settlements with (it signs nothing; /supported lists it). */
 export const FACILITATOR_SIGNER = '0xfAB8bd2A52607c1e3D7cFd8182a795F12060B393';
@@ -86,6 +92,7 @@ export async function checkPayment(body, usedNonces, nowSeconds) {
     paidNetwork = pp.accepted.network;
   }
   if (req.scheme !== 'exact' || paidScheme !== 'exact') throw new Invalid(Reason.scheme, `scheme ${paidScheme}/${req.scheme} is not exact`);
+  if (x402Version === 2 && req.network === SOLANA_DEVNET) return checkSolana(pp, req, usedNonces);
   const chainId = chainIdFor(x402Version, req.network);
   if (chainId === undefined) throw new Invalid(Reason.network, `network ${req.network} is not served for x402 v${x402Version}`);
   if (paidNetwork !== req.network) throw new Invalid(Reason.network, `payment network ${paidNetwork} differs from required ${req.network}`);
@@ -143,6 +150,24 @@ export async function checkPayment(body, usedNonces, nowSeconds) {
   return { payer, network: req.network, payTo: getAddress(req.payTo), amount: required, asset: getAddress(req.asset), nonce: auth.nonce, nonceKey, x402Version };
 }
 
+// checkSolana is checkPayment for a Solana payment: the accepted copy as for EVM, then lib/solana.mjs's checks
+// against the seller's requirements; the settled-once key is the message's hash.
+async function checkSolana(pp, req, usedNonces) {
+  if (pp.accepted.network !== req.network) throw new Invalid(Reason.network, `payment network ${pp.accepted.network} differs from required ${req.network}`);
+  checkAccepted(pp.accepted, req);
+  const feePayer = (await feePayerSigner()).address;
+  let p;
+  try {
+    p = await checkSvmPayment(pp.payload, req, 'amount', [feePayer]);
+  } catch (err) {
+    if (err instanceof SvmInvalid) throw withPayer(new Invalid(err.reason, err.message), err.payer);
+    throw err;
+  }
+  const nonceKey = `${req.network}:${p.messageKey}`;
+  if (usedNonces.has(nonceKey)) throw withPayer(new Invalid(SvmReason.duplicate, 'this transaction was already settled'), p.payer);
+  return { payer: p.payer, network: req.network, payTo: req.payTo, amount: p.amount, asset: req.asset, nonce: p.messageKey, nonceKey, x402Version: 2, svm: p };
+}
+
 function withPayer(err, payer) {
   err.payer = payer;
   return err;
@@ -178,21 +203,25 @@ function newStats() {
 export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } = {}) {
   const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0 };
 
-  const supported = () => ({
-    kinds: [
-      ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'exact', network })),
-      ...Object.keys(V1_NETWORKS).map((network) => ({ x402Version: 1, scheme: 'exact', network })),
-    ],
-    extensions: [],
-    signers: { 'eip155:*': [FACILITATOR_SIGNER] },
-  });
+  const supported = async () => {
+    const feePayer = (await feePayerSigner()).address;
+    return {
+      kinds: [
+        ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'exact', network })),
+        ...Object.keys(V1_NETWORKS).map((network) => ({ x402Version: 1, scheme: 'exact', network })),
+        { x402Version: 2, scheme: 'exact', network: SOLANA_DEVNET, extra: { feePayer } },
+      ],
+      extensions: [],
+      signers: { 'eip155:*': [FACILITATOR_SIGNER], 'solana:*': [feePayer] },
+    };
+  };
 
   async function verify(body) {
     state.stats.verify.calls++;
     try {
-      await checkPayment(body, state.usedNonces, now());
+      const p = await checkPayment(body, state.usedNonces, now());
       state.stats.verify.valid++;
-      return { isValid: true, payer: getAddress(body.paymentPayload.payload.authorization.from) };
+      return { isValid: true, payer: p.payer };
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       state.stats.verify.invalid++;
@@ -210,7 +239,8 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
       if (state.usedNonces.has(p.nonceKey)) throw withPayer(new Invalid(Reason.nonceUsed, `nonce ${p.nonce} was already settled`), p.payer);
       state.usedNonces.add(p.nonceKey);
       state.txCounter++;
-      const transaction = keccak256(toHex(`payguard-interop-tx:${state.txCounter}:${p.nonceKey}`));
+      // Solana: the fee payer's signature over the message completes the transaction and is its id.
+      const transaction = p.svm ? await cosign(p.svm.messageBytes) : keccak256(toHex(`payguard-interop-tx:${state.txCounter}:${p.nonceKey}`));
       state.stats.settle.success++;
       state.stats.settled.push({
         x402Version: p.x402Version, network: p.network, payTo: p.payTo, amount: p.amount, asset: p.asset,
@@ -232,7 +262,7 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
       switch (route) {
         case 'GET /supported':
           state.stats.supportedCalls++;
-          return send(res, 200, supported());
+          return send(res, 200, await supported());
         case 'GET /health':
           return send(res, 200, { ok: true });
         case 'GET /_stats':

@@ -10,9 +10,10 @@
 import http from 'node:http';
 import crypto from 'node:crypto';
 import {
-  createKeyPairSignerFromPrivateKeyBytes, decompileTransactionMessage, getAddressEncoder, getBase58Decoder,
+  compileTransaction, createKeyPairSignerFromPrivateKeyBytes, decompileTransactionMessage, getBase64EncodedWireTransaction,
+  partiallySignTransaction, getAddressEncoder, getBase58Decoder,
   getBase64Encoder, getCompiledTransactionMessageDecoder, getProgramDerivedAddress, getTransactionDecoder,
-  verifySignature,
+  signBytes, verifySignature,
 } from '@solana/kit';
 
 export const SOLANA_DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
@@ -200,5 +201,25 @@ export async function checkSvmPayment(payload, req, amountField, feePayers) {
     if (Buffer.from(memos[0].data ?? []).toString('utf8') !== req.extra.memo) throw new SvmInvalid(SvmReason.memoMismatch, 'memo differs', payer);
   }
   const messageKey = crypto.createHash('sha256').update(tx.messageBytes).digest('hex');
-  return { payer, amount: String(amount), payTo: req.payTo, asset: req.asset, messageKey, signature: getBase58Decoder().decode(tx.signatures[payer]) };
+  return { payer, amount: String(amount), payTo: req.payTo, asset: req.asset, messageKey, messageBytes: tx.messageBytes };
+}
+
+/** cosign signs a message with the fee payer's key, as the facilitator does at settlement: the signature
+ * (Base58) is the transaction's id. */
+export async function cosign(messageBytes) {
+  const signer = await feePayerSigner();
+  return getBase58Decoder().decode(await signBytes(signer.keyPair.privateKey, messageBytes));
+}
+
+/**
+ * addInstruction returns the base64 transaction with one more instruction appended (instructionAt(message)
+ * gives it from the decompiled message), compiled again and signed again by signer: a payment whose
+ * signature is valid but which does more than it names.
+ */
+export async function addInstruction(transactionB64, signer, instructionAt) {
+  const tx = getTransactionDecoder().decode(getBase64Encoder().encode(transactionB64));
+  const message = decompileTransactionMessage(getCompiledTransactionMessageDecoder().decode(tx.messageBytes));
+  const changed = { ...message, instructions: [...message.instructions, await instructionAt(message)] };
+  const signed = await partiallySignTransaction([signer.keyPair], compileTransaction(changed));
+  return getBase64EncodedWireTransaction(signed);
 }
