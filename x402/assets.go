@@ -1,6 +1,10 @@
 package x402
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/payguard/payguard/x402/svm"
+)
 
 // knownUSDC lists the USDC contracts the official SDKs pay with by default, one per network, with the
 // EIP-712 domain the EIP-3009 signature uses. Sources: @x402/evm@2.27.0 defaultAssets (v2), x402@1.2.0
@@ -74,6 +78,12 @@ func IsEVMAddress(s string) bool {
 		}
 	}
 	return true
+}
+
+// IsSolanaAddress reports whether s is a Solana address: the Base58 text of exactly 32 bytes.
+func IsSolanaAddress(s string) bool {
+	_, err := svm.ParseKey(s)
+	return err == nil
 }
 
 // SameAddress compares two addresses: case-insensitively when both are EVM addresses (the EIP-55 case is

@@ -4,7 +4,7 @@
 
 import { domainToASCII } from 'node:url';
 import { formatUSD } from './usd.js';
-import { caip2, isEVMAddress, isEVMNetwork, isKnownUSDC, parseAtomic, v1Name } from './x402.js';
+import { caip2, isEVMAddress, isEVMNetwork, isKnownUSDC, isSolanaAddress, isSolanaNetwork, parseAtomic, v1Name } from './x402.js';
 
 /** SPEC's cap on payment options per request. */
 export const MAX_OPTIONS = 32;
@@ -70,7 +70,9 @@ export function optionFacts(req, version) {
     o.knownUSDC = true;
     if (atomic.ok) o.usd = atomic.value; // six decimals: one atomic unit is one micro-dollar
   }
-  o.payToMalformed = o.payTo !== '' && isEVMNetwork(o.network) && !isEVMAddress(o.payTo);
+  // A payee that cannot be the chain's address is malformed, on Solana (32-byte Base58 key) as on EVM.
+  o.payToMalformed = o.payTo !== '' && ((isEVMNetwork(o.network) && !isEVMAddress(o.payTo)) ||
+    (isSolanaNetwork(o.network) && !isSolanaAddress(o.payTo)));
   return o;
 }
 

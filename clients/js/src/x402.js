@@ -61,6 +61,29 @@ export function isEVMNetwork(network) {
   return has(V1_EVM_CHAIN_IDS, network) || (network.startsWith('eip155:') && wellFormedCAIP2(network));
 }
 
+/** isSolanaNetwork: a well-formed solana:<cluster> or a v1 Solana name (x402.IsSolanaNetwork). */
+export function isSolanaNetwork(network) {
+  const id = caip2(network);
+  return id !== undefined && id.startsWith('solana:');
+}
+
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/** isSolanaAddress: Base58 text of exactly 32 bytes, at most 44 characters (x402.IsSolanaAddress). */
+export function isSolanaAddress(s) {
+  if (typeof s !== 'string' || s === '' || s.length > 44) return false;
+  let n = 0n;
+  for (const c of s) {
+    const d = BASE58.indexOf(c);
+    if (d < 0) return false;
+    n = n * 58n + BigInt(d);
+  }
+  let bytes = 0;
+  for (let v = n; v > 0n; v >>= 8n) bytes++;
+  const zeros = s.length - s.replace(/^1+/, '').length; // each leading '1' is a zero byte
+  return zeros + bytes === 32;
+}
+
 /** isEVMAddress: "0x" and 40 hex digits (x402.IsEVMAddress: lower-case x only). */
 export const isEVMAddress = (s) => typeof s === 'string' && /^0x[0-9a-fA-F]{40}$/.test(s);
 

@@ -68,6 +68,29 @@ def is_evm_network(network: str) -> bool:
     return network in _V1_EVM_CHAIN_IDS or (network.startswith("eip155:") and _well_formed_caip2(network))
 
 
+def is_solana_network(network: str) -> bool:
+    """A well-formed solana:<cluster> or a v1 Solana name (x402.IsSolanaNetwork)."""
+    i = caip2(network)
+    return i is not None and i.startswith("solana:")
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def is_solana_address(s: str) -> bool:
+    """Base58 text of exactly 32 bytes, at most 44 characters (x402.IsSolanaAddress)."""
+    if not isinstance(s, str) or s == "" or len(s) > 44:
+        return False
+    n = 0
+    for c in s:
+        d = _BASE58.find(c)
+        if d < 0:
+            return False
+        n = n * 58 + d
+    zeros = len(s) - len(s.lstrip("1"))  # each leading '1' is a zero byte
+    return zeros + (n.bit_length() + 7) // 8 == 32
+
+
 def is_evm_address(s: str) -> bool:
     """ "0x" and 40 hex digits (x402.IsEVMAddress: lower-case x only)."""
     return isinstance(s, str) and _EVM_ADDRESS.fullmatch(s) is not None
