@@ -15,6 +15,7 @@ import {
   getBase64Encoder, getCompiledTransactionMessageDecoder, getProgramDerivedAddress, getTransactionDecoder,
   signBytes, verifySignature,
 } from '@solana/kit';
+import { ExactSvmScheme } from '@x402/svm/exact/client';
 
 export const SOLANA_DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
 export const USDC_DEVNET = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
@@ -222,4 +223,10 @@ export async function addInstruction(transactionB64, signer, instructionAt) {
   const changed = { ...message, instructions: [...message.instructions, await instructionAt(message)] };
   const signed = await partiallySignTransaction([signer.keyPair], compileTransaction(changed));
   return getBase64EncodedWireTransaction(signed);
+}
+
+/** svmClientScheme is the official @x402/svm client scheme for signer, asking the RPC at rpcUrl: for suites
+ * outside interop/ (clients/js) that resolve their packages elsewhere. */
+export function svmClientScheme(signer, rpcUrl) {
+  return new ExactSvmScheme(signer, { rpcUrl });
 }
