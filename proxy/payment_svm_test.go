@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 	"github.com/payguard/payguard/x402/svm"
@@ -290,6 +293,45 @@ func TestPaymentTermsSolana(t *testing.T) {
 		_, err := paymentTerms(&x402.PaymentPayload{X402Version: x402.V2, Accepted: &r, Payload: json.RawMessage(tc.payload)})
 		if err == nil || !strings.Contains(err.Error(), tc.reason) {
 			t.Errorf("%s: %v; want %q", tc.name, err, tc.reason)
+		}
+	}
+}
+
+// A Solana payee on the sanctions list (a SOL digital currency address, loaded by the real OFAC loader) is
+// blocked at the 402 as an EVM one is; the same letters in another case are another key and are not.
+func TestSolanaPayeeScreenedExactly(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	var req x402.Requirement
+	json.Unmarshal(c.Requirement, &req)
+	for _, tc := range []struct {
+		listed   string
+		decision string
+	}{
+		{req.PayTo, "block"},
+		{strings.ToLower(req.PayTo), "allow"},
+	} {
+		dir := t.TempDir()
+		row := `9001,"EXAMPLE SOLANA ENTITY","-0- ","CYBER2",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,"Digital Currency Address - SOL ` + tc.listed + `."` + "\n"
+		if err := os.WriteFile(filepath.Join(dir, sanctions.FileSDN), []byte(row), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		list, err := sanctions.LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSVMSeller(t, c)
+		h := newHarness(t, memory.New(), solanaRules(), withSanctions(list))
+		resp, body := h.buyer().get(s.srv.URL+"/weather", nil)
+		switch tc.decision {
+		case "block":
+			r := decodeRefusal(t, resp, body)
+			if r.Decision != "block" || !strings.Contains(strings.Join(r.Reasons, "; "), "payTo "+req.PayTo+" is an OFAC SDN-listed address") {
+				t.Errorf("listed Solana payee: %s", body)
+			}
+		case "allow":
+			if resp.StatusCode != http.StatusPaymentRequired {
+				t.Errorf("payee listed only in another letter case: %d %s", resp.StatusCode, body)
+			}
 		}
 	}
 }
