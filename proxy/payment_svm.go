@@ -15,7 +15,7 @@ import (
 var maxSVMTransactionText = base64.StdEncoding.EncodedLen(svm.MaxTransactionSize)
 
 // svmTerms binds a Solana "exact" payment (a partially signed transaction) to the option its payload names
-// (docs/SPEC.md §11.5): one TransferChecked of exactly the amount of the asset (the mint) to payTo's
+// (docs/SPEC.md §11.8): one TransferChecked of exactly the amount of the asset (the mint) to payTo's
 // associated token account, fee payer = extra.feePayer, the memo extra.memo names if any, nothing else that
 // moves value (svm.CheckExact). The payment is remembered by its signed message, which holds the blockhash.
 //
