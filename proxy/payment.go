@@ -13,6 +13,7 @@ import (
 
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/x402/svm"
 )
 
 // maxPaymentHeader bounds a payment header (about 3.6 KB with echoed extensions in the fixtures).
@@ -30,7 +31,8 @@ type terms struct {
 	token                string // the token a Permit2 authorization moves ("" for EIP-3009, whose token is its signing domain)
 	accepted             *x402.Requirement
 	resource             *x402.ResourceInfo
-	authorization        string // what identifies the signed authorization: its network, payer and nonce
+	authorization        string           // what identifies the signed authorization: its network, payer and nonce
+	svmTx                *svm.Transaction // a v1 Solana payment's transaction, bound at its ticket (bindSVMTicket)
 }
 
 // checkPayment decides whether a payment-bearing request may go to the seller: it must not be a replay,
@@ -90,6 +92,11 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 	if t.token != "" && !x402.SameAddress(t.token, opt.Asset) {
 		return failClosed("payment_mismatch", "payment's Permit2 token differs from the asset payguard allowed")
 	}
+	if t.svmTx != nil {
+		if err := bindSVMTicket(t.svmTx, &opt); err != nil {
+			return failClosed("payment_mismatch", err.Error())
+		}
+	}
 	return verdict{Decision: allow, Reasons: []string{"allow: payment matches an allowed decision"},
 		Chosen: 0, Option: &opt, Amount: tk.AmountMicros, Class: "ticket",
 		Release: &release{Budget: tk.Budget, Day: tk.Day, ReservationID: tk.ReservationID,
@@ -100,6 +107,10 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 // only on allow (reserving). A v1 payload names no asset: with the asset unknown the amount cannot be
 // priced, so such a payment is never allowed here (it must come through a guarded 402).
 func (p *Proxy) decidePayment(ctx context.Context, method, url string, t terms) verdict {
+	if t.svmTx != nil {
+		return failClosed("payment_mismatch", "a v1 Solana payment names no payee (its transfer pays a token account): "+
+			"payguard releases one only for the option it passed on in a 402")
+	}
 	var pr x402.PaymentRequired
 	if t.version == x402.V2 {
 		pr = x402.PaymentRequired{X402Version: x402.V2, Resource: t.resource, Accepts: []x402.Requirement{*t.accepted}}

@@ -25,8 +25,17 @@ import (
 // transaction against its own requirement as a facilitator does before it co-signs; it counts what reaches it.
 type svmSeller struct {
 	offer      x402.Requirement
+	v1         bool // a v1 seller: the challenge in the body, the payment in X-PAYMENT
 	srv        *httptest.Server
 	seen, paid atomic.Int64
+}
+
+// newSVMSellerV1 is newSVMSeller speaking x402 v1 (network "solana-devnet", maxAmountRequired).
+func newSVMSellerV1(t *testing.T, c svmtest.Case) *svmSeller {
+	s := newSVMSeller(t, c)
+	s.v1 = true
+	s.offer.Version, s.offer.Network = x402.V1, "solana-devnet"
+	return s
 }
 
 func newSVMSeller(t *testing.T, c svmtest.Case) *svmSeller {
@@ -43,6 +52,10 @@ func newSVMSeller(t *testing.T, c svmtest.Case) *svmSeller {
 }
 
 func (s *svmSeller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.v1 {
+		s.serveV1(w, r)
+		return
+	}
 	value := r.Header.Get(x402.HeaderPaymentSignature)
 	if value == "" {
 		pr := &x402.PaymentRequired{X402Version: x402.V2, Accepts: []x402.Requirement{s.offer},
@@ -73,6 +86,110 @@ func (s *svmSeller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, _ := x402.EncodeHeaderJSON(x402.SettleResponse{Success: true, Transaction: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW", Network: s.offer.Network})
 	w.Header().Set(x402.HeaderPaymentResponse, h)
 	fmt.Fprint(w, `{"ok":true}`)
+}
+
+func (s *svmSeller) serveV1(w http.ResponseWriter, r *http.Request) {
+	value := r.Header.Get(x402.HeaderXPayment)
+	if value == "" {
+		o := s.offer
+		o.Resource = "http://" + r.Host + r.URL.Path
+		b, _ := json.Marshal(&x402.PaymentRequired{X402Version: x402.V1, Error: "X-PAYMENT header is required", Accepts: []x402.Requirement{o}})
+		w.WriteHeader(http.StatusPaymentRequired)
+		w.Write(b)
+		return
+	}
+	s.seen.Add(1)
+	pl, err := x402.DecodePaymentPayloadHeader(value)
+	if err != nil || pl.Network != s.offer.Network {
+		http.Error(w, "no matching requirement", http.StatusPaymentRequired)
+		return
+	}
+	text, _ := pl.ExactSVM()
+	raw, _ := base64.StdEncoding.DecodeString(text)
+	tx, err := svm.Decode(raw)
+	if err == nil {
+		_, err = svm.CheckExact(tx, s.terms())
+	}
+	if err != nil {
+		http.Error(w, "verify: "+err.Error(), http.StatusPaymentRequired)
+		return
+	}
+	s.paid.Add(1)
+	h, _ := x402.EncodeHeaderJSON(x402.SettleResponse{Success: true, Transaction: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW", Network: s.offer.Network, Payer: "B6bm4fobtZD4GTqSVGotmmVVzt7RBsP6j9Dyiwd8er3f"})
+	w.Header().Set(x402.HeaderXPaymentResponse, h)
+	fmt.Fprint(w, `{"ok":true}`)
+}
+
+// svmPaymentV1 is the v1 payment header (X-PAYMENT) for a transaction.
+func svmPaymentV1(raw []byte) http.Header {
+	pl := fmt.Sprintf(`{"x402Version":1,"scheme":"exact","network":"solana-devnet","payload":{"transaction":%q}}`,
+		base64.StdEncoding.EncodeToString(raw))
+	return http.Header{x402.HeaderXPayment: {base64.StdEncoding.EncodeToString([]byte(pl))}}
+}
+
+// A v1 Solana payment names neither payee nor asset: it is found at its ticket by the mint and amount its
+// transfer moves, and bound there to the whole approved option. The approved payment goes through once; one
+// that pays another token account or another fee payer is refused at the ticket (which it spends), one of
+// another amount finds no ticket and is refused.
+func TestSolanaV1PaymentBoundAtItsTicket(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	s := newSVMSellerV1(t, c)
+	h := newHarness(t, memory.New(), solanaRules())
+	b := h.buyer()
+	url := s.srv.URL + "/weather"
+	stranger := svmtest.Key(t, "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")
+	challenge := func() {
+		t.Helper()
+		resp, body := b.get(url, nil)
+		if pr := b.readChallenge(resp, body); len(pr.Accepts) != 1 || pr.Accepts[0].Network != "solana-devnet" {
+			t.Fatalf("v1 challenge after payguard: %d %s", resp.StatusCode, body)
+		}
+	}
+	for _, tc := range []struct {
+		name, reason string
+		change       func(tx *svm.Transaction)
+	}{
+		{"another destination", "transfer pays token account", func(tx *svm.Transaction) {
+			ata, _ := svm.AssociatedTokenAddress(stranger, c.Terms.Mint, svm.TokenProgram)
+			tx.Keys[tx.Instructions[2].Accounts[2]] = ata
+		}},
+		{"another fee payer", "fee payer is", func(tx *svm.Transaction) { tx.Keys[0] = stranger }},
+		{"a second transfer", "after the transfer only Memo is allowed", func(tx *svm.Transaction) {
+			second := tx.Instructions[2]
+			second.Accounts = append([]int(nil), second.Accounts...)
+			tx.Instructions = append(tx.Instructions, second)
+		}},
+		{"another amount", "only for the option it passed on in a 402", func(tx *svm.Transaction) {
+			copy(tx.Instructions[2].Data[1:9], svmtest.LE64(10001))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			challenge()
+			tx, _ := svm.Decode(bytes.Clone(c.Raw))
+			tc.change(tx)
+			raw, _ := svmtest.Resign(t, tx)
+			resp, body := b.get(url, svmPaymentV1(raw))
+			r := decodeRefusal(t, resp, body)
+			if r.ReasonClass != "payment_mismatch" || !strings.Contains(strings.Join(r.Reasons, "; "), tc.reason) {
+				t.Errorf("refusal %s; want payment_mismatch naming %q", body, tc.reason)
+			}
+		})
+	}
+	if s.seen.Load() != 0 {
+		t.Fatalf("changed v1 transactions reached the seller: %d", s.seen.Load())
+	}
+	challenge()
+	if resp, body := b.get(url, svmPaymentV1(c.Raw)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the approved v1 payment: %d %s", resp.StatusCode, body)
+	}
+	challenge()
+	resp, body := b.get(url, svmPaymentV1(c.Raw))
+	if r := decodeRefusal(t, resp, body); r.ReasonClass != "payment_replay" {
+		t.Errorf("replayed v1 payment: %s", body)
+	}
+	if s.paid.Load() != 1 || s.seen.Load() != 1 {
+		t.Errorf("seller saw %d payments and settled %d; want the approved one once", s.seen.Load(), s.paid.Load())
+	}
 }
 
 func (s *svmSeller) terms() svm.Terms {
@@ -229,9 +346,9 @@ func TestSolanaPaymentOverCap(t *testing.T) {
 	}
 }
 
-// A v1 Solana payment names no payee or asset, and its transaction pays a token account: it cannot be bound
-// to anything approved, so it is refused with that reason (never forwarded).
-func TestSolanaV1PaymentRefused(t *testing.T) {
+// A v1 Solana payment that answers no guarded 402 names no payee or asset, and its transaction pays a token
+// account: nothing approved can be bound to it, so it is refused with that reason (never forwarded).
+func TestSolanaV1PaymentWithoutTicketRefused(t *testing.T) {
 	c := svmtest.Cases(t)[0]
 	s := newSVMSeller(t, c)
 	h := newHarness(t, memory.New(), solanaRules())
@@ -239,7 +356,7 @@ func TestSolanaV1PaymentRefused(t *testing.T) {
 		base64.StdEncoding.EncodeToString(c.Raw))
 	resp, body := h.buyer().get(s.srv.URL+"/weather", http.Header{x402.HeaderXPayment: {base64.StdEncoding.EncodeToString([]byte(pl))}})
 	r := decodeRefusal(t, resp, body)
-	if r.ReasonClass != "payment_mismatch" || !strings.Contains(strings.Join(r.Reasons, "; "), "x402 v2") {
+	if r.ReasonClass != "payment_mismatch" || !strings.Contains(strings.Join(r.Reasons, "; "), "only for the option it passed on in a 402") {
 		t.Fatalf("v1 Solana payment: %s", body)
 	}
 	if s.seen.Load() != 0 {

@@ -114,8 +114,29 @@ func CheckExact(tx *Transaction, want Terms) (Payment, error) {
 	if err := tx.verifySignatures(); err != nil {
 		return p, err
 	}
-	p.MessageHash = sha256.Sum256(tx.Message)
+	p.MessageHash = tx.MessageHash()
 	return p, nil
+}
+
+// MessageHash is sha256 of the signed message: the payment's identity before the fee payer signs (see
+// Payment.MessageHash).
+func (tx *Transaction) MessageHash() [32]byte { return sha256.Sum256(tx.Message) }
+
+// ReadTransfer returns the mint and amount of the transaction's TransferChecked (instruction 2, where the
+// exact scheme puts it), without binding anything: enough to find the approval a v1 payment (which names
+// neither payee nor asset) answers, which CheckExact then binds it to.
+func ReadTransfer(tx *Transaction) (mint Key, amount uint64, err error) {
+	if len(tx.Instructions) < minInstructions {
+		return mint, 0, fmt.Errorf("transaction has %d instructions; an exact payment has at least %d", len(tx.Instructions), minInstructions)
+	}
+	in := tx.Instructions[2]
+	prog := tx.Keys[in.ProgramIndex]
+	if prog != TokenProgram && prog != Token2022Program || len(in.Data) != 10 || in.Data[0] != ixTransferChecked ||
+		len(in.Accounts) != 4 || in.Accounts[1] >= len(tx.Keys) {
+		return mint, 0, errors.New("instruction 2 is not a TransferChecked of the Token or Token-2022 program")
+	}
+	amount, _ = u64(in.Data, 1)
+	return tx.Keys[in.Accounts[1]], amount, nil
 }
 
 // checkComputeBudget checks that instruction i is the compute-budget instruction disc, with its exact data

@@ -204,3 +204,22 @@ func resignTx(t *testing.T, tx *svm.Transaction) *svm.Transaction {
 	_, out := svmtest.Resign(t, tx)
 	return out
 }
+
+// ReadTransfer finds a v1 payment's approval by its mint and amount, and reads nothing that is not a
+// TransferChecked where the exact scheme puts it.
+func TestReadTransfer(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	mint, amount, err := svm.ReadTransfer(c.Tx)
+	if err != nil || mint != c.Terms.Mint || amount != c.Terms.Amount {
+		t.Fatalf("ReadTransfer = %s %d %v", mint, amount, err)
+	}
+	tx, _ := svm.Decode(bytes.Clone(c.Raw))
+	tx.Instructions[2], tx.Instructions[3] = tx.Instructions[3], tx.Instructions[2]
+	if _, _, err := svm.ReadTransfer(tx); err == nil {
+		t.Fatal("a memo where the transfer goes was read as a transfer")
+	}
+	tx.Instructions = tx.Instructions[:2]
+	if _, _, err := svm.ReadTransfer(tx); err == nil {
+		t.Fatal("two instructions read as a transfer")
+	}
+}
