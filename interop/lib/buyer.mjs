@@ -21,6 +21,7 @@ import { base, baseSepolia } from 'viem/chains';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
+import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { BUYER_KEY } from './wallets.mjs';
 
@@ -131,7 +132,7 @@ function v1Signer(key, network) {
  * version 1 uses x402-fetch. Client-side spend caps are off by default so that the proxy, not the client,
  * is what a test observes refusing; pass spendControls / maxValue to turn them on. tamper(payload) → payload
  * rewrites the signed payment on its way out. svm {signer, rpcUrl, wrap?} also registers @x402/svm's
- * ExactSvmScheme for solana:* (its RPC calls go to rpcUrl, directly); wrap(scheme) may return a scheme that
+ * ExactSvmScheme for solana:* and ExactSvmSchemeV1 for solana-devnet (their RPC calls go to rpcUrl, directly); wrap(scheme) may return a scheme that
  * builds the payment otherwise (tamper tests).
  * When the client throws (it got a challenge it could not pay), status is null and error says why.
  */
@@ -151,6 +152,8 @@ export async function buy(url, {
       if (svm) {
         const scheme = new ExactSvmScheme(svm.signer, { rpcUrl: svm.rpcUrl });
         client.register('solana:*', svm.wrap ? svm.wrap(scheme) : scheme);
+        const v1 = new ExactSvmSchemeV1(svm.signer, { rpcUrl: svm.rpcUrl });
+        client.registerV1('solana-devnet', svm.wrap ? svm.wrap(v1) : v1);
       }
       client.setSpendControls(spendControls);
       paying = wrapFetchV2(fetchImpl, client);

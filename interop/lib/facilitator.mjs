@@ -1,6 +1,6 @@
 // A local x402 facilitator for the interop tests: POST /verify, POST /settle and GET /supported for x402
-// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532, and (v2)
-// Solana devnet.
+// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532, and Solana
+// devnet (solana-devnet in v1).
 //
 // There is no chain here, so it checks offline everything a facilitator can check without one: the EIP-712
 // TransferWithAuthorization signature recovers to authorization.from; the recipient, the amount (exactly), the
@@ -92,7 +92,10 @@ export async function checkPayment(body, usedNonces, nowSeconds) {
     paidNetwork = pp.accepted.network;
   }
   if (req.scheme !== 'exact' || paidScheme !== 'exact') throw new Invalid(Reason.scheme, `scheme ${paidScheme}/${req.scheme} is not exact`);
-  if (x402Version === 2 && req.network === SOLANA_DEVNET) return checkSolana(pp, req, usedNonces);
+  if ((x402Version === 2 && req.network === SOLANA_DEVNET) || (x402Version === 1 && req.network === 'solana-devnet')) {
+    if (paidNetwork !== req.network) throw new Invalid(Reason.network, `payment network ${paidNetwork} differs from required ${req.network}`);
+    return checkSolana(pp, req, usedNonces, x402Version);
+  }
   const chainId = chainIdFor(x402Version, req.network);
   if (chainId === undefined) throw new Invalid(Reason.network, `network ${req.network} is not served for x402 v${x402Version}`);
   if (paidNetwork !== req.network) throw new Invalid(Reason.network, `payment network ${paidNetwork} differs from required ${req.network}`);
@@ -150,22 +153,22 @@ export async function checkPayment(body, usedNonces, nowSeconds) {
   return { payer, network: req.network, payTo: getAddress(req.payTo), amount: required, asset: getAddress(req.asset), nonce: auth.nonce, nonceKey, x402Version };
 }
 
-// checkSolana is checkPayment for a Solana payment: the accepted copy as for EVM, then lib/solana.mjs's checks
-// against the seller's requirements; the settled-once key is the message's hash.
-async function checkSolana(pp, req, usedNonces) {
-  if (pp.accepted.network !== req.network) throw new Invalid(Reason.network, `payment network ${pp.accepted.network} differs from required ${req.network}`);
-  checkAccepted(pp.accepted, req);
+// checkSolana is checkPayment for a Solana payment: the v2 accepted copy as for EVM, then lib/solana.mjs's
+// checks against the seller's requirements (the amount is maxAmountRequired in v1); the settled-once key is
+// the message's hash.
+async function checkSolana(pp, req, usedNonces, x402Version) {
+  if (x402Version === 2) checkAccepted(pp.accepted, req);
   const feePayer = (await feePayerSigner()).address;
   let p;
   try {
-    p = await checkSvmPayment(pp.payload, req, 'amount', [feePayer]);
+    p = await checkSvmPayment(pp.payload, req, x402Version === 1 ? 'maxAmountRequired' : 'amount', [feePayer]);
   } catch (err) {
     if (err instanceof SvmInvalid) throw withPayer(new Invalid(err.reason, err.message), err.payer);
     throw err;
   }
   const nonceKey = `${req.network}:${p.messageKey}`;
   if (usedNonces.has(nonceKey)) throw withPayer(new Invalid(SvmReason.duplicate, 'this transaction was already settled'), p.payer);
-  return { payer: p.payer, network: req.network, payTo: req.payTo, amount: p.amount, asset: req.asset, nonce: p.messageKey, nonceKey, x402Version: 2, svm: p };
+  return { payer: p.payer, network: req.network, payTo: req.payTo, amount: p.amount, asset: req.asset, nonce: p.messageKey, nonceKey, x402Version, svm: p };
 }
 
 function withPayer(err, payer) {
@@ -210,6 +213,7 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
         ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'exact', network })),
         ...Object.keys(V1_NETWORKS).map((network) => ({ x402Version: 1, scheme: 'exact', network })),
         { x402Version: 2, scheme: 'exact', network: SOLANA_DEVNET, extra: { feePayer } },
+        { x402Version: 1, scheme: 'exact', network: 'solana-devnet', extra: { feePayer } },
       ],
       extensions: [],
       signers: { 'eip155:*': [FACILITATOR_SIGNER], 'solana:*': [feePayer] },

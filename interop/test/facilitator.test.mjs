@@ -93,11 +93,12 @@ describe('facilitator verdicts match the captures', () => {
       const captured = fixture('facilitator-supported.json').response;
       assert.deepEqual(Object.keys(got).sort(), Object.keys(captured).sort());
       const kinds = got.kinds.map((k) => `${k.x402Version}/${k.scheme}/${k.network}`).sort();
-      assert.deepEqual(kinds, ['1/exact/base', '1/exact/base-sepolia', '2/exact/eip155:8453', '2/exact/eip155:84532', `2/exact/${SOLANA_DEVNET}`]);
+      assert.deepEqual(kinds, ['1/exact/base', '1/exact/base-sepolia', '1/exact/solana-devnet', '2/exact/eip155:8453', '2/exact/eip155:84532', `2/exact/${SOLANA_DEVNET}`]);
       assert.ok(Array.isArray(got.signers['eip155:*']));
       // Solana: the fee payer is named in the kind's extra (how sellers learn it) and among the signers.
       const svmKind = got.kinds.find((k) => k.network === SOLANA_DEVNET);
       assert.equal(svmKind.extra.feePayer, (await feePayerSigner()).address);
+      assert.equal(got.kinds.find((k) => k.network === 'solana-devnet').extra.feePayer, svmKind.extra.feePayer);
       assert.deepEqual(got.signers['solana:*'], [svmKind.extra.feePayer]);
     } finally {
       await fac.close();

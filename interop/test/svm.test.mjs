@@ -1,5 +1,6 @@
-// Solana through payguard proxy: the official @x402/svm client (ExactSvmScheme, inside @x402/fetch's x402Client)
-// paying an official @x402/express seller on Solana devnet terms (@x402/svm's ExactSvmScheme server), with a
+// Solana through payguard proxy: the official @x402/svm client (ExactSvmScheme and ExactSvmSchemeV1, inside
+// @x402/fetch's x402Client) paying an official seller on Solana devnet terms (x402 v2: @x402/express with
+// @x402/svm's ExactSvmScheme server; x402 v1: x402-express on solana-devnet), with a
 // loopback stand-in for the Solana RPC the client asks (the mint, a blockhash) and the local facilitator
 // checking the transaction as the official SVM facilitator does (lib/solana.mjs), then co-signing it.
 //
@@ -14,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { AccountRole } from '@solana/kit';
 import { fetch as undiciFetch } from 'undici';
 import { startFacilitator } from '../lib/facilitator.mjs';
-import { startSellerSvm } from '../lib/seller-svm.mjs';
+import { startSellerSvm, startSellerSvmV1 } from '../lib/seller-svm.mjs';
 import { buy, send } from '../lib/buyer.mjs';
 import { newSellerStats } from '../lib/seller-common.mjs';
 import { startProxy } from '../lib/payguard.mjs';
@@ -35,7 +36,7 @@ const USDC_MAINNET = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 let tmp;
 let rpc;
 let fac;
-let seller;
+let sellers; // {v2, v1}
 let guard;
 let buyer;
 
@@ -46,7 +47,7 @@ before(async () => {
     mints: { [USDC_DEVNET]: { program: TOKEN_PROGRAM, decimals: 6 }, [USDC_MAINNET]: { program: TOKEN_PROGRAM, decimals: 6 } },
   });
   fac = await startFacilitator();
-  seller = await startSellerSvm({ facilitatorUrl: fac.url });
+  sellers = { v2: await startSellerSvm({ facilitatorUrl: fac.url }), v1: await startSellerSvmV1({ facilitatorUrl: fac.url }) };
   buyer = await buyerSigner();
   guard = await startProxy({
     dir: path.join(tmp, 'guard'),
@@ -59,90 +60,98 @@ before(async () => {
 
 after(async () => {
   await guard?.stop();
-  await Promise.all([fac?.close(), seller?.close(), rpc?.close()]);
+  await Promise.all([fac?.close(), sellers?.v2.close(), sellers?.v1.close(), rpc?.close()]);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 beforeEach(async () => {
   await fetch(`${fac.url}/_reset`, { method: 'POST' });
-  Object.assign(seller.stats(), newSellerStats());
+  for (const s of Object.values(sellers)) Object.assign(s.stats(), newSellerStats());
 });
 
 const facStats = async () => (await fetch(`${fac.url}/_stats`)).json();
 const viaGuard = (url, opts = {}) => buy(url, { proxy: guard.proxyUrl, ca: guard.caPem, svm: { signer: buyer, rpcUrl: rpc.url }, ...opts });
 
 // changeTerms makes the official client build its payment for other terms than the option it accepted:
-// the payload's `accepted` stays the approved option, the signed transaction does something else.
+// the payload's `accepted` (v2) stays the approved option, the signed transaction does something else.
 const changeTerms = (change) => (scheme) => ({
   scheme: 'exact',
   createPaymentPayload: (version, req, ctx) => scheme.createPaymentPayload(version, change(req), ctx),
 });
 
-describe('Solana: the official client pays through payguard', () => {
+// The same flows for both protocol versions: x402 v2 (@x402/express, PAYMENT-SIGNATURE) and v1 (x402-express,
+// X-PAYMENT, network solana-devnet: a payload that names neither payee nor asset, bound at its ticket).
+const NETWORK = { v2: SOLANA_DEVNET, v1: 'solana-devnet' };
+
+for (const v of ['v2', 'v1']) describe(`Solana ${v}: the official client pays through payguard`, () => {
   it('allowed → paid once, settled by the facilitator, the transfer as approved', async () => {
-    const r = await viaGuard(`${seller.url}/cheap`);
+    const r = await viaGuard(`${sellers[v].url}/cheap`);
     assert.equal(r.error, null, r.error);
     assert.equal(r.status, 200, `${r.status} ${r.body}`);
     assert.deepEqual(r.exchanges.map((e) => e.status), [402, 200]);
     assert.equal(r.headers['x-payguard-decision'], 'allow');
     assert.equal(r.paymentResponse?.success, true);
-    assert.equal(r.paymentResponse.network, SOLANA_DEVNET);
-    const accepted = r.paymentHeader.payload.accepted;
-    assert.equal(accepted.network, SOLANA_DEVNET);
-    assert.equal(accepted.asset, USDC_DEVNET);
+    assert.equal(r.paymentResponse.network, NETWORK[v]);
+    assert.equal(r.paymentHeader.name, v === 'v2' ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT');
+    const paid = v === 'v2' ? r.paymentHeader.payload.accepted : r.paymentHeader.payload;
+    assert.equal(paid.network, NETWORK[v]);
+    if (v === 'v2') assert.equal(paid.asset, USDC_DEVNET);
     assert.ok(rpc.calls.includes('getLatestBlockhash'), `the client asked the stand-in: ${rpc.calls}`);
     const s = await facStats();
     assert.equal(s.settle.success, 1);
     assert.equal(s.settled.length, 1);
     assert.deepEqual(
       { payTo: s.settled[0].payTo, amount: s.settled[0].amount, payer: s.settled[0].payer, asset: s.settled[0].asset },
-      { payTo: seller.payTo, amount: '10000', payer: buyer.address, asset: USDC_DEVNET });
+      { payTo: sellers[v].payTo, amount: '10000', payer: buyer.address, asset: USDC_DEVNET });
     assert.equal(r.paymentResponse.transaction, s.settled[0].transaction, 'the settlement names the co-signed transaction');
-    const st = seller.stats();
+    const st = sellers[v].stats();
     assert.equal(st.paymentHeaders, 1);
     assert.equal(st.paid200, 1);
     const budget = await (await fetch(`${guard.adminUrl}/v1/budget`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
     assert.ok(Number(budget.spent_usd) >= 0.01, JSON.stringify(budget));
 
-    // The same signed payment again, straight to the proxy: a replay, refused before the seller.
-    const again = await send(`${seller.url}/cheap`, {
-      proxy: guard.proxyUrl, headers: { 'PAYMENT-SIGNATURE': r.paymentHeader.value },
+    // The same signed payment again, straight to the proxy: a replay, refused before the sellers[v].
+    const again = await send(`${sellers[v].url}/cheap`, {
+      proxy: guard.proxyUrl, headers: { [r.paymentHeader.name]: r.paymentHeader.value },
     });
     assert.equal(again.status, 403, again.body);
     assert.equal(again.json?.reason_class, 'payment_replay', again.body);
-    assert.equal(seller.stats().paymentHeaders, 1);
+    assert.equal(sellers[v].stats().paymentHeaders, 1);
     assert.equal((await facStats()).settle.calls, 1);
   });
 
   it('over the cap → refused before the seller, nothing signed or settled', async () => {
-    const r = await viaGuard(`${seller.url}/pricey`); // $5, above max_per_payment_usd 1
+    const r = await viaGuard(`${sellers[v].url}/pricey`); // $5, above max_per_payment_usd 1
     assert.equal(r.status, 403, `${r.status} ${r.body}`);
     assert.equal(r.json?.decision, 'block', r.body);
     assert.match(r.json.reasons.join('; '), /exceeds/);
     assert.equal(r.paymentHeader, null, 'the client never signed: it never saw a challenge');
-    assert.equal(seller.stats().paymentHeaders, 0);
+    assert.equal(sellers[v].stats().paymentHeaders, 0);
     const s = await facStats();
     assert.equal(s.verify.calls + s.settle.calls, 0);
   });
 });
 
-describe('Solana: a transaction that does other than it names is refused by payguard', () => {
+for (const v of ['v2', 'v1']) describe(`Solana ${v}: a transaction that does other than it names is refused by payguard`, () => {
   const cases = [
     {
       name: 'a changed amount',
-      wrap: changeTerms((req) => ({ ...req, amount: String(BigInt(req.amount) + 1n) })),
-      reason: /moves 10001 atomic units, not the requirement's amount 10000/,
+      wrap: changeTerms((req) => (req.amount !== undefined
+        ? { ...req, amount: String(BigInt(req.amount) + 1n) }
+        : { ...req, maxAmountRequired: String(BigInt(req.maxAmountRequired) + 1n) })),
+      // v2 names the amount it pays; a v1 payment finds no approval of 10001 units.
+      reason: { v2: /moves 10001 atomic units, not the requirement's amount 10000/, v1: /only for the option it passed on in a 402/ },
       facilitatorReason: 'invalid_exact_svm_payload_amount_mismatch',
     },
     {
       name: 'a changed mint',
       wrap: changeTerms((req) => ({ ...req, asset: USDC_MAINNET })),
-      reason: /transfer moves mint EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v/,
+      reason: { v2: /transfer moves mint EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v/, v1: /only for the option it passed on in a 402/ },
       facilitatorReason: 'invalid_exact_svm_payload_mint_mismatch',
     },
     {
       name: 'a changed destination',
-      wrap: changeTerms((req) => ({ ...req, payTo: seller.altPayTo })),
+      wrap: changeTerms((req) => ({ ...req, payTo: sellers.v2.altPayTo })),
       reason: /transfer pays token account/,
       facilitatorReason: 'invalid_exact_svm_payload_recipient_mismatch',
     },
@@ -151,6 +160,7 @@ describe('Solana: a transaction that does other than it names is refused by payg
       wrap: (scheme) => ({
         scheme: 'exact',
         async createPaymentPayload(version, req, ctx) {
+          // Both versions' clients build the same transaction.
           const p = await scheme.createPaymentPayload(version, req, ctx);
           const alt = await ata((await altSellerSigner()).address, req.asset, TOKEN_PROGRAM);
           const transaction = await addInstruction(p.payload.transaction, buyer, (message) => {
@@ -168,19 +178,19 @@ describe('Solana: a transaction that does other than it names is refused by payg
   ];
   for (const c of cases) {
     it(`${c.name}: refused by payguard before the seller`, async () => {
-      const r = await viaGuard(`${seller.url}/cheap`, { svm: { signer: buyer, rpcUrl: rpc.url, wrap: c.wrap } });
+      const r = await viaGuard(`${sellers[v].url}/cheap`, { svm: { signer: buyer, rpcUrl: rpc.url, wrap: c.wrap } });
       assert.equal(r.status, 403, `${r.status} ${r.body}`);
       assert.equal(r.json?.reason_class, 'payment_mismatch', r.body);
-      assert.match(r.json.reasons.join('; '), c.reason);
+      assert.match(r.json.reasons.join('; '), c.reason[v] ?? c.reason);
       assert.deepEqual(r.exchanges.map((e) => e.status), [402, 403]);
-      assert.equal(seller.stats().paymentHeaders, 0, 'the payment never reached the seller');
+      assert.equal(sellers[v].stats().paymentHeaders, 0, 'the payment never reached the seller');
       const s = await facStats();
       assert.equal(s.verify.calls + s.settle.calls, 0);
     });
     // Control: the same payment sent to the seller directly is refused by the facilitator with the official
     // reason, so the local facilitator really checks what payguard checks.
     it(`${c.name}: the facilitator refuses it too (control, no proxy)`, async () => {
-      const r = await buy(`${seller.url}/cheap`, { svm: { signer: buyer, rpcUrl: rpc.url, wrap: c.wrap } });
+      const r = await buy(`${sellers[v].url}/cheap`, { svm: { signer: buyer, rpcUrl: rpc.url, wrap: c.wrap } });
       assert.notEqual(r.status, 200, r.body);
       const s = await facStats();
       assert.equal(s.settle.success, 0);
@@ -189,7 +199,7 @@ describe('Solana: a transaction that does other than it names is refused by payg
   }
 
   it('control: the unchanged payment, direct, is verified and settled', async () => {
-    const r = await buy(`${seller.url}/cheap`, { svm: { signer: buyer, rpcUrl: rpc.url } });
+    const r = await buy(`${sellers[v].url}/cheap`, { svm: { signer: buyer, rpcUrl: rpc.url } });
     assert.equal(r.status, 200, r.body);
     assert.equal((await facStats()).settle.success, 1);
   });
