@@ -83,6 +83,8 @@ func buildVectorCases() []decisionVector {
 		map[string]any{"allowed_networks": []string{"solana"}}), cleanFacts)
 	add("solana payTo of 25 bytes is malformed", rules(opt{"exact", "solana", vecSolUSDC, "10000", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERY"},
 		map[string]any{"allowed_networks": []string{"solana"}}), cleanFacts)
+	add("solana testnet usdc by its v1 name", rules(opt{"exact", "solana-testnet", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", "10000", vecSolPayTo},
+		map[string]any{"allowed_networks": []string{"solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"}}), cleanFacts)
 	add("solana devnet usdc", rules(opt{"exact", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", "10000", vecSolPayTo},
 		map[string]any{"allowed_networks": []string{"solana-devnet"}}), cleanFacts)
 

@@ -27,6 +27,7 @@ var knownUSDC = []Asset{
 	{Network: "eip155:42220", Address: "0xcebA9300f2b948710d2653dD7B07f33A8B32118C", Name: "USDC", Version: "2"},
 	{Network: SolanaMainnet, Address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"},
 	{Network: SolanaDevnet, Address: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"},
+	{Network: SolanaTestnet, Address: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"}, // @x402/svm: "same as devnet"
 }
 
 func init() {

@@ -9,6 +9,7 @@ import (
 const (
 	SolanaMainnet = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
 	SolanaDevnet  = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+	SolanaTestnet = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"
 )
 
 // v1EVMChainIDs is the v1 SDK's EVM_NETWORK_CHAIN_ID_MAP (x402@1.2.0) and the further v1 names @x402/evm
@@ -41,8 +42,9 @@ var v1EVMChainIDs = map[string]uint64{
 
 // v1NonEVM maps the v1 names of non-EVM networks to CAIP-2.
 var v1NonEVM = map[string]string{
-	"solana":        SolanaMainnet,
-	"solana-devnet": SolanaDevnet,
+	"solana":         SolanaMainnet,
+	"solana-devnet":  SolanaDevnet,
+	"solana-testnet": SolanaTestnet, // @x402/svm 2.27 registers it for its v1 client
 }
 
 // caip2ToV1 is the reverse of both tables, built once.

@@ -7,6 +7,7 @@ import re
 
 SOLANA_MAINNET = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
 SOLANA_DEVNET = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+SOLANA_TESTNET = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"
 
 _V1_EVM_CHAIN_IDS = {
     "abstract-testnet": 11124, "celo": 42220, "monad": 143, "megaeth": 4326, "stable": 988,
@@ -15,7 +16,7 @@ _V1_EVM_CHAIN_IDS = {
     "iotex": 4689, "abstract": 2741, "peaq": 3338, "story": 1514, "educhain": 41923,
     "skale-base-sepolia": 324705682, "ethereum": 1, "sepolia": 11155111,
 }
-_V1_NON_EVM = {"solana": SOLANA_MAINNET, "solana-devnet": SOLANA_DEVNET}
+_V1_NON_EVM = {"solana": SOLANA_MAINNET, "solana-devnet": SOLANA_DEVNET, "solana-testnet": SOLANA_TESTNET}
 _CAIP2_TO_V1 = {**{f"eip155:{i}": n for n, i in _V1_EVM_CHAIN_IDS.items()}, **{i: n for n, i in _V1_NON_EVM.items()}}
 
 KNOWN_USDC = {
@@ -34,6 +35,7 @@ KNOWN_USDC = {
     "eip155:42220": "0xcebA9300f2b948710d2653dD7B07f33A8B32118C",
     SOLANA_MAINNET: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
     SOLANA_DEVNET: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
+    SOLANA_TESTNET: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
 }
 
 MAX_ATOMIC = 1_000_000_000_000_000_000
