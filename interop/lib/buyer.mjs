@@ -132,7 +132,8 @@ function v1Signer(key, network) {
  * version 1 uses x402-fetch. Client-side spend caps are off by default so that the proxy, not the client,
  * is what a test observes refusing; pass spendControls / maxValue to turn them on. tamper(payload) → payload
  * rewrites the signed payment on its way out. svm {signer, rpcUrl, wrap?} also registers @x402/svm's
- * ExactSvmScheme for solana:* and ExactSvmSchemeV1 for solana-devnet (their RPC calls go to rpcUrl, directly); wrap(scheme) may return a scheme that
+ * ExactSvmScheme for solana:* and ExactSvmSchemeV1 for solana-devnet (their RPC calls go to rpcUrl, directly);
+ * with version 1, x402-fetch signs with svm.signer; wrap(scheme) may return a scheme that
  * builds the payment otherwise (tamper tests).
  * When the client throws (it got a challenge it could not pay), status is null and error says why.
  */
@@ -157,6 +158,9 @@ export async function buy(url, {
       }
       client.setSpendControls(spendControls);
       paying = wrapFetchV2(fetchImpl, client);
+    } else if (version === 1 && svm) {
+      // The legacy client signs with a Solana signer and asks the RPC at svmConfig.rpcUrl.
+      paying = wrapFetchV1(fetchImpl, svm.signer, BigInt(maxValue), undefined, { svmConfig: { rpcUrl: svm.rpcUrl } });
     } else if (version === 1) {
       paying = wrapFetchV1(fetchImpl, v1Signer(key, network), BigInt(maxValue));
     } else {

@@ -56,9 +56,10 @@ function mintAccount(decimals) {
 }
 
 /**
- * startSolanaRpc serves the JSON-RPC methods the official client asks on 127.0.0.1: getAccountInfo (the
- * mints in `mints`, {address: {program, decimals}}; USDC devnet under Token by default) and getLatestBlockhash
- * (a fresh random blockhash per call). Resolves to {url, calls, blockhashes, close()}.
+ * startSolanaRpc serves the JSON-RPC methods the official clients ask on 127.0.0.1: getAccountInfo (the
+ * mints in `mints`, {address: {program, decimals}}; USDC devnet under Token by default), getLatestBlockhash
+ * (a fresh random blockhash per call) and simulateTransaction (success, 6000 units: the legacy client's
+ * compute estimate). Resolves to {url, calls, blockhashes, close()}.
  */
 export async function startSolanaRpc({ mints = { [USDC_DEVNET]: { program: TOKEN_PROGRAM, decimals: 6 } } } = {}) {
   const calls = [];
@@ -93,6 +94,9 @@ export async function startSolanaRpc({ mints = { [USDC_DEVNET]: { program: TOKEN
         };
         break;
       }
+      case 'simulateTransaction': // the legacy x402 client estimates its compute unit limit this way
+        result = { context: ctx, value: { err: null, logs: [], accounts: null, unitsConsumed: 6000, returnData: null } };
+        break;
       default:
         error = { code: -32601, message: `method ${msg.method} is not served by the interop stand-in` };
     }

@@ -204,3 +204,28 @@ for (const v of ['v2', 'v1']) describe(`Solana ${v}: a transaction that does oth
     assert.equal((await facStats()).settle.success, 1);
   });
 });
+
+// The legacy v1 client (x402-fetch, a Solana signer) builds its own transaction (an estimated compute limit,
+// no memo): payguard reads and releases it as exactly as the @x402/svm one.
+describe('Solana v1: the legacy x402-fetch client pays through payguard', () => {
+  it('allowed → paid once; its replay refused', async () => {
+    const r = await viaGuard(`${sellers.v1.url}/cheap`, { version: 1 });
+    assert.equal(r.error, null, r.error);
+    assert.equal(r.status, 200, `${r.status} ${r.body}`);
+    assert.equal(r.paymentHeader.name, 'X-PAYMENT');
+    assert.ok(rpc.calls.includes('simulateTransaction'), 'the legacy client estimated its compute limit');
+    const s = await facStats();
+    assert.equal(s.settle.success, 1);
+    assert.deepEqual([s.settled[0].payTo, s.settled[0].amount, s.settled[0].payer], [sellers.v1.payTo, '10000', buyer.address]);
+    const again = await send(`${sellers.v1.url}/cheap`, { proxy: guard.proxyUrl, headers: { 'X-PAYMENT': r.paymentHeader.value } });
+    assert.equal(again.json?.reason_class, 'payment_replay', again.body);
+    assert.equal(sellers.v1.stats().paymentHeaders, 1);
+  });
+
+  it('over the cap → refused before anything is signed', async () => {
+    const r = await viaGuard(`${sellers.v1.url}/pricey`, { version: 1 });
+    assert.equal(r.status, 403, `${r.status} ${r.body}`);
+    assert.equal(r.paymentHeader, null);
+    assert.equal(sellers.v1.stats().paymentHeaders, 0);
+  });
+});
