@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -85,59 +86,62 @@ func defaultServer() ServerConfig {
 }
 
 func (c *ServerConfig) validate() error {
+	var errs []error
 	if err := validListen("server.listen", c.Listen); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if c.MetricsListen != "" {
 		if err := validListen("server.metrics_listen", c.MetricsListen); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	if err := validOrigin("server.base_url", c.BaseURL); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if !strings.HasPrefix(c.Contact, "mailto:") && !strings.HasPrefix(c.Contact, "https://") {
-		return fmt.Errorf("server.contact must be a mailto: or https: URI, got %q", c.Contact)
+		errs = append(errs, fmt.Errorf("server.contact must be a mailto: or https: URI, got %q", c.Contact))
 	}
 	if _, err := c.TrustedProxyPrefixes(); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if c.TrialLimit < 0 || c.TrialLimit > 1000 {
-		return fmt.Errorf("server.trial_limit must be between 0 and 1000, got %d", c.TrialLimit)
+		errs = append(errs, fmt.Errorf("server.trial_limit must be between 0 and 1000, got %d", c.TrialLimit))
 	}
 	if c.TrialRetention < Duration(24*time.Hour) {
-		return fmt.Errorf("server.trial_retention must be at least 24h (a UTC day), got %s", c.TrialRetention)
+		errs = append(errs, fmt.Errorf("server.trial_retention must be at least 24h (a UTC day), got %s", c.TrialRetention))
 	}
 	if c.IndexFreshness <= 0 {
-		return fmt.Errorf("server.index_freshness must be positive, got %s", c.IndexFreshness)
+		errs = append(errs, fmt.Errorf("server.index_freshness must be positive, got %s", c.IndexFreshness))
 	}
 	if c.ShutdownGrace < 0 || c.ShutdownGrace > Duration(10*time.Minute) {
-		return fmt.Errorf("server.shutdown_grace must be between 0s and 10m, got %s", c.ShutdownGrace)
+		errs = append(errs, fmt.Errorf("server.shutdown_grace must be between 0s and 10m, got %s", c.ShutdownGrace))
 	}
-	return c.Fees.validate()
+	errs = append(errs, c.Fees.validate())
+	return errors.Join(errs...)
 }
 
 func (c *FeesConfig) validate() error {
+	var errs []error
 	if !strings.HasPrefix(c.Network, "eip155:") || len(c.Network) <= len("eip155:") {
-		return fmt.Errorf("server.fees.network must be an EVM CAIP-2 id (eip155:<chain>), got %q", c.Network)
+		errs = append(errs, fmt.Errorf("server.fees.network must be an EVM CAIP-2 id (eip155:<chain>), got %q", c.Network))
 	}
 	if c.Asset != "" && !isEVMAddress(c.Asset) {
-		return fmt.Errorf("server.fees.asset must be a 0x EVM address, got %q", c.Asset)
+		errs = append(errs, fmt.Errorf("server.fees.asset must be a 0x EVM address, got %q", c.Asset))
 	}
 	if c.PayTo != "" && !isEVMAddress(c.PayTo) {
-		return fmt.Errorf("server.fees.pay_to must be a 0x EVM address, got %q", c.PayTo)
+		errs = append(errs, fmt.Errorf("server.fees.pay_to must be a 0x EVM address, got %q", c.PayTo))
 	}
 	if c.MaxTimeoutSeconds < 10 || c.MaxTimeoutSeconds > 3600 {
-		return fmt.Errorf("server.fees.max_timeout_seconds must be between 10 and 3600, got %d", c.MaxTimeoutSeconds)
+		errs = append(errs, fmt.Errorf("server.fees.max_timeout_seconds must be between 10 and 3600, got %d", c.MaxTimeoutSeconds))
 	}
 	if u, err := url.Parse(c.FacilitatorURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("server.fees.facilitator_url must be an http(s) URL without query, got %q", c.FacilitatorURL)
+		errs = append(errs, fmt.Errorf("server.fees.facilitator_url must be an http(s) URL without query, got %q", c.FacilitatorURL))
 	}
 	if c.VerifyTimeout <= 0 || c.SettleTimeout <= 0 {
-		return fmt.Errorf("server.fees.verify_timeout and settle_timeout must be positive")
+		errs = append(errs, fmt.Errorf("server.fees.verify_timeout and settle_timeout must be positive"))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // TrustedProxyPrefixes parses TrustedProxies ("10.0.0.0/8", or a single address meaning /32 or /128).

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -23,6 +24,7 @@ type reqState struct {
 	release *release          // a payment was released upstream; its settlement is recorded
 	paid    *x402.Requirement // the option that payment was released for (observed with the answer)
 	upgrade bool              // the request asked to switch protocols (and the policy let it go)
+	mcp     *mcpRequest       // the request's body is JSON-RPC (mcp.go): its answers are followed
 }
 
 func stateOf(ctx *goproxy.ProxyCtx) *reqState {
@@ -56,6 +58,14 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		upgradeRefused = p.upgradeRefusal(req)
 	}
 	var out verdict
+	var mcpOut *verdict // an MCP payment in the body, or a body refused (mcp.go)
+	logReq := req
+	if !paymentTrailer && spelling == "" && upgradeRefused == "" {
+		var tool string
+		if mcpOut, tool = p.checkMCPRequest(req, st); tool != "" {
+			logReq = mcpLogRequest(req, tool)
+		}
+	}
 	switch {
 	case paymentTrailer:
 		out = failClosed("payment_malformed", "a payment header sent as a request trailer is not checked, so it is refused")
@@ -63,6 +73,10 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		out = failClosed("header_spelling", spelling)
 	case upgradeRefused != "":
 		out = failClosed("upgrade_refused", upgradeRefused)
+	case mcpOut != nil && header != "":
+		out = failClosed("payment_malformed", "request carries both a payment header and an x402 payment in its body")
+	case mcpOut != nil:
+		out = *mcpOut
 	case header == "":
 		return req, nil
 	default:
@@ -72,16 +86,19 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	if out.Class == "upgrade_refused" {
 		stage = "upgrade"
 	}
-	p.observe(stage, req, out, st.start)
+	p.observe(stage, logReq, out, st.start)
 	if out.Decision == allow && out.Release != nil {
 		st.release, st.paid = out.Release, out.Option
-		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via).Inc()
+		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via, schemeOf(out.Release)).Inc()
 		return req, nil
 	}
 	if stage == "payment" {
 		p.metrics.paymentsRefused.WithLabelValues(out.Class).Inc()
 	}
 	st.local = true
+	if st.mcp != nil {
+		return req, mcpRefusal(req, st.mcp, out, p.opts.RetryAfter)
+	}
 	return req, refusal(req, out, p.opts.RetryAfter)
 }
 
@@ -129,8 +146,11 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		return refusal(ctx.Req, out, p.opts.RetryAfter)
 	}
 	if st.release != nil {
-		p.recordSettlement(ctx.Req.Context(), st.release, resp)
-		p.observePaid(ctx.Req, st.paid, resp.StatusCode)
+		if st.mcp == nil || st.mcp.paid == nil {
+			out := p.recordSettlement(ctx.Req.Context(), st.release, resp)
+			p.observePaid(ctx.Req, st.paid, resp.StatusCode, out)
+			setSettlementHeaders(resp.Header, st.release, out)
+		} // an MCP payment's settlement is in the answer's body (guardMCPAnswer)
 		resp.Header.Set(HeaderDecision, allow)
 		if st.release.ReceiptID != "" {
 			resp.Header.Set(HeaderReceipt, st.release.ReceiptID)
@@ -139,7 +159,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	if resp.StatusCode == http.StatusPaymentRequired {
 		return p.guardChallenge(ctx.Req, resp, st)
 	}
-	return resp
+	return p.guardMCPAnswer(ctx.Req, resp, st)
 }
 
 // guardChallenge decides a 402 before the agent sees it.
@@ -167,12 +187,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		p.metrics.paymentsFailed.Inc()
 		return resp
 	}
-	method, url := req.Method, req.URL.String()
-	ctx := req.Context()
-	out := p.decide(ctx, method, url, pr, true)
-	if out.Decision == hold && out.Result != nil {
-		out = p.resolveHold(ctx, method, url, pr, out)
-	}
+	out := p.decideChallenge(req.Context(), req.Method, req.URL.String(), pr)
 	if out.Decision == allow {
 		// The reservation and the ticket are written; a challenge that cannot be narrowed is refused and its
 		// ticket expires unused (the reservation stays, like any abandoned payment's).
@@ -193,4 +208,15 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Header.Set(HeaderHold, out.Hold.ID)
 	}
 	return resp
+}
+
+// decideChallenge is the one decision of a challenge, whatever carried it (a 402 here, an MCP result in
+// mcp.go): the engine, and for a hold the person; on allow the amount is reserved and a ticket minted for
+// method and url.
+func (p *Proxy) decideChallenge(ctx context.Context, method, url string, pr *x402.PaymentRequired) verdict {
+	out := p.decide(ctx, method, url, pr, true)
+	if out.Decision == hold && out.Result != nil {
+		out = p.resolveHold(ctx, method, url, pr, out)
+	}
+	return out
 }

@@ -23,27 +23,41 @@ type Observer interface {
 // sent it, and returns the function that records it: the caller defers that until after the decision, so a
 // decision never judges the challenge against itself.
 func (p *Proxy) observeChallenge(req *http.Request, pr *x402.PaymentRequired) (record func()) {
+	return p.observeChallengeAt(req.Method, req.URL.String(), pr)
+}
+
+// observeChallengeAt is observeChallenge for the endpoint method url (an MCP tool's is mcpEndpoint's).
+func (p *Proxy) observeChallengeAt(method, rawURL string, pr *x402.PaymentRequired) (record func()) {
 	if p.opts.Observer == nil {
 		return func() {}
 	}
-	url, err := index.NormalizeURL(req.URL.String())
+	url, err := index.NormalizeURL(rawURL)
 	if err != nil {
 		return func() {}
 	}
-	o := index.FromChallenge(url, req.Method, pr, p.opts.Now())
+	o := index.FromChallenge(url, method, pr, p.opts.Now())
 	return func() { p.opts.Observer.Observe(o) }
 }
 
-// observePaid records the seller's answer to a payment the proxy released for opt.
-func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int) {
+// observePaid records the seller's answer to a payment the proxy released for opt: whether it carried a
+// successful settlement (only then may it move the category's median: index.Costly), and the amount it
+// settled when one was read (an upto option's amount is the maximum; its price history is what it settles).
+func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int, out settled) {
+	p.observePaidAt(req.Method, req.URL.String(), opt, status, out)
+}
+
+// observePaidAt is observePaid for the endpoint method url.
+func (p *Proxy) observePaidAt(method, rawURL string, opt *x402.Requirement, status int, out settled) {
 	if p.opts.Observer == nil || opt == nil {
 		return
 	}
-	url, err := index.NormalizeURL(req.URL.String())
+	url, err := index.NormalizeURL(rawURL)
 	if err != nil {
 		return
 	}
-	p.opts.Observer.Observe(index.FromPaid(url, req.Method, index.OfferOf(opt), status, p.opts.Now()))
+	offer := index.OfferOf(opt)
+	offer.Settled = out.atomic
+	p.opts.Observer.Observe(index.FromPaid(url, method, offer, status, out.ok, p.opts.Now()))
 }
 
 // prefetchIndex reads and summarizes the endpoint's observations before the decision takes the budget

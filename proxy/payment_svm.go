@@ -14,7 +14,7 @@ import (
 var maxSVMTransactionText = base64.StdEncoding.EncodedLen(svm.MaxTransactionSize)
 
 // svmTerms binds a Solana "exact" payment (a partially signed transaction) to the option its payload names
-// (docs/SPEC.md §11.8): one TransferChecked of exactly the amount of the asset (the mint) to payTo's
+// (docs/SPEC.md §11.9): one TransferChecked of exactly the amount of the asset (the mint) to payTo's
 // associated token account, fee payer = extra.feePayer, the memo extra.memo names if any, nothing else that
 // moves value (svm.CheckExact). The payment is remembered by its signed message, which holds the blockhash.
 //
@@ -33,20 +33,22 @@ func svmTerms(pl *x402.PaymentPayload, t terms) (terms, error) {
 	sum := tx.MessageHash()
 	t.authorization = "x402-svm-message\x00" + network + "\x00" + hex.EncodeToString(sum[:])
 	if t.version == x402.V1 {
-		mint, amount, err := svm.ReadTransfer(tx)
+		tr, err := svm.ReadTransfer(tx)
 		if err != nil {
 			return t, fmt.Errorf("Solana payment does not do what an exact payment does: %v", err)
 		}
-		t.payTo, t.amount, t.svmTx = svmV1Payee(mint.String()), fmt.Sprint(amount), tx
+		t.payTo, t.amount, t.payer, t.svmTx = svmV1Payee(tr.Mint.String()), fmt.Sprint(tr.Amount), tr.Authority.String(), tx
 		return t, nil
 	}
 	want, err := svmWant(t.accepted)
 	if err != nil {
 		return t, err
 	}
-	if _, err := svm.CheckExact(tx, want); err != nil {
+	p, err := svm.CheckExact(tx, want)
+	if err != nil {
 		return t, fmt.Errorf("Solana payment does not do what it names: %v", err)
 	}
+	t.payer = p.Payer.String()
 	return t, nil
 }
 

@@ -37,6 +37,19 @@ type holdRef struct {
 
 // refusal renders a block or an unresolved hold as 403 with a JSON body and the decision headers.
 func refusal(req *http.Request, v verdict, retryAfter time.Duration) *http.Response {
+	b, h := refusalOf(v, retryAfter)
+	data, err := json.Marshal(b)
+	if err != nil {
+		data = []byte(`{"decision":"block","reasons":["block: refusal could not be encoded"]}`)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	return newResponse(req, http.StatusForbidden, h, data)
+}
+
+// refusalOf is a refusal's body and decision headers, for every transport that renders one (a 403 here, a
+// JSON-RPC answer in mcp.go).
+func refusalOf(v verdict, retryAfter time.Duration) (refusalBody, http.Header) {
 	b := refusalBody{Error: refusalCode(v), ReasonClass: v.Class, Hint: refusalHint(v.Class), Decision: v.Decision,
 		Reasons: v.Reasons}
 	if b.Reasons == nil {
@@ -71,13 +84,7 @@ func refusal(req *http.Request, v verdict, retryAfter time.Duration) *http.Respo
 		b.Hold = &holdRef{ID: v.Hold.ID, Status: v.Hold.Status, ExpiresAt: v.Hold.ExpiresAt.UTC().Format(time.RFC3339),
 			ResolvedBy: v.Hold.ResolvedBy, Note: v.Hold.Note}
 	}
-	data, err := json.Marshal(b)
-	if err != nil {
-		data = []byte(`{"decision":"block","reasons":["block: refusal could not be encoded"]}`)
-	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	return newResponse(req, http.StatusForbidden, h, data)
+	return b, h
 }
 
 func newResponse(req *http.Request, status int, h http.Header, body []byte) *http.Response {

@@ -209,6 +209,8 @@ type env struct {
 	storeErr  atomic.Pointer[error] // what Options.StoreHealth reports
 	logs      *logbuf.Buffer
 	registry  *prometheus.Registry
+	// disconnected is closed when the server sees a paid request's client go away (newDisconnectEnv).
+	disconnected chan struct{}
 }
 
 func newEnv(t *testing.T) *env {

@@ -25,18 +25,6 @@ func init() {
 	register("holds", command{summary: "list, show, approve or deny held payments through a proxy's admin API", run: runHolds})
 }
 
-const holdsUsage = `Usage: payguard holds <list|show|approve|deny> [flags] [hold id]
-
-  payguard holds list [--status pending|approved|denied|used|expired]
-  payguard holds show <id>
-  payguard holds approve <id> [--by NAME] [--note TEXT]
-  payguard holds deny <id> [--by NAME] [--note TEXT]
-
-The admin API is --admin, else $PAYGUARD_ADMIN_URL, else http://<admin.listen> from --config (or the
-default configuration). The token is --token-file, else --token, else $PAYGUARD_ADMIN_TOKEN, else
-admin.token_file, else <proxy.data_dir>/admin-token. Output is a table; --json prints the API's JSON.
-`
-
 // holdsClient talks to one proxy's admin API.
 type holdsClient struct {
 	base   string
@@ -46,29 +34,28 @@ type holdsClient struct {
 
 func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, holdsUsage)
+		writeUsage(stderr, "holds")
 		return 2
 	}
 	if isHelp(args[0]) {
-		fmt.Fprint(stdout, holdsUsage)
+		writeHelp(stdout, "holds", nil)
 		return 0
 	}
 	sub := args[0]
 	fs := flag.NewFlagSet("holds "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, holdsUsage); fs.PrintDefaults() }
 	configPath := fs.String("config", "", "YAML configuration file, for admin.listen and the token file (default: the embedded default)")
 	admin := fs.String("admin", "", "admin API base URL (e.g. http://127.0.0.1:8403)")
 	tokenFile := fs.String("token-file", "", "file holding the admin token")
 	token := fs.String("token", "", "the admin token (visible to other users in the process list: prefer $PAYGUARD_ADMIN_TOKEN or --token-file)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	status := fs.String("status", "", "list: only holds with this status")
+	status := fs.String("status", "", "list: only holds with this status (pending, approved, denied, used, expired; all or empty: every hold)")
 	by := fs.String("by", os.Getenv("USER"), "approve/deny: who decides (default $USER)")
 	note := fs.String("note", "", "approve/deny: a note for the audit record")
 	// Flags may come before or after the hold id.
 	var rest []string
 	for tail := args[1:]; ; {
-		if code, done := parseSubcommandFlags(fs, tail); done {
+		if code, done := parseSubcommandFlags(fs, tail, stdout); done {
 			return code
 		}
 		if fs.NArg() == 0 {
@@ -84,11 +71,13 @@ func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch sub {
 	case "list", "show", "approve", "deny":
 	default:
-		fmt.Fprintf(stderr, "payguard holds: unknown subcommand %q\n\n%s", sub, holdsUsage)
+		fmt.Fprintf(stderr, "payguard holds: unknown subcommand %q\n", sub)
+		writeUsage(stderr, "holds")
 		return 2
 	}
 	if len(rest) != wantArgs {
-		fmt.Fprintf(stderr, "payguard holds %s: want %d hold id(s), got %d\n\n%s", sub, wantArgs, len(rest), holdsUsage)
+		fmt.Fprintf(stderr, "payguard holds %s: want %d hold id(s), got %d\n", sub, wantArgs, len(rest))
+		writeUsage(stderr, "holds "+sub)
 		return 2
 	}
 	c, err := newHoldsClient(*configPath, *admin, *tokenFile, *token, stderr)

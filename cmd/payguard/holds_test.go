@@ -108,6 +108,26 @@ func TestHoldsCLI(t *testing.T) {
 	if code, _, errs = holdsCmd("deny", id, "--admin", admin, "--by", "bob"); code != 1 || !strings.Contains(errs, "409") {
 		t.Errorf("deny after approve: %d %s", code, errs)
 	}
+	// --status all (the documented spelling of "every hold") and a status filter; a flood of wrong console
+	// sign-ins from this address meanwhile does not stop the CLI (it uses the bearer API).
+	for range 50 {
+		req, _ := http.NewRequest("POST", admin+"/console/session", strings.NewReader(`{"token":"wrong-token-wrong-token"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", admin)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	for status, want := range map[string]int{"all": 1, "approved": 1, "pending": 0} {
+		code, out, errs = holdsCmd("list", "--admin", admin, "--json", "--status", status)
+		listed.Holds = nil
+		if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Holds) != want {
+			t.Errorf("list --status %s: %d %s %s, want %d holds", status, code, out, errs, want)
+		}
+	}
+	if code, out, errs = holdsCmd("list", "--admin", admin, "--status", "all"); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "approved") {
+		t.Errorf("list --status all (table): %d %s %s", code, out, errs)
+	}
 	t.Setenv(adminTokenEnv, "wrong-token-wrong-token")
 	if code, _, errs = holdsCmd("list", "--admin", admin); code != 1 || !strings.Contains(errs, "401") {
 		t.Errorf("wrong token from the environment: %d %s", code, errs)

@@ -49,11 +49,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	applyDataDir := dataDirFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--data-dir DIR] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
-		fs.PrintDefaults()
-	}
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -90,7 +86,23 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
-	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", cfg.Server.Listen)
+	// Bound first: a port in use fails before anything is created, and egress knows serve's address.
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listener: %w", err)
+	}
+	defer ln.Close()
+	var mln net.Listener
+	if cfg.Server.MetricsListen != "" {
+		if mln, err = net.Listen("tcp", cfg.Server.MetricsListen); err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		defer mln.Close()
+	}
+	if err := configureEgress(cfg, log, []string{cfg.Server.Listen, cfg.Server.MetricsListen}, ln); err != nil {
+		return err
+	}
+	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", ln.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -135,6 +147,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Seller:         seller,
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
+		Deliveries:     st,
 		StoreHealth:    func(ctx context.Context) error { return store.Healthy(ctx, st) },
 		Preflight:      core.PreflightPort(engine),
 		Checker:        core.CheckerPort(checker),
@@ -163,10 +176,6 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	defer stopWatch()
 
 	hs := srv.HTTPServer()
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
-	if err != nil {
-		return fmt.Errorf("listener: %w", err)
-	}
 	// After the first load of the sanctions list, so that its peak is not raised by the serving heap target.
 	gcPercent := tuneServeGC()
 	log.Info("payguard serve listening", "addr", ln.Addr().String(), "base_url", cfg.Server.BaseURL,
@@ -176,11 +185,6 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	go func() { errc <- serveUntilClosed(hs, ln) }()
 	var metricsSrv *http.Server
 	if cfg.Server.MetricsListen != "" {
-		mln, err := net.Listen("tcp", cfg.Server.MetricsListen)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("metrics listener: %w", err)
-		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}

@@ -122,21 +122,29 @@ func CheckExact(tx *Transaction, want Terms) (Payment, error) {
 // Payment.MessageHash).
 func (tx *Transaction) MessageHash() [32]byte { return sha256.Sum256(tx.Message) }
 
-// ReadTransfer returns the mint and amount of the transaction's TransferChecked (instruction 2, where the
-// exact scheme puts it), without binding anything: enough to find the approval a v1 payment (which names
-// neither payee nor asset) answers, which CheckExact then binds it to.
-func ReadTransfer(tx *Transaction) (mint Key, amount uint64, err error) {
+// Transfer is what a transaction's TransferChecked names, read without binding anything (ReadTransfer).
+type Transfer struct {
+	Mint, Authority Key
+	Amount          uint64
+}
+
+// ReadTransfer reads the transaction's TransferChecked (instruction 2, where the exact scheme puts it)
+// without binding anything: enough to find the approval a v1 payment (which names neither payee nor asset)
+// answers, which CheckExact then binds it to.
+func ReadTransfer(tx *Transaction) (Transfer, error) {
+	var t Transfer
 	if len(tx.Instructions) < minInstructions {
-		return mint, 0, fmt.Errorf("transaction has %d instructions; an exact payment has at least %d", len(tx.Instructions), minInstructions)
+		return t, fmt.Errorf("transaction has %d instructions; an exact payment has at least %d", len(tx.Instructions), minInstructions)
 	}
 	in := tx.Instructions[2]
 	prog := tx.Keys[in.ProgramIndex]
 	if prog != TokenProgram && prog != Token2022Program || len(in.Data) != 10 || in.Data[0] != ixTransferChecked ||
-		len(in.Accounts) != 4 || in.Accounts[1] >= len(tx.Keys) {
-		return mint, 0, errors.New("instruction 2 is not a TransferChecked of the Token or Token-2022 program")
+		len(in.Accounts) != 4 || in.Accounts[1] >= len(tx.Keys) || in.Accounts[3] >= len(tx.Keys) {
+		return t, errors.New("instruction 2 is not a TransferChecked of the Token or Token-2022 program")
 	}
-	amount, _ = u64(in.Data, 1)
-	return tx.Keys[in.Accounts[1]], amount, nil
+	t.Amount, _ = u64(in.Data, 1)
+	t.Mint, t.Authority = tx.Keys[in.Accounts[1]], tx.Keys[in.Accounts[3]]
+	return t, nil
 }
 
 // checkComputeBudget checks that instruction i is the compute-budget instruction disc, with its exact data

@@ -209,17 +209,17 @@ func resignTx(t *testing.T, tx *svm.Transaction) *svm.Transaction {
 // TransferChecked where the exact scheme puts it.
 func TestReadTransfer(t *testing.T) {
 	c := svmtest.Cases(t)[0]
-	mint, amount, err := svm.ReadTransfer(c.Tx)
-	if err != nil || mint != c.Terms.Mint || amount != c.Terms.Amount {
-		t.Fatalf("ReadTransfer = %s %d %v", mint, amount, err)
+	tr, err := svm.ReadTransfer(c.Tx)
+	if err != nil || tr.Mint != c.Terms.Mint || tr.Amount != c.Terms.Amount || tr.Authority.String() != c.Want.Payer {
+		t.Fatalf("ReadTransfer = %+v %v", tr, err)
 	}
 	tx, _ := svm.Decode(bytes.Clone(c.Raw))
 	tx.Instructions[2], tx.Instructions[3] = tx.Instructions[3], tx.Instructions[2]
-	if _, _, err := svm.ReadTransfer(tx); err == nil {
+	if _, err := svm.ReadTransfer(tx); err == nil {
 		t.Fatal("a memo where the transfer goes was read as a transfer")
 	}
 	tx.Instructions = tx.Instructions[:2]
-	if _, _, err := svm.ReadTransfer(tx); err == nil {
+	if _, err := svm.ReadTransfer(tx); err == nil {
 		t.Fatal("two instructions read as a transfer")
 	}
 }

@@ -1,5 +1,5 @@
 // Package svm reads the Solana (SVM) side of x402's "exact" scheme: the partially signed transaction a client
-// sends as `payload.transaction` (docs/SPEC.md §11.8), decoded from Solana's wire format, and the checks that
+// sends as `payload.transaction` (docs/SPEC.md §11.9), decoded from Solana's wire format, and the checks that
 // bind it to one payment requirement (CheckExact).
 //
 // The decoder is written here rather than taken from a Solana SDK: the one well-known Go library

@@ -1,5 +1,5 @@
 // A Solana "exact" payment (the partially signed transaction an x402 client sends as payload.transaction),
-// read and bound to the approved requirement as payguard's proxy does (x402/svm CheckExact, SPEC §11.8),
+// read and bound to the approved requirement as payguard's proxy does (x402/svm CheckExact, SPEC §11.9),
 // for the v1 guard, which sees the signed payment before it leaves: compute limit, compute price within the
 // facilitator's bound, one TransferChecked (Token or Token-2022, four accounts) of exactly the amount of the
 // mint to payTo's associated token account, then Memo only; fee payer = extra.feePayer, named by no

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { createWalletClient, http as viemHttp } from 'viem';
@@ -46,8 +46,8 @@ function buyer(options) {
   const client = new x402Client().setSpendControls(false);
   registerExactEvmScheme(client, { signer: privateKeyToAccount(BUYER_KEY) });
   const g = createGuard(options);
-  g.attach(client);
-  return { pay: wrapFetchWithPayment(fetch, client), guard: g };
+  const http = g.attach(new x402HTTPClient(client)); // the HTTP client carries the request URL to the guard
+  return { pay: wrapFetchWithPayment(fetch, http), guard: g };
 }
 
 test('v2: an allowed payment settles', async () => {
@@ -66,7 +66,7 @@ test('v2: a payment over the cap is refused before signing; the facilitator sees
   await reset();
   const before = v2.stats().paymentHeaders;
   const { pay } = buyer({ rules: LOCAL });
-  await assert.rejects(pay(`${v2.url}/pricey`), /payguard: block: block: amount \$5 exceeds max \$1/);
+  await assert.rejects(pay(`${v2.url}/pricey`), /payguard: block: amount \$5 exceeds max \$1/);
   const s = await facStats();
   assert.equal(s.verify.calls + s.settle.calls, 0);
   assert.equal(v2.stats().paymentHeaders, before);
@@ -176,7 +176,7 @@ test('sidecar: a hold waits in the sidecar\'s approval queue; onHold false pays 
   const auth = { headers: { authorization: `Bearer ${token}` } };
   const opts = { sidecar: { url: sidecar.adminUrl, token } };
   const refused = buyer({ ...opts, onHold: () => false });
-  await assert.rejects(refused.pay(`${v2.url}/mid`), /payguard: hold: hold: amount \$0.5 above hold threshold \$0.02/);
+  await assert.rejects(refused.pay(`${v2.url}/mid`), /payguard: hold: amount \$0.5 above hold threshold \$0.02/);
   const pending = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=pending`, auth)).json();
   assert.equal(pending.holds.length, 1, JSON.stringify(pending));
   assert.equal((await facStats()).verify.calls, 0);

@@ -5,7 +5,7 @@
 // payee lists compared exactly (Base58 is case-sensitive).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { startFacilitator } from '../../../interop/lib/facilitator.mjs';
 import { startSellerSvm, startSellerSvmV1 } from '../../../interop/lib/seller-svm.mjs';
@@ -34,10 +34,10 @@ function buyer(rules) {
   const client = new x402Client().setSpendControls(false);
   client.register('solana:*', svmClientScheme(signer, rpc.url));
   const g = createGuard({ rules: { screenSanctions: false, allowedNetworks: [SOLANA_DEVNET], ...rules } });
-  g.attach(client);
+  const http = g.attach(new x402HTTPClient(client)); // the HTTP client carries the request URL to the guard
   const decisions = [];
   g.options.onDecision = (d) => decisions.push(d);
-  return { pay: wrapFetchWithPayment(fetch, client), guard: g, decisions };
+  return { pay: wrapFetchWithPayment(fetch, http), guard: g, decisions };
 }
 
 // swapCase turns a Base58 payee into another (valid-looking) string: the same letters in the other case.
@@ -48,7 +48,7 @@ test('solana: an allowed payment is signed and settles; the mint is priced as US
   const { pay, guard, decisions } = buyer({});
   const res = await pay(`${seller.url}/cheap`);
   assert.equal(res.status, 200, await res.text());
-  assert.deepEqual(decisions.map((d) => [d.decision, d.amountMicros]), [['allow', 10000n]]);
+  assert.deepEqual(decisions.map((d) => [d.decision, Number(d.amountMicros)]), [['allow', 10000]]);
   const s = await facStats();
   assert.equal(s.settle.success, 1);
   assert.equal(s.settled[0].payTo, seller.payTo);

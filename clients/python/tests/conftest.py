@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 import pytest
 from eth_account import Account
 from x402 import x402Client
+from x402.http import x402HTTPClient
 from x402.mechanisms.evm.exact import register_exact_evm_client
 from x402.mechanisms.evm.signers import EthAccountSigner
 
@@ -25,13 +26,25 @@ class CountingSigner(EthAccountSigner):
         return super().sign_typed_data(*args, **kwargs)
 
 
-def counting_client(fail=False):
+def counting_client(fail=False, bare=False):
+    """An x402HTTPClient (what x402HttpxClient drives; its payment-required hook carries the request URL) over an
+    x402Client with the official EVM scheme, or with bare=True the x402Client alone; and the counting signer."""
     signer = CountingSigner(fail)
     # The SDK's own spend controls are off, so that what refuses is the guard.
     client = x402Client()
     client.set_spend_controls(False)
     register_exact_evm_client(client, signer)
-    return client, signer
+    return (client if bare else x402HTTPClient(client)), signer
+
+
+async def pay_via(http, ch, url=None):
+    """What x402HttpxClient does with a 402 from url (default: the URL the challenge names): the HTTP client's
+    payment-required hooks with the request URL, then the payment payload."""
+    if url is None:
+        url = ch.resource.url if getattr(ch, "resource", None) else ""
+    if await http.handle_payment_required(ch, url):
+        raise AssertionError("a payment-required hook answered headers")
+    return await http.create_payment_payload(ch)
 
 
 def challenge(atomic, pay_to=PAY_TO, url="https://api.shop.example/data"):
