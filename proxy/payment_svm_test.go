@@ -192,14 +192,89 @@ func TestSolanaV1PaymentBoundAtItsTicket(t *testing.T) {
 	}
 }
 
-func (s *svmSeller) terms() svm.Terms {
-	payTo, _ := svm.ParseKey(s.offer.PayTo)
-	mint, _ := svm.ParseKey(s.offer.Asset)
-	fp, _, _ := s.offer.ExtraString("feePayer")
+func (s *svmSeller) terms() svm.Terms { return svmOfferTerms(s.offer) }
+
+// svmOfferTerms are what a Solana offer lets a transaction do, as a facilitator reads them.
+func svmOfferTerms(o x402.Requirement) svm.Terms {
+	payTo, _ := svm.ParseKey(o.PayTo)
+	mint, _ := svm.ParseKey(o.Asset)
+	fp, _, _ := o.ExtraString("feePayer")
 	feePayer, _ := svm.ParseKey(fp)
-	amount, _ := x402.ParseAtomic(s.offer.Amount)
-	memo, hasMemo, _ := s.offer.ExtraString("memo")
+	amount, _ := x402.ParseAtomic(o.Amount)
+	memo, hasMemo, _ := o.ExtraString("memo")
 	return svm.Terms{PayTo: payTo, Mint: mint, FeePayer: feePayer, Amount: amount, Memo: memo, HasMemo: hasMemo}
+}
+
+// callSolana is the MCP seller's answer to a Solana payment: verified against its offer as a facilitator
+// would, then settled.
+func (s *mcpSeller) callSolana(m rpcMsg, pl *x402.PaymentPayload) map[string]any {
+	text, _ := pl.ExactSVM()
+	raw, _ := base64.StdEncoding.DecodeString(text)
+	tx, err := svm.Decode(raw)
+	if err == nil {
+		_, err = svm.CheckExact(tx, svmOfferTerms(s.offers[0]))
+	}
+	if err != nil {
+		return s.paymentRequired(m.ID)
+	}
+	amount, _ := x402.ParseAtomic(s.offers[0].Amount)
+	s.paid.Add(1)
+	s.settled.Add(int64(amount))
+	return map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": `{"weather":"foggy"}`}},
+		"_meta": map[string]any{"x402/payment-response": map[string]any{"success": true, "network": s.offers[0].Network,
+			"transaction": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"}}}}
+}
+
+// x402 over MCP: a Solana payment in params._meta["x402/payment"] is bound by the same paymentTerms as a
+// payment header: the official payment is released once and its settlement committed; a transaction paying
+// another token account, or its replay, is answered with a JSON-RPC error and never reaches the seller.
+func TestMCPSolanaPaymentBound(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	var offer x402.Requirement
+	if err := json.Unmarshal(c.Requirement, &offer); err != nil {
+		t.Fatal(err)
+	}
+	s := newMCPSeller(t, "both", false, offer)
+	h := newHarness(t, memory.New(), solanaRules())
+	b := h.mcpBuyer(s.url())
+	payment := func(pr *x402.PaymentRequired, raw []byte) map[string]any {
+		return map[string]any{"x402/payment": map[string]any{"x402Version": 2, "resource": pr.Resource, "accepted": pr.Accepts[0],
+			"payload": map[string]any{"transaction": base64.StdEncoding.EncodeToString(raw)}}}
+	}
+	_, first := b.call(nil)
+	pr := termsOf(t, first)
+	if pr == nil || len(pr.Accepts) != 1 || pr.Accepts[0].Network != x402.SolanaDevnet {
+		t.Fatalf("terms after payguard: %s", allTerms(first))
+	}
+	tx, _ := svm.Decode(bytes.Clone(c.Raw))
+	stranger := svmtest.Key(t, "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")
+	ata, _ := svm.AssociatedTokenAddress(stranger, c.Terms.Mint, svm.TokenProgram)
+	tx.Keys[tx.Instructions[2].Accounts[2]] = ata
+	other, _ := svmtest.Resign(t, tx)
+	before := s.x402In.Load()
+	_, refused := b.call(payment(pr, other))
+	if e, _ := refused["error"].(map[string]any); e == nil || !strings.Contains(allTerms(refused), "transfer pays token account") {
+		t.Fatalf("a transaction paying another account: %s", allTerms(refused))
+	}
+	if s.x402In.Load() != before {
+		t.Fatal("the refused payment reached the seller")
+	}
+	_, paid := b.call(payment(pr, c.Raw))
+	if res, _ := paid["result"].(map[string]any); res == nil || res["isError"] == true {
+		t.Fatalf("official Solana payment over MCP: %s", allTerms(paid))
+	}
+	if s.paid.Load() != 1 || h.budgetState().SpentMicros != 10000 {
+		t.Fatalf("seller settled %d; budget spent %d micros", s.paid.Load(), h.budgetState().SpentMicros)
+	}
+	seen := s.x402In.Load()
+	_, again := b.call(payment(pr, c.Raw))
+	if e, _ := again["error"].(map[string]any); e == nil || !strings.Contains(allTerms(again), "replay") {
+		t.Errorf("replayed Solana payment over MCP: %s", allTerms(again))
+	}
+	if s.x402In.Load() != seen {
+		t.Error("a replayed Solana payment reached the seller")
+	}
 }
 
 // solanaRules are the test rules with Solana devnet allowed.
