@@ -177,3 +177,24 @@ func TestWriterBuildsTheCategorySample(t *testing.T) {
 		t.Fatalf("the cache read the store within its TTL: %d entries", len(got))
 	}
 }
+
+// A settled payment's category is the one its endpoint's 402 declared, even when another writer (another
+// replica of the fleet) recorded that 402: the writer reads it from the store.
+func TestSettledPaymentTakesTheCategoryFromTheStore(t *testing.T) {
+	st := memory.New()
+	w1 := NewWriter(st, WriterOptions{})
+	o := seen(0, offer("base", payA, "10000"))
+	o.Category = "weather"
+	w1.Observe(o)
+	w1.Close()
+	if sample, _ := st.CategoryPrices(context.Background(), "weather"); len(sample) != 0 {
+		t.Fatalf("an unpaid 402 entered the sample: %+v", sample)
+	}
+	w2 := NewWriter(st, WriterOptions{})
+	w2.Observe(FromPaid(target, "GET", o.Offers[0], 200, true, t0.Add(time.Second)))
+	w2.Close()
+	sample, err := st.CategoryPrices(context.Background(), "weather")
+	if err != nil || len(sample) != 1 || sample[0].URL != target || sample[0].Offers[0].Amount != "10000" {
+		t.Fatalf("category sample after the settled payment: %v %+v", err, sample)
+	}
+}

@@ -28,7 +28,7 @@ var defaultPorts = map[string]string{"http": "80", "https": "443", "mcp": ""}
 //   - scheme in lower case, http or https; no query, fragment or credentials (a query names an input of
 //     the endpoint, not another endpoint);
 //   - the host as CanonicalHost spells it (lower case, IDNA, no trailing dot, IPv6 compressed, an
-//     IPv4-mapped IPv6 address as the IPv4 one); the port in decimal without leading zeros, dropped when
+//     IPv4-mapped IPv6 address as the IPv4 one, an IPv6 zone dropped); the port in decimal without leading zeros, dropped when
 //     it is the scheme's default;
 //   - the path as canonicalPath spells it: RFC 3986 normalisation (unreserved characters' %-escapes
 //     decoded, other escapes in upper-case hex, dot segments removed) and then, deliberately coarser than
@@ -50,6 +50,11 @@ func NormalizeURL(raw string) (string, error) {
 	host := CanonicalHost(u.Hostname())
 	if host == "" || u.Opaque != "" {
 		return "", errors.New("index: endpoint URL has no host")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.WithZone("").String() // a link-local zone names an interface of the dialler, not the endpoint
+	} else if !hostName(host) {
+		return "", errors.New("index: endpoint URL has an invalid host name")
 	}
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
@@ -74,6 +79,27 @@ func NormalizeURL(raw string) (string, error) {
 		return "", errors.New("index: endpoint URL is too long")
 	}
 	return out, nil
+}
+
+// hostName reports whether h (lower case, as CanonicalHost leaves it) is a name a resolver would look up:
+// letters, digits, '-', '_' and dots between non-empty labels (Go's resolver refuses other names, so an
+// endpoint under one is never reached).
+func hostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // canonicalPath is the key's spelling of an escaped URL path (NormalizeURL says why each step): always

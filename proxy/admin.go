@@ -125,11 +125,14 @@ type holdView struct {
 	ResolvedBy   string          `json:"resolved_by,omitempty"`
 	Note         string          `json:"note,omitempty"`
 	ResolvedAt   *time.Time      `json:"resolved_at,omitempty"`
+	// Description is the seller's: the v2 challenge's resource.description, else the held option's.
+	Description string `json:"description,omitempty"`
 }
 
 func (p *Proxy) view(h store.Hold) holdView {
 	v := holdView{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, AmountUSD: usdString(h.AmountMicros),
-		AmountMicros: h.AmountMicros, CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note}
+		AmountMicros: h.AmountMicros, CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note,
+		Description: h.Description}
 	if json.Valid(h.Decision) {
 		v.Decision = h.Decision
 	}

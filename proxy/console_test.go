@@ -408,3 +408,33 @@ func TestAdminRefusesAForeignHost(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/holds?status=all (documented) lists every hold, and a status filter applies to the status shown:
+// a pending hold past its expiry is listed under expired, not pending. On the previous main "all" was a
+// 400 and the lapsed hold was listed as pending (shown expired) and not at all under expired.
+func TestHoldsListStatusAllAndExpired(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newHarness(t, memory.New(), testRules(), withClock(clock))
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	id := heldRequest(t, h, s)
+	if got := h.holds("all"); len(got) != 1 || got[0].ID != id || got[0].Status != "pending" {
+		t.Fatalf("status=all: %+v", got)
+	}
+	mu.Lock()
+	now = now.Add(time.Hour) // past the hold's ttl (10 min)
+	mu.Unlock()
+	if got := h.holds("expired"); len(got) != 1 || got[0].ID != id || got[0].Status != "expired" {
+		t.Errorf("status=expired: %+v", got)
+	}
+	if got := h.holds("pending"); len(got) != 0 {
+		t.Errorf("status=pending lists a lapsed hold: %+v", got)
+	}
+	if got := h.holds(""); len(got) != 1 {
+		t.Errorf("no status: %+v", got)
+	}
+	if code, body := h.api("GET", "/v1/holds?status=bogus", testToken, nil); code != 400 || !bytes.Contains(body, []byte("all")) {
+		t.Errorf("status=bogus: %d %s", code, body)
+	}
+}

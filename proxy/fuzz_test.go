@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/x402"
 	"github.com/payguard/payguard/x402/svm/svmtest"
@@ -34,6 +35,14 @@ func FuzzGuardInputs(f *testing.F) {
 		f.Add("", []byte("{}"), base64.StdEncoding.EncodeToString([]byte(v2pl)))
 		f.Add("", []byte("{}"), base64.StdEncoding.EncodeToString([]byte(v1pl)))
 	}
+	// An upto payment as the SDK's upto client sends it (a Permit2 witness transfer of the maximum).
+	upto, _ := x402.EncodeHeaderJSON(map[string]any{"x402Version": 2,
+		"accepted": uptoOffer("200000"),
+		"payload": map[string]any{"signature": "0x00", "permit2Authorization": map[string]any{
+			"from": buyerAddress, "permitted": map[string]any{"token": baseSepoliaUSDC, "amount": "200000"},
+			"spender": x402.UptoPermit2ProxyAddress, "nonce": "1", "deadline": "9999999999",
+			"witness": map[string]any{"to": sellerPayTo, "facilitator": uptoFacilitator, "validAfter": "0"}}}})
+	f.Add("", []byte("{}"), upto)
 	f.Fuzz(func(t *testing.T, header string, body []byte, payment string) {
 		resp := &http.Response{StatusCode: 402, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
 		if header != "" {
@@ -52,7 +61,9 @@ func FuzzGuardInputs(f *testing.F) {
 			}
 		}
 		if pl, err := x402.DecodePaymentPayloadHeader(payment); err == nil {
-			_, _ = paymentTerms(pl)
+			if tm, err := paymentTerms(pl); err == nil && tm.permit2 != nil {
+				_ = checkPermit2Window(tm.permit2, 60, time.Unix(1_800_000_000, 0))
+			}
 		}
 	})
 }

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/index/probe"
+	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/store/redis"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -170,5 +173,43 @@ func TestFailedGetProbesDoNotHoldAPost(t *testing.T) {
 	if resp.StatusCode != http.StatusPaymentRequired {
 		r := decodeRefusal(t, resp, body)
 		t.Fatalf("the first POST of a POST-only endpoint: %s %q", r.Decision, r.Reasons)
+	}
+}
+
+// A fleet on one Redis shares the site payee record: payee A seen at /weather through replica A, payee B at
+// another URL of the site through replica B is held there as new at the site.
+func TestFleetSharesTheSitePayees(t *testing.T) {
+	u := testredis.URL(t)
+	prefix := "payguard-test-sitepayees:" + store.NewID()[:12] + ":"
+	open := func() *redis.Store {
+		st, err := redis.Open(context.Background(), redis.Options{URL: u, Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
+		if err != nil {
+			t.Fatalf("opening the fleet's Redis at %s: %v", u, err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA, stB := open(), open()
+	t.Cleanup(func() { deletePrefix(t, u, prefix) })
+	a := newHarness(t, stA, testRules(), withIndex(t, stA))
+	b := newHarness(t, stB, testRules(), withIndex(t, stB))
+	s := newMutableSeller(t, sellerPayTo, "10000")
+	if resp, body := a.buyer().get(s.srv.URL+"/weather", nil); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("through proxy A: %d %s", resp.StatusCode, body)
+	}
+	waitObservations(t, stB, s.srv.URL+"/weather", 1)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if e, _ := stB.SitePayees(context.Background(), "127.0.0.1"); len(e) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the site payee record was not written")
+		}
+	}
+	s.payTo.Store(otherPayTo)
+	resp, body := b.buyer().get(s.srv.URL+"/forecast", nil)
+	r := decodeRefusal(t, resp, body)
+	if r.Decision != hold || !hasReason(r.Reasons, "hold: endpoint_payto_changed: payTo "+otherPayTo+" is new at site 127.0.0.1") {
+		t.Fatalf("through proxy B: %s %q", r.Decision, r.Reasons)
 	}
 }

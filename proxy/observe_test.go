@@ -248,6 +248,15 @@ func TestAdminEndpointsLookup(t *testing.T) {
 		v.Summary.PayTo[0].Current[0] != strings.ToLower(sellerPayTo) || v.Summary.Category != "weather" || v.ByMethod["GET"].Observations != 1 {
 		t.Fatalf("lookup body: %s", body)
 	}
+	// Another spelling of the endpoint is the same key (index.NormalizeURL): the same view.
+	port := s.srv.URL[strings.LastIndex(s.srv.URL, ":")+1:]
+	for _, other := range []string{s.srv.URL + "/Weather/", s.srv.URL + "/%77eather;x", "http://[::ffff:127.0.0.1]:" + port + "/weather"} {
+		var w endpointsView
+		if code, body := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape(other), testToken, nil); code != 200 ||
+			json.Unmarshal(body, &w) != nil || w.URL != v.URL || w.Summary.Observations != 1 {
+			t.Errorf("lookup by %s: %d %s", other, code, body)
+		}
+	}
 	if code, body := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape("https://never.example/x"), testToken, nil); code != 404 ||
 		!strings.Contains(string(body), "endpoint_not_listed") {
 		t.Fatalf("unknown endpoint: %d %s", code, body)

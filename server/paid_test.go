@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -456,7 +457,8 @@ func TestEndpointIndex(t *testing.T) {
 	if got := challengeV2(t, r)["accepts"].([]any)[0].(map[string]any)["amount"]; got != "5000" {
 		t.Fatalf("amount %v", got)
 	}
-	r = e.do("GET", "/v1/endpoint?url="+one, nil, payV2(t, challengeV2(t, r), "0x0d"))
+	// Another spelling of "one" is its key (index.NormalizeURL, the Index's one key function).
+	r = e.do("GET", "/v1/endpoint?url="+url.QueryEscape("HTTPS://API.example.com.:443/One/"), nil, payV2(t, challengeV2(t, r), "0x0d"))
 	if r.StatusCode != 200 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}

@@ -79,6 +79,7 @@ type Server struct {
 	metrics   *metrics
 	offers    map[string]fees.Offer // by paid route path
 	core      *core.Service
+	operator  operatorTexts // server.terms_file and privacy_file (operator.go)
 }
 
 type facilitatorHealth struct {
@@ -111,6 +112,9 @@ func New(o Options) (*Server, error) {
 		TrustedProxies: trusted, Deliveries: o.Deliveries,
 		SettleWait: time.Duration(o.Config.Fees.SettleTimeout) + 5*time.Second, CountPayment: s.countPayment, CountTrial: s.countTrial, Logger: o.Logger, Now: o.Now})
 	if err != nil {
+		return nil, err
+	}
+	if s.operator, err = readOperatorTexts(o.Config); err != nil {
 		return nil, err
 	}
 	s.offers = map[string]fees.Offer{}

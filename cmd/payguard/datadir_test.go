@@ -114,7 +114,7 @@ func TestServeListenAndDataDirFlags(t *testing.T) {
 	t.Chdir(t.TempDir())
 	t.Setenv(config.DataDirEnv, "")
 	cfgPath := filepath.Join(t.TempDir(), "serve.yaml")
-	if err := os.WriteFile(cfgPath, []byte("server:\n  fees:\n    pay_to: \"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte("server:\n  contact: mailto:ops@example.com\n  fees:\n    network: eip155:84532\n    pay_to: \"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "flag")

@@ -194,11 +194,13 @@ type apiHold struct {
 	ResolvedBy   string          `json:"resolved_by"`
 	Note         string          `json:"note"`
 	ResolvedAt   *time.Time      `json:"resolved_at"`
+	Description  string          `json:"description"`
 }
 
 func (a apiHold) view() notify.Hold {
 	h := store.Hold{ID: a.ID, Status: a.Status, Method: a.Method, URL: a.URL, Decision: a.Decision,
-		AmountMicros: a.AmountMicros, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, ResolvedBy: a.ResolvedBy, Note: a.Note}
+		AmountMicros: a.AmountMicros, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, ResolvedBy: a.ResolvedBy, Note: a.Note,
+		Description: a.Description}
 	if a.ResolvedAt != nil {
 		h.ResolvedAt = *a.ResolvedAt
 	}
@@ -287,8 +289,8 @@ func printHold(raw []byte, asJSON bool, stdout, stderr io.Writer) int {
 	line("request", h.Method+" "+h.URL)
 	line("amount", dollars(h.AmountUSD)+" ("+h.AmountAtomic+" atomic)")
 	line("pay to", h.PayTo)
-	line("network", h.Network)
-	line("asset", h.Asset)
+	line("network", withName(h.NetworkName, h.Network))
+	line("asset", withName(h.AssetName, h.Asset))
 	line("description", h.Description)
 	for _, r := range h.Reasons {
 		line("reason", r)
@@ -352,4 +354,12 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// withName is a network's or asset's known name with the raw value beside it ("Base (eip155:8453)").
+func withName(name, raw string) string {
+	if name == "" || raw == "" {
+		return raw
+	}
+	return name + " (" + raw + ")"
 }

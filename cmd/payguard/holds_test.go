@@ -44,7 +44,8 @@ func holdingProxy(t *testing.T) (adminURL, holdID string) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	seller := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pr := x402.PaymentRequired{X402Version: x402.V2, Resource: &x402.ResourceInfo{URL: "http://" + r.Host + r.URL.Path},
+		pr := x402.PaymentRequired{X402Version: x402.V2, Resource: &x402.ResourceInfo{URL: "http://" + r.Host + r.URL.Path,
+			Description: "Hourly weather for Lisbon"},
 			Accepts: []x402.Requirement{{Version: x402.V2, Scheme: "exact", Network: "eip155:8453", Amount: "10000",
 				Asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", PayTo: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E",
 				MaxTimeoutSeconds: 60, Extra: json.RawMessage(`{"name":"USD Coin","version":"2"}`)}}}
@@ -89,7 +90,8 @@ func TestHoldsCLI(t *testing.T) {
 		t.Fatalf("list --json: %d %s", code, out)
 	}
 	code, out, _ = holdsCmd("show", id, "--admin", admin)
-	for _, want := range []string{"status", "pending", "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", "eip155:8453", "10000 atomic", "reason"} {
+	for _, want := range []string{"status", "pending", "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", "Base (eip155:8453)",
+		"USDC (0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913)", "Hourly weather for Lisbon", "10000 atomic", "reason"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("show lacks %q: %d\n%s", want, code, out)
 		}

@@ -72,20 +72,21 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	terms, err := fees.TermsFromConfig(cfg.Server.Fees)
-	if err != nil {
+	if err := serveStartProblems(err, cfg.Server); err != nil {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serveAPI(ctx, cfg, terms, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log); err != nil {
+	if err := serveAPI(ctx, cfg, terms, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log, stdout); err != nil {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
+// serveAPI runs serve until ctx ends; banner, when given, receives the start-up summary (servebanner.go).
+func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger, banner ...io.Writer) error {
 	// Bound first: a port in use fails before anything is created, and egress knows serve's address.
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
@@ -126,7 +127,11 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	defer st.Close()
 
 	fc := cfg.Server.Fees
-	facilitator := fees.NewFacilitator(fc.FacilitatorURL, nil, time.Duration(fc.VerifyTimeout), time.Duration(fc.SettleTimeout))
+	facURL, err := fc.Facilitator()
+	if err != nil {
+		return err
+	}
+	facilitator := fees.NewFacilitator(facURL, nil, time.Duration(fc.VerifyTimeout), time.Duration(fc.SettleTimeout))
 	seller, err := fees.NewSeller(fees.SellerOptions{Terms: terms, Facilitator: facilitator, Signer: keys, Nonces: storeNonces(st)})
 	if err != nil {
 		return err
@@ -183,6 +188,9 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		"kid", keys.ActiveKeyID(), "sanctions_ready", scr.sanctions.Ready(), "gc_percent", gcPercent)
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(hs, ln) }()
+	if len(banner) > 0 {
+		writeServeBanner(ctx, banner[0], srv, facilitator, cfg.Server, ln.Addr().String(), terms)
+	}
 	var metricsSrv *http.Server
 	if cfg.Server.MetricsListen != "" {
 		mux := http.NewServeMux()

@@ -17,8 +17,11 @@ import (
 //     AKAs" (FAQs 122 and 124); and a hit where the name in the transaction is of another kind than the
 //     listed one (a person or company against a vessel) is not a valid match (FAQ 5, step 2).
 //   - Legal forms: a match that needed different legal forms removed (a GmbH against a listed LLC) is
-//     possible, never exact; a short name whose legal form is on one side only is possible too.
-//   - Every match lists its steps (screening.Step…).
+//     possible, never exact; so is a short name whose legal form is on one side only, and a company (a name
+//     with a legal form) against a listed person, which never matches fuzzily either.
+//   - Short names need stronger evidence (shortNameEvidence).
+//   - Every match lists its steps (screening.Step…), computed by explain for fuzzy matches and from the
+//     list name's facts (nameFacts) for key matches.
 
 // Step bits, in the order they are reported.
 const (
@@ -84,10 +87,10 @@ func legalSet(forms []string) []string {
 	return out
 }
 
-// legalSteps compares the legal forms of a query and a listed name: nothing when they carry the same
-// (or neither has one), stepLegalRemoved when only one has one, both bits when they differ.
-func legalSteps(qForms, nForms []string) uint16 {
-	q, n := legalSet(qForms), legalSet(nForms)
+// legalSteps compares the legal forms of a query and a listed name (each as legalSet gives them): nothing
+// when they carry the same (or neither has one), stepLegalRemoved when only one has one, both bits when
+// they differ.
+func legalSteps(q, n []string) uint16 {
 	switch {
 	case slices.Equal(q, n):
 		return 0
@@ -95,6 +98,47 @@ func legalSteps(qForms, nForms []string) uint16 {
 		return stepLegalRemoved
 	}
 	return stepLegalRemoved | stepLegalDifferent
+}
+
+// nameFacts is what the evidence needs of every list name (primary name or alias), computed once when the
+// list is built rather than per query: its legal forms (an index into forms) and its token count.
+type nameFacts struct {
+	base  []int32    // per entry: the position of its primary name; its aliases follow
+	form  []uint8    // per name: index into forms of its legalSet
+	ntok  []uint8    // per name: len(nameTokens(name)), capped at 255
+	forms [][]string // distinct legal-form sets; forms[0] is the empty set
+}
+
+func buildNameFacts(entries []Entry) *nameFacts {
+	f := &nameFacts{base: make([]int32, len(entries)), forms: [][]string{nil}}
+	ids := map[string]uint8{"": 0}
+	add := func(name string) {
+		toks, forms := nameTokensForms(name)
+		set := legalSet(forms)
+		key := strings.Join(set, " ")
+		id, ok := ids[key]
+		if !ok && len(f.forms) < 256 {
+			id = uint8(len(f.forms))
+			ids[key] = id
+			f.forms = append(f.forms, set)
+		}
+		f.form = append(f.form, id)
+		f.ntok = append(f.ntok, uint8(min(len(toks), 255)))
+	}
+	for i := range entries {
+		f.base[i] = int32(len(f.form))
+		add(entries[i].Name)
+		for _, a := range entries[i].Aliases {
+			add(a.Name)
+		}
+	}
+	return f
+}
+
+// of returns the legal-form set and token count of an entry's primary name (alias -1) or alias.
+func (f *nameFacts) of(entry int32, alias int16) ([]string, int) {
+	i := int(f.base[entry]) + int(alias) + 1
+	return f.forms[f.form[i]], int(f.ntok[i])
 }
 
 // nameOnly reports whether a list name matches only when written as the query is (never fuzzily, never
@@ -111,21 +155,16 @@ func sameAsWritten(a, b string) bool {
 	return ka != "" && ka == compactKey(rawTokens(b))
 }
 
-// exactSteps returns the steps an exact-key match of query against a listed name needed: the legal-form
-// comparison, and spacing when the words differ though their letters are the same. The listed name's
-// "LAST, First" written "First LAST" is the name as people write it, not a reordering.
-func exactSteps(query string, qToks, qForms []string, listed string, individual bool) uint16 {
-	nToks, nForms := nameTokensForms(listed)
-	bits := legalSteps(qForms, nForms)
-	if slices.Equal(qToks, nToks) {
-		return bits
+// exactSteps returns the steps an exact-key match needed: the legal-form comparison, and spacing when the
+// query has another number of words than the listed name though their letters are the same ("PomerolCapital"
+// and POMEROL CAPITAL). The listed name's "LAST, First" written "First LAST" is the name as people write
+// it, not a reordering.
+func exactSteps(qToks, qSet, nSet []string, nTok int) uint16 {
+	bits := legalSteps(qSet, nSet)
+	if len(qToks) != nTok {
+		bits |= stepSpacing
 	}
-	if last, given, ok := strings.Cut(listed, ","); ok && individual {
-		if slices.Equal(qToks, append(nameTokens(given), nameTokens(last)...)) {
-			return bits
-		}
-	}
-	return bits | stepSpacing
+	return bits
 }
 
 // informativeLen is the number of letters and digits of a name's words that say who it is: its tokens
@@ -194,7 +233,7 @@ func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 		switch {
 		case qu.s == ns:
 			same |= spanMask(qu.start, qu.span)
-		case qu.span == 1 && particles[qu.s] && particles[ns]:
+		case qu.span == 1 && connectors[qu.s] && connectors[ns]:
 			bits |= stepParticle
 		case qu.skel == ix.skels[nu.vocab]:
 			bits |= stepTranslit

@@ -257,7 +257,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 		ix.delStart[b] = uint32(i)
 	}
-	for _, p := range slices.Sorted(maps.Keys(particles)) {
+	for _, p := range slices.Sorted(maps.Keys(connectors)) {
 		if id, ok := ix.vocab[p]; ok && ix.isToken[id] {
 			ix.particleIDs = append(ix.particleIDs, id)
 		}

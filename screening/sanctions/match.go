@@ -49,7 +49,7 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	if a == b {
 		return 1
 	}
-	if aTok && bTok && particles[a] && particles[b] {
+	if aTok && bTok && connectors[a] && connectors[b] {
 		return particlePairSim
 	}
 	sameSkel := ska == skb
@@ -105,7 +105,7 @@ func codeSwap(a, b string) bool {
 	return a[0] == b[1] && a[1] == b[0] && a[2] == b[2] || a[0] == b[0] && a[1] == b[2] && a[2] == b[1]
 }
 
-// particlePairSim is the similarity of two different particles ("bin" and "al"): a connecting word stands
+// particlePairSim is the similarity of two different connectors ("bin" and "al"; see connectors): one stands
 // for another as people write a name ("Given bin Family", "Given al-Family"), so a particle may partner
 // one of the name's particles instead of costing its weight when the name's other words are so common that
 // the particle's share is large ("Ahmed bin Ahmad" for AL-AHMAD, Ahmad). Particles weigh little
@@ -128,7 +128,7 @@ func unitSims(a, ska string, aTok bool, b, skb string, bTok bool) (tok, big floa
 	if a == b {
 		return 1, 1
 	}
-	if aTok && bTok && particles[a] && particles[b] {
+	if aTok && bTok && connectors[a] && connectors[b] {
 		return particlePairSim, 0
 	}
 	sameSkel := ska == skb
@@ -279,7 +279,7 @@ func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 		cand = append(cand, id)
 	}
 	cand = append(cand, ix.bySkel[skel]...)
-	if single && particles[s] {
+	if single && connectors[s] {
 		cand = append(cand, ix.particleIDs...)
 	}
 	if single && len(s) >= minDeleteLen {
@@ -506,12 +506,14 @@ func (l *List) ScreenName(name string) screening.NameResult {
 		return res
 	}
 	ix := l.names
-	keys, glued := exactAndGluedKeys(name, true)
-	qToks, qForms := nameTokensForms(name)
+	raw := rawTokens(name)
+	qToks, qForms := splitLegal(slices.Clone(raw), true)
+	keys, glued := keysOf(name, raw, qToks, true)
 	// A name with a legal form is a company's: it is not a listed person (OFAC FAQ 5, step 2), so it meets
 	// an individual's name by key as possible at most, and never fuzzily (unless the person's name has the
 	// same words).
-	company := len(legalSet(qForms)) > 0
+	qSet := legalSet(qForms)
+	company := len(qSet) > 0
 	// Key matches: the strongest finding per entry (exact over possible), in the order found.
 	type keyHit struct {
 		m     screening.SanctionsMatch
@@ -544,7 +546,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 				record(ref.entry, l.match(ref.entry, ref.alias, 1, bits), false)
 				continue
 			}
-			bits := exactSteps(name, qToks, qForms, listed, e.Type == TypeIndividual)
+			nSet, nTok := l.facts.of(ref.entry, ref.alias)
+			bits := exactSteps(qToks, qSet, nSet, nTok)
 			exact := bits&stepLegalDifferent == 0 && (bits&stepLegalRemoved == 0 || informativeLen(qToks) >= minExactLen) &&
 				!(company && e.Type == TypeIndividual && bits&stepLegalRemoved != 0)
 			record(ref.entry, l.match(ref.entry, ref.alias, 1, bits), exact)
@@ -554,8 +557,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	for _, key := range glued {
 		for _, ref := range ix.exact[key] {
 			if e := &l.entries[ref.entry]; !nameOnly(e.Type, ref.weak) {
-				_, nForms := nameTokensForms(l.listedName(ref.entry, ref.alias))
-				record(ref.entry, l.match(ref.entry, ref.alias, 1, stepGlued|legalSteps(qForms, nForms)), false)
+				nSet, _ := l.facts.of(ref.entry, ref.alias)
+				record(ref.entry, l.match(ref.entry, ref.alias, 1, stepGlued|legalSteps(qSet, nSet)), false)
 			}
 		}
 	}
@@ -570,7 +573,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	for e := range at {
 		seen[e] = true
 	}
-	toks := matchTokens(name)
+	toks := abdRewrite(slices.Clone(qToks)) // matchTokens(name), without tokenizing it again
 	if len(toks) == 0 {
 		return res
 	}
@@ -581,8 +584,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 		if seen[rec.entry] {
 			continue
 		}
-		_, nForms := nameTokensForms(l.listedName(rec.entry, rec.alias))
-		legal := legalSteps(qForms, nForms)
+		nSet, _ := l.facts.of(rec.entry, rec.alias)
+		legal := legalSteps(qSet, nSet)
 		// A company is not a person, unless the person's name has the same "form" words (AG ALBACHAR,
 		// Ahmed: a Tuareg "ag", son of, not an Aktiengesellschaft).
 		if company && legal != 0 && l.entries[rec.entry].Type == TypeIndividual {

@@ -271,24 +271,6 @@ func oneEdit(a, b string) bool {
 	return a[p+1:] == b[p:]
 }
 
-// nameVariants returns the token lists under which a name is known: its own order, and for an
-// individual written "LAST, First Middle" also "First Middle LAST".
-func nameVariants(name string, individual bool) [][]string {
-	toks := nameTokens(name)
-	if len(toks) == 0 {
-		return nil
-	}
-	out := [][]string{toks}
-	if last, given, ok := strings.Cut(name, ","); ok && individual {
-		l, g := nameTokens(last), nameTokens(given)
-		if len(l) > 0 && len(g) > 0 {
-			swapped := append(append([]string{}, g...), l...)
-			out = append(out, swapped)
-		}
-	}
-	return out
-}
-
 // compactKey joins tokens with no separator, so that "Tornado Cash", "Tornado.Cash" and "TornadoCash" meet.
 func compactKey(toks []string) string { return strings.Join(toks, "") }
 
@@ -316,15 +298,28 @@ func exactKeys(name string, individual bool) []string {
 
 // exactAndGluedKeys returns exactKeys(name, individual) and the name's gluedLegalKeys.
 func exactAndGluedKeys(name string, individual bool) (keys, glued []string) {
+	raw := rawTokens(name)
+	toks, _ := splitLegal(slices.Clone(raw), false)
+	return keysOf(name, raw, toks, individual)
+}
+
+// keysOf is exactAndGluedKeys given the name's raw tokens and its nameTokens, which a query has computed
+// already (ScreenName): a name is tokenized once. raw is not modified.
+func keysOf(name string, raw, toks []string, individual bool) (keys, glued []string) {
 	addKey := func(toks []string) {
 		if k := compactKey(toks); k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	for _, v := range nameVariants(name, individual) {
-		addKey(v)
+	if len(toks) > 0 {
+		addKey(toks)
+		if last, given, ok := strings.Cut(name, ","); ok && individual {
+			l, g := nameTokens(last), nameTokens(given)
+			if len(l) > 0 && len(g) > 0 {
+				addKey(append(append([]string{}, g...), l...))
+			}
+		}
 	}
-	raw := rawTokens(name)
 	for len(raw) > 1 {
 		if n := legalSuffixLen(raw); n > 0 && n < len(raw) {
 			raw = raw[:len(raw)-n]

@@ -2,7 +2,9 @@ package sanctions
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/screening"
 )
@@ -137,5 +139,38 @@ func TestMisspelledLegalFormIsOneEdit(t *testing.T) {
 		if got := oneEdit(c.a, c.b); got != c.want {
 			t.Errorf("oneEdit(%q, %q) = %v", c.a, c.b, got)
 		}
+	}
+}
+
+// TestXMLWeakAliasAndVessel: SDN.XML's weak category and its vessel type follow the same rules as the CSV set's
+// quoted a.k.a.s and vessel rows.
+func TestXMLWeakAliasAndVessel(t *testing.T) {
+	const doc = `<?xml version="1.0" standalone="yes"?>
+<sdnList xmlns="http://tempuri.org/sdnList.xsd">
+  <publshInformation><Publish_Date>05/02/2024</Publish_Date><Record_Count>2</Record_Count></publshInformation>
+  <sdnEntry>
+    <uid>42</uid><firstName>Ivan</firstName><lastName>EXAMPLOVSKY</lastName><sdnType>Individual</sdnType>
+    <programList><program>CYBER2</program></programList>
+    <akaList>
+      <aka><uid>8</uid><type>a.k.a.</type><category>weak</category><lastName>Vanya</lastName></aka>
+    </akaList>
+  </sdnEntry>
+  <sdnEntry>
+    <uid>43</uid><lastName>OCEAN PEARL</lastName><sdnType>Vessel</sdnType>
+    <programList><program>IRAN</program></programList>
+  </sdnEntry>
+</sdnList>`
+	l, _, err := ParseXML(strings.NewReader(doc), time.Time{}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPrecision(t, l, []precisionCase{
+		{"Vanya", 42, "possible"}, {"Vanya GmbH", 42, "none"}, {"Vania", 42, "none"},
+		{"Ocean Pearl", 43, "possible"}, {"OceanPearl", 43, "possible"}, {"Ocean Pearl Ltd", 43, "none"},
+		{"Ocean Pearls", 43, "none"}, {"Ivan Examplovsky", 42, "exact"},
+	})
+	r := l.ScreenName("Vanya")
+	if len(r.Possible) != 1 || !slices.Equal(r.Possible[0].Steps, []string{screening.StepWeakAlias}) {
+		t.Errorf("Vanya: %+v, want one possible with step weak_alias", r.Possible)
 	}
 }

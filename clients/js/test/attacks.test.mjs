@@ -208,3 +208,32 @@ test('a refusal is a PaymentRefusedError with decision and reasons, said once', 
     await s.close();
   }
 });
+
+test('a redirect to another host: the guard judges the host that answered 402', async () => {
+  const s = await seller((url) => challenge(10000, { url: 'https://trusted.example/data' }));
+  const port = new URL(s.url).port;
+  // The agent asks 127.0.0.1, which redirects to localhost (the seller's other name), which asks for payment.
+  const front = http.createServer((req, res) => { res.writeHead(302, { location: `http://localhost:${port}${req.url}` }); res.end(); });
+  await new Promise((r) => front.listen(0, '127.0.0.1', r));
+  try {
+    const b = buyer({ rules: { ...LOCAL, domainBlocklist: ['localhost'] } });
+    const err = await rejectsWith(b.pay(`http://127.0.0.1:${front.address().port}/data`), (e) => assert.ok(e instanceof PaymentRefusedError, String(e)));
+    assert.deepEqual(err.reasons, ['block: domain localhost is on blocklist']);
+    assert.equal(err.url, `http://localhost:${port}/data`);
+    assert.equal(b.signer.signs, 0);
+    assert.equal(s.paid.length, 0);
+  } finally {
+    await new Promise((r) => front.close(r));
+    await s.close();
+  }
+});
+
+test('other spellings of the requested host are the same host', async () => {
+  const g = createGuard({ rules: { ...LOCAL, domainBlocklist: ['evil.example', 'bücher.example'] } });
+  const ch = challenge(10000, { url: 'https://trusted.example/data' });
+  for (const url of ['https://EVIL.example./x', 'https://pay.evil.example:8443/x', 'https://ｅｖｉｌ.example/x', 'https://xn--bcher-kva.example/x', 'https://user@evil.example/x']) {
+    const d = await g.decide({ paymentRequired: ch, selected: ch.accepts[0], resourceUrl: url });
+    assert.equal(d.decision, 'block', `${url}: ${d.reasons}`);
+  }
+  assert.equal(g.spent().spentUsd, '0');
+});

@@ -18,7 +18,7 @@ import { startSellerV2 } from '../../../interop/lib/seller-v2.mjs';
 import { startSellerV1 } from '../../../interop/lib/seller-v1.mjs';
 import { adminClient, startProxy, startServe } from '../../../interop/lib/payguard.mjs';
 import { BUYER_KEY, SELLER_PAY_TO } from '../../../interop/lib/wallets.mjs';
-import { createGuard, guardV1Fetch, verifyReceipt } from '../src/index.js';
+import { PaymentRefusedError, createGuard, guardV1Fetch, verifyJWS, verifyReceipt } from '../src/index.js';
 
 const LOCAL = { screenSanctions: false }; // no sanctions list in process: acknowledged explicitly
 const SERVICE_PAY_TO = '0x90F79bf6EB2c4f870365E785982E1f101E93b906';
@@ -128,7 +128,12 @@ test('payguard serve: remote screening blocks a sanctioned payee, and its receip
   // A seller whose payTo is on the OFAC excerpt: the service blocks it, nothing is signed.
   const sanctioned = await startSellerV2({ facilitatorUrl: fac.url, payTo: '0x098B716B8Aaf21512996dC57EB0615e2383E2f96' });
   t.after(() => sanctioned.close());
-  await assert.rejects(pay(`${sanctioned.url}/cheap`), /OFAC SDN-listed address/);
+  const err = await pay(`${sanctioned.url}/cheap`).then(() => null, (e) => e);
+  assert.ok(err instanceof PaymentRefusedError, String(err));
+  assert.equal(err.decision, 'block');
+  assert.match(err.reasons.join(' '), /OFAC SDN-listed address/);
+  // The refusal carries the service's signed receipt, which verifies offline against the pinned keys.
+  assert.equal(verifyJWS(err.receipt.jws, jwks).claims.decision, 'block');
   assert.equal((await facStats()).settle.success, 1);
 
   // A receipt from payguard serve verifies in JS; altered, it does not.
@@ -188,4 +193,31 @@ test('sidecar: a hold waits in the sidecar\'s approval queue; onHold false pays 
   assert.equal(budget.spent_micros + budget.reserved_micros, 500000);
   const used = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=used`, auth)).json();
   assert.equal(used.holds.length, 1, JSON.stringify(used));
+});
+
+test('sidecar: the decide-only token decides but cannot approve; a person approves with the admin token', async (t) => {
+  await reset();
+  const token = 'guard-test-token-0123456789abcdef';
+  const decideToken = 'guard-decide-only-0123456789abcdef';
+  const sidecar = await startProxy({
+    dir: path.join(tmp, 'sidecar-decide-only'), token, rules: { daily_cap_usd: 1, hold_above_usd: 0.02 },
+    args: ['--offline', '--sanctions-dir', SANCTIONS_DIR], env: { PAYGUARD_DECIDE_TOKEN: decideToken },
+  });
+  t.after(() => sidecar.stop());
+  const auth = { headers: { authorization: `Bearer ${token}` } };
+  // The agent approves its own hold: refused by the sidecar (401), so nothing is paid.
+  const agent = buyer({ sidecar: { url: sidecar.adminUrl, token: decideToken }, onHold: () => true });
+  await assert.rejects(agent.pay(`${v2.url}/mid`), (e) => e instanceof PaymentRefusedError && /approve answered 401/.test(e.message));
+  assert.equal((await facStats()).verify.calls, 0);
+  const pending = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=pending`, auth)).json();
+  assert.equal(pending.holds.length, 1, JSON.stringify(pending));
+  assert.equal(pending.holds[0].amount_micros, 500000); // the hold shows the amount a person approves
+  assert.equal(pending.holds[0].url, `${v2.url}/mid`); // the URL the agent requested
+  // A person approves with the admin token; the agent's next try is allowed once and paid.
+  const res = await fetch(`${sidecar.adminUrl}/v1/holds/${pending.holds[0].id}/approve`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"by":"alice"}',
+  });
+  assert.equal(res.status, 200);
+  assert.equal((await agent.pay(`${v2.url}/mid`)).status, 200);
+  assert.equal((await facStats()).settle.success, 1);
 });

@@ -4,7 +4,7 @@
 // decision vectors hold both to it).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startFacilitator } from '../../../interop/lib/facilitator.mjs';
@@ -30,8 +30,8 @@ function buyer(options) {
   const client = new x402Client().setSpendControls(false);
   client.register('eip155:*', new UptoEvmScheme(privateKeyToAccount(BUYER_KEY)));
   const g = createGuard(options);
-  g.attach(client);
-  return { pay: wrapFetchWithPayment(fetch, client), guard: g };
+  const http = g.attach(new x402HTTPClient(client)); // the HTTP client carries the request URL to the guard
+  return { pay: wrapFetchWithPayment(fetch, http), guard: g };
 }
 
 test('upto: a maximum under the caps is paid; the guard reserves the maximum it let the client sign', async () => {

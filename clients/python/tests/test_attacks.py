@@ -162,3 +162,35 @@ def test_refusal_is_payment_refused_said_once(seller):
     assert (err.decision, err.reasons, str(err), err.receipt) == (
         "block", ["block: amount $5 exceeds max $1"], "payguard: block: amount $5 exceeds max $1", None)
     assert signer.signs == 0
+
+
+def test_redirect_to_another_host_is_judged_on_the_host_that_answered(seller):
+    s = seller(lambda url: v2("https://trusted.example/data", option(10000)))
+    port = s.url.rsplit(":", 1)[1]
+
+    class Front(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(302)
+            self.send_header("location", f"http://localhost:{port}{self.path}")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    front = ThreadingHTTPServer(("127.0.0.1", 0), Front)
+    threading.Thread(target=front.serve_forever, daemon=True).start()
+    try:
+        http, signer = counting_client()
+        Guard({**LOCAL, "domain_blocklist": ["localhost"]}).attach(http)
+
+        async def go():
+            async with x402HttpxClient(http, follow_redirects=True) as c:
+                return await c.get(f"http://127.0.0.1:{front.server_address[1]}/data")
+
+        with pytest.raises(PaymentRefused) as e:
+            asyncio.run(go())
+        assert e.value.reasons == ["block: domain localhost is on blocklist"]
+        assert e.value.url == f"http://localhost:{port}/data" and signer.signs == 0 and s.paid == []
+    finally:
+        front.shutdown()
+        front.server_close()

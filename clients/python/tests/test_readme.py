@@ -84,3 +84,19 @@ def test_readme_install_line_installs_what_the_example_imports():
     extras = re.search(r"^evm = \[(.*)\]$", (HERE / "pyproject.toml").read_text(), re.M)
     assert extras and "x402[evm" in extras.group(1)
     assert "from x402.mechanisms.evm" in block("python", "## Use")
+
+
+def test_readme_quotes_the_sdks_own_refusal_above_one_dollar():
+    import asyncio
+
+    from conftest import CountingSigner, challenge
+    from x402 import x402Client
+    from x402.mechanisms.evm.exact import register_exact_evm_client
+
+    client = x402Client()  # the SDK's default spend controls
+    register_exact_evm_client(client, CountingSigner())
+    with pytest.raises(Exception) as e:
+        asyncio.run(client.create_payment_payload(challenge(5_000_000)))
+    quoted = re.search(r"`NoMatchingRequirementsError: (All payment requirements .*?)\. \.\.\.`", re.sub(r"\n\s*", " ", README))
+    assert quoted, "README quotes the SDK refusal"
+    assert type(e.value).__name__ == "NoMatchingRequirementsError" and str(e.value).startswith(quoted.group(1)), str(e.value)

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from conftest import CountingSigner
 from x402 import x402Client
+from x402.http import x402HTTPClient
 from x402.http.clients import x402HttpxClient
 from x402.mechanisms.evm.upto.client import UptoEvmScheme
 
@@ -42,8 +43,8 @@ def upto_buyer():
     client.set_spend_controls(False)
     client.register("eip155:*", UptoEvmScheme(signer))
     g = Guard(rules=LOCAL)
-    g.attach(client)
-    return client, signer, g
+    # The HTTP client x402HttpxClient drives: its payment-required hook carries the request URL to the guard.
+    return g.attach(x402HTTPClient(client)), signer, g
 
 
 def get(client, url):

@@ -112,7 +112,8 @@ function screeningRows(dl, s) {
   row(dl, "sanctions", (sc.status || "unknown") + (sc.note ? " (" + sc.note + ")" : ""));
   for (const m of sc.matches || []) {
     row(dl, "sanctions match", (m.name || "") + (m.matched_name && m.matched_name !== m.name ? " (as " + m.matched_name + ")" : "") +
-      (m.address ? " " + m.address : "") + " score " + m.score + (m.programs && m.programs.length ? " [" + m.programs.join(", ") + "]" : ""));
+      (m.address ? " " + m.address : "") + " score " + m.score + (m.programs && m.programs.length ? " [" + m.programs.join(", ") + "]" : "") +
+      (m.steps && m.steps.length ? " — needed: " + m.steps.join(", ").replaceAll("_", " ") : ""));
   }
   const d = s.domain || {};
   if (d.checked) {

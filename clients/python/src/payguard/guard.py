@@ -85,7 +85,11 @@ class _ByObject(Generic[_K, _V]):
 
     def set(self, key: _K, value: _V) -> None:
         k = id(key)
-        self._d[k] = (weakref.ref(key, lambda _r, k=k: self._d.pop(k, None)), value)
+
+        def forget(_ref: weakref.ref[Any]) -> None:
+            self._d.pop(k, None)
+
+        self._d[k] = (weakref.ref(key, forget), value)
 
     def get(self, key: _K) -> _V | None:
         hit = self._d.get(id(key))
@@ -307,7 +311,8 @@ def _wire(model: Any) -> dict[str, Any]:
     """An SDK model in its wire (camelCase JSON) form."""
     if isinstance(model, dict):
         return model
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    wire: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return wire
 
 
 def _combine(local: Outcome, remote: dict[str, Any]) -> Outcome:

@@ -126,7 +126,8 @@ def _parse_rfc3339(s: str) -> datetime | None:
     if not m:
         return None
     try:
-        t = datetime(*(int(m.group(i)) for i in range(1, 7)), tzinfo=timezone.utc)
+        y, mo, d, h, mi, sec = (int(m.group(i)) for i in range(1, 7))
+        t = datetime(y, mo, d, h, mi, sec, tzinfo=timezone.utc)
     except ValueError:
         return None
     if m.group(7):
@@ -287,18 +288,17 @@ def verify_receipt(receipt: str | dict[str, Any], jwks: Any, *, archival: bool =
     """Verify what `payguard verify-receipt` reads: a whole PreflightResult (JSON text or a dict) field by field
     against its signed receipt.jws, or a bare compact JWS. Returns the claims; raises ReceiptError."""
     text = receipt.strip() if isinstance(receipt, str) else json.dumps(receipt)
-    opts = {"archival": archival, "max_age": max_age, "now": now}
     if not text.startswith("{"):
-        return verify_jws(text, jwks, **opts)[1]
+        return verify_jws(text, jwks, archival=archival, max_age=max_age, now=now)[1]
     try:
         result = _loads(text, reject_repeats=True)
     except ValueError as e:
         raise ReceiptError("result_invalid", str(e)) from None
     rcpt = result.get("receipt") if isinstance(result, dict) else None
     jws = rcpt.get("jws") if isinstance(rcpt, dict) else None
-    if not isinstance(jws, str) or jws == "":
+    if not isinstance(rcpt, dict) or not isinstance(jws, str) or jws == "":
         raise ReceiptError("result_invalid", "the result has no receipt.jws")
-    payload, claims = verify_jws(jws, jwks, **opts)
+    payload, claims = verify_jws(jws, jwks, archival=archival, max_age=max_age, now=now)
     del rcpt["jws"]
     try:
         signed = _loads(payload)
