@@ -223,3 +223,36 @@ func TestReadTransfer(t *testing.T) {
 		t.Fatal("two instructions read as a transfer")
 	}
 }
+
+// A seller's lie: extra.feePayer names the paying wallet itself, so that the agent, signing as fee payer,
+// would pay the fees (up to the compute limit at the priority price) beside the approved transfer, in a
+// transaction the seller can submit alone. The transfer's authority is then the fee payer, which no
+// instruction may name: refused, though the fee payer is the one the requirement names.
+func TestCheckExactRefusesThePayerAsFeePayer(t *testing.T) {
+	c := svmtest.Cases(t)[0]
+	tx, _ := svm.Decode(bytes.Clone(c.Raw))
+	buyer := tx.Keys[tx.Instructions[2].Accounts[3]]
+	// Rebuild the message with the buyer as key 0 and sole signer (the official client with feePayer = buyer).
+	remap := func(i int) int {
+		if i == 0 {
+			t.Fatal("the official transaction names the fee payer")
+		}
+		return i - 1
+	}
+	tx.Keys = append([]svm.Key{buyer}, tx.Keys[2:]...)
+	tx.Header.RequiredSignatures, tx.Header.ReadonlySigned = 1, 0 // the fee payer is writable
+	tx.Signatures = tx.Signatures[:1]
+	for i := range tx.Instructions {
+		in := &tx.Instructions[i]
+		in.ProgramIndex = remap(in.ProgramIndex)
+		for j := range in.Accounts {
+			in.Accounts[j] = remap(in.Accounts[j])
+		}
+	}
+	tx = resignTx(t, tx)
+	terms := c.Terms
+	terms.FeePayer = buyer
+	if _, err := svm.CheckExact(tx, terms); err == nil || !strings.Contains(err.Error(), "names the fee payer as an account") {
+		t.Fatalf("CheckExact = %v", err)
+	}
+}
