@@ -65,6 +65,16 @@ func gvOption(network, asset, amount, payTo string) map[string]any {
 		"maxTimeoutSeconds": 60, "extra": map[string]any{"name": "USD Coin", "version": "2"}}
 }
 
+// gvUpto is an upto option on Base USDC as @x402/express sends it: amount is the maximum; Permit2, with the
+// facilitator the payment is bound to.
+func gvUpto(amount string) map[string]any {
+	o := gvOption("eip155:8453", gvBaseUSDC, amount, gvPayee)
+	o["scheme"] = "upto"
+	o["extra"] = map[string]any{"name": "USD Coin", "version": "2", "assetTransferMethod": "permit2",
+		"facilitatorAddress": "0xfAB8bd2A52607c1e3D7cFd8182a795F12060B393"}
+	return o
+}
+
 func gvBase(amount string) map[string]any {
 	return gvOption("eip155:8453", gvBaseUSDC, amount, gvPayee)
 }
@@ -132,6 +142,18 @@ func buildGuardSequences() []guardSequence {
 		{"v1: the requirement's resource is a claim too", json.RawMessage(`{"screen_sanctions":false,"domain_blocklist":["evil.example"]}`), []guardStep{
 			step("v1 from a blocklisted host claiming another", gvV1(gvURL, "10000"), "https://evil.example/v1", false),
 			step("v1 from the host it names", gvV1(gvURL, "10000"), gvURL, false),
+		}},
+		{"upto: the maximum is judged, signed and carried by the budget", json.RawMessage(`{"screen_sanctions":false,"daily_cap_usd":0.5}`), []guardStep{
+			step("an upto maximum of $0.20", gvChallenge(gvURL, gvUpto("200000")), gvURL, false),
+			step("an upto maximum of $0.28 above the hold threshold, refused", gvChallenge(gvURL, gvUpto("280000")), gvURL, false),
+			step("an upto maximum cheaper than an exact price", gvChallenge(gvURL, gvBase("20000"), gvUpto("10000")), gvURL, false),
+			step("an upto maximum over what is left", gvChallenge(gvURL, gvUpto("300000")), gvURL, false),
+		}},
+		{"later-settling schemes are refused beside exact", local, []guardStep{
+			step("batch-settlement cheaper than exact", gvChallenge(gvURL, map[string]any{"scheme": "batch-settlement", "network": "eip155:8453",
+				"amount": "1", "asset": gvBaseUSDC, "payTo": gvPayee, "maxTimeoutSeconds": 60}, gvBase("10000")), gvURL, false),
+			step("auth-capture alone", gvChallenge(gvURL, map[string]any{"scheme": "auth-capture", "network": "eip155:8453",
+				"amount": "10000", "asset": gvBaseUSDC, "payTo": gvPayee, "maxTimeoutSeconds": 60}), gvURL, true),
 		}},
 		{"nothing acceptable", local, []guardStep{
 			step("over the max and on Ethereum", gvChallenge(gvURL, gvBase("5000000"), gvOption("eip155:1", "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", "10000", gvPayee)), gvURL, true),

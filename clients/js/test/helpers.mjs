@@ -2,6 +2,7 @@
 // shaped as the official sellers write them.
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { privateKeyToAccount } from 'viem/accounts';
 
 export const BUYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'; // Anvil #0
@@ -23,6 +24,7 @@ export function countingClient({ failSigning = false } = {}) {
   // The SDK's own spend controls ($1 default cap) are off, so that what refuses is the guard.
   const client = new x402Client().setSpendControls(false);
   registerExactEvmScheme(client, { signer });
+  client.register('eip155:*', new UptoEvmScheme(signer)); // upto options: a Permit2 authorization of the maximum
   // The HTTP client the SDK's fetch/axios wrappers drive: its onPaymentRequired hook carries the request URL.
   return { client, signer, http: new x402HTTPClient(client) };
 }

@@ -8,6 +8,7 @@ from x402 import x402Client
 from x402.http import x402HTTPClient
 from x402.mechanisms.evm.exact import register_exact_evm_client
 from x402.mechanisms.evm.signers import EthAccountSigner
+from x402.mechanisms.evm.upto.client import UptoEvmScheme
 
 BUYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"  # Anvil #0
 PAY_TO = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -34,6 +35,7 @@ def counting_client(fail=False, bare=False):
     client = x402Client()
     client.set_spend_controls(False)
     register_exact_evm_client(client, signer)
+    client.register("eip155:*", UptoEvmScheme(signer))  # upto options: a Permit2 authorization of the maximum
     return (client if bare else x402HTTPClient(client)), signer
 
 
