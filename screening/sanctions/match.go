@@ -576,16 +576,12 @@ func (l *List) ScreenName(name string) screening.NameResult {
 			}
 		}
 	}
-	seen := map[int32]bool{}
 	for _, h := range hits {
 		if h.exact {
 			res.Exact = append(res.Exact, h.m)
 		} else {
 			res.Possible = append(res.Possible, h.m)
 		}
-	}
-	for e := range at {
-		seen[e] = true
 	}
 	toks := abdRewrite(slices.Clone(qToks)) // matchTokens(name), without tokenizing it again
 	if len(toks) == 0 {
@@ -595,8 +591,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	defer q.release()
 	for _, s := range ix.fuzzy(q) {
 		rec := &ix.names[s.name]
-		if seen[rec.entry] {
-			continue
+		if _, done := at[rec.entry]; done {
+			continue // an entry appears once, under its best match
 		}
 		nSet, _ := l.facts.of(rec.entry, rec.alias)
 		legal := legalSteps(qSet, nSet)
@@ -609,7 +605,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 		if !shortNameEvidence(ev, l.entries[rec.entry].Type, company && legal == 0) {
 			continue
 		}
-		seen[rec.entry] = true
+		at[rec.entry] = -1
 		bits |= legal
 		res.Possible = append(res.Possible, l.match(rec.entry, rec.alias, s.score, bits))
 		if len(res.Possible) >= maxPossible {
