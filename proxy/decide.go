@@ -231,7 +231,7 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
 		id = t.ReservationID
 		if err == nil {
-			p.unpaid.add(site, t)
+			p.unpaid.add(site, t, p.opts.Now())
 		}
 	}
 	if errors.Is(err, store.ErrBudgetExceeded) {
