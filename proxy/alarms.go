@@ -100,7 +100,7 @@ func (p *Proxy) raiseSellerAlarm(ctx context.Context, host, what string) {
 // becomes a hold with the alarm's reason alone, a hold gains it; a block stays as it is. The result is
 // unsigned (the caller signs what it shows), so the receipt carries the hold. Alarms that cannot be read
 // hold too (fail closed), with an internal-error reason.
-func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url string) {
+func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url string, read *alarmRead) {
 	if res.Decision != allow && res.Decision != hold {
 		return
 	}
@@ -108,7 +108,13 @@ func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url str
 	if host == "" {
 		return
 	}
-	x, err := p.alarms.Alarm(ctx, host, p.opts.Now())
+	var x store.Alarm
+	var err error
+	if read != nil && read.host == host {
+		x, err = read.alarm, read.err // read with the ledger's state (readState)
+	} else {
+		x, err = p.alarms.Alarm(ctx, host, p.opts.Now())
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return
 	}
@@ -122,6 +128,30 @@ func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url str
 	}
 	res.Reasons = append(res.Reasons, r.String())
 	res.ReasonCodes = append(res.ReasonCodes, r.Code)
+}
+
+// alarmRead is a seller's alarm as read with the ledger's state: alarm in force, or err (ErrNotFound: none).
+type alarmRead struct {
+	host  string
+	alarm store.Alarm
+	err   error
+}
+
+// readState reads the budget's state for day and, when the store can give both in one round trip
+// (store.StateAndAlarm, the redis store) and it keeps the alarms, the alarm of url's seller with it; else
+// the alarm is nil and holdForAlarm reads it on its own.
+func (p *Proxy) readState(ctx context.Context, day, url string) (store.BudgetState, *alarmRead, error) {
+	host := policy.MerchantDomain(url)
+	own, keeps := p.opts.Store.(store.Alarms)
+	if sa, ok := p.opts.Store.(store.StateAndAlarm); ok && keeps && host != "" && p.alarms == own {
+		st, a, alarmErr, err := sa.StateAndAlarm(ctx, p.opts.Budget, day, host, p.opts.Now())
+		if err != nil {
+			return st, nil, err
+		}
+		return st, &alarmRead{host: host, alarm: a, err: alarmErr}, nil
+	}
+	st, err := p.opts.Store.State(ctx, p.opts.Budget, day)
+	return st, nil, err
 }
 
 // listAlarms answers GET /v1/alarms: the sellers whose payments are held by a settlement alarm.

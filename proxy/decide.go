@@ -108,7 +108,7 @@ func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.P
 	lock.Lock()
 	defer lock.Unlock()
 	day := p.day()
-	state, err := p.opts.Store.State(ctx, p.opts.Budget, day)
+	state, alarm, err := p.readState(ctx, day, url)
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false
 	}
@@ -122,7 +122,7 @@ func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.P
 	if err != nil || res == nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false
 	}
-	p.holdForAlarm(ctx, res, url) // alarms.go: a seller whose settlement broke its authorization is held
+	p.holdForAlarm(ctx, res, url, alarm) // alarms.go: a seller whose settlement broke its authorization is held
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res)}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {

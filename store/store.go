@@ -168,6 +168,14 @@ type Tickets interface {
 	ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t Ticket) (Ticket, error)
 }
 
+// StateAndAlarm is a store that reads a budget's state and a seller's settlement alarm (store.Alarms) in one
+// round trip (redis: one script, issue 36); the proxy reads both this way before each decision when its store
+// has it. State failing is the error; the alarm's outcome is AlarmErr: nil (Alarm is the seller's, in force
+// at now), ErrNotFound (none in force), or why it could not be read.
+type StateAndAlarm interface {
+	StateAndAlarm(ctx context.Context, budget, day, host string, now time.Time) (st BudgetState, a Alarm, alarmErr, err error)
+}
+
 // Trial counts free-trial calls per client per UTC day; entries expire after retention (48 h), counted from
 // the day's first call. Refused calls do not count; a limit <= 0 refuses every call.
 type Trial interface {
