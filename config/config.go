@@ -30,6 +30,7 @@ type Config struct {
 	Keys      KeysConfig      `yaml:"keys"`
 	Log       LogConfig       `yaml:"log"`
 	Index     IndexConfig     `yaml:"index"`
+	Egress    EgressConfig    `yaml:"egress"`
 	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
@@ -59,36 +60,49 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
-// Parse decodes YAML over the defaults and validates the result.
+// Parse decodes YAML over the defaults and validates the result. It reports every problem it finds, not only
+// the first (errors.Join): unknown keys, values of the wrong kind and values out of bounds together, so one
+// run of `payguard config validate` lists all there is to fix.
 func Parse(data []byte) (*Config, error) {
 	c := defaults()
+	var errs []error
 	// Unknown keys first, by their path and with a suggestion (explain.go); then the decoder, whose errors
 	// are restated with the path of the line they name.
 	var doc yaml.Node
 	var lines map[int]string
+	unknown := false
 	if err := yaml.Unmarshal(data, &doc); err == nil {
 		w := checkKeys(&doc, reflect.TypeFor[Config]())
 		if len(w.unknown) > 0 {
-			return nil, errors.New(strings.Join(w.unknown, "\n"))
+			errs = append(errs, errors.New(strings.Join(w.unknown, "\n")))
+			unknown = true
 		}
 		lines = w.lines
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	// The unknown keys are reported already; decoding the rest still finds the values of the wrong kind.
+	dec.KnownFields(!unknown)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, explain(err, lines)
+		errs = append(errs, explain(err, lines))
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, errors.Join(errs...) // a syntax error: nothing more can be read
+		}
 	}
 	// A second document (after ---) would be ignored, unknown keys and settings alike: refuse it.
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(append(errs, err)...)
 		}
-		return nil, fmt.Errorf("config: more than one YAML document (a second one starts at line %d); put everything in one", extra.Line)
+		return nil, errors.Join(append(errs, fmt.Errorf("config: more than one YAML document (a second one starts at line %d); put everything in one", extra.Line))...)
 	}
 	c.applyDataDir()
 	if err := c.Validate(); err != nil {
-		return nil, err
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return c, nil
 }
@@ -108,12 +122,12 @@ func defaults() *Config {
 	}
 }
 
-// Validate checks every section.
+// Validate checks every section and reports every problem (errors.Join), not only the first.
 func (c *Config) Validate() error {
-	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index} {
-		if err := v.validate(); err != nil {
-			return err
-		}
+	var errs []error
+	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index, &c.Egress} {
+		errs = append(errs, v.validate())
 	}
-	return c.Rules.Validate()
+	errs = append(errs, c.Rules.Validate())
+	return errors.Join(errs...)
 }

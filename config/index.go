@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -69,37 +70,38 @@ func defaultIndex() IndexConfig {
 }
 
 func (c *IndexConfig) validate() error {
+	var errs []error
 	if c.Queue < 1 || c.Queue > 1<<20 {
-		return fmt.Errorf("index.queue must be between 1 and 1048576, got %d", c.Queue)
+		errs = append(errs, fmt.Errorf("index.queue must be between 1 and 1048576, got %d", c.Queue))
 	}
 	if time.Duration(c.Retention) < 7*24*time.Hour {
-		return fmt.Errorf("index.retention must be at least 168h (SPEC's seven-day payee change window), got %s", c.Retention)
+		errs = append(errs, fmt.Errorf("index.retention must be at least 168h (SPEC's seven-day payee change window), got %s", c.Retention))
 	}
 	if c.MaxPerEndpoint < 1 || c.MaxPerEndpoint > 100000 {
-		return fmt.Errorf("index.max_per_endpoint must be between 1 and 100000, got %d", c.MaxPerEndpoint)
+		errs = append(errs, fmt.Errorf("index.max_per_endpoint must be between 1 and 100000, got %d", c.MaxPerEndpoint))
 	}
 	if c.Coalesce < 0 {
-		return fmt.Errorf("index.coalesce must not be negative")
+		errs = append(errs, fmt.Errorf("index.coalesce must not be negative"))
 	}
 	p := &c.Probe
 	for _, raw := range append(append([]string{}, p.Endpoints...), p.DiscoveryURLs...) {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("index.probe: %q is not an absolute http(s) URL", raw)
+			errs = append(errs, fmt.Errorf("index.probe: %q is not an absolute http(s) URL", raw))
 		}
 	}
 	for _, cidr := range p.AllowPrivate {
 		if _, err := netip.ParsePrefix(cidr); err != nil {
-			return fmt.Errorf("index.probe.allow_private: %q is not a CIDR: %v", cidr, err)
+			errs = append(errs, fmt.Errorf("index.probe.allow_private: %q is not a CIDR: %v", cidr, err))
 		}
 	}
 	if p.Enabled {
 		if len(p.Endpoints) == 0 && len(p.DiscoveryURLs) == 0 {
-			return fmt.Errorf("index.probe is enabled with no endpoints and no discovery_urls: it would probe nothing")
+			errs = append(errs, fmt.Errorf("index.probe is enabled with no endpoints and no discovery_urls: it would probe nothing"))
 		}
 		if p.Interval <= 0 || p.PerHostInterval < 0 || p.Timeout <= 0 || p.MaxBodyBytes <= 0 || p.MaxEndpoints <= 0 {
-			return fmt.Errorf("index.probe: interval, timeout, max_body_bytes and max_endpoints must be positive")
+			errs = append(errs, fmt.Errorf("index.probe: interval, timeout, max_body_bytes and max_endpoints must be positive"))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

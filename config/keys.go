@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // KeysConfig is the `keys:` section: the receipt signing keys.
 type KeysConfig struct {
@@ -14,8 +17,9 @@ func defaultKeys() KeysConfig {
 }
 
 func (c *KeysConfig) validate() error {
+	var errs []error
 	if c.ReceiptKeyFile == "" {
-		return fmt.Errorf("keys.receipt_key_file must not be empty")
+		errs = append(errs, fmt.Errorf("keys.receipt_key_file must not be empty"))
 	}
-	return nil
+	return errors.Join(errs...)
 }

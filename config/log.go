@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -15,10 +16,11 @@ type LogConfig struct {
 func defaultLog() LogConfig { return LogConfig{Level: "info"} }
 
 func (c *LogConfig) validate() error {
+	var errs []error
 	if _, err := ParseLogLevel(c.Level); err != nil {
-		return fmt.Errorf("log.level: %w", err)
+		errs = append(errs, fmt.Errorf("log.level: %w", err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // ParseLogLevel reads debug, info, warn (or warning) or error, in any case.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -43,30 +44,31 @@ func defaultNotify() NotifyConfig {
 }
 
 func (c *NotifyConfig) validate() error {
+	var errs []error
 	if c.ConsoleURL != "" {
 		u, err := url.Parse(c.ConsoleURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("admin.notify.console_url: %q is not an http(s) URL", c.ConsoleURL)
+			errs = append(errs, fmt.Errorf("admin.notify.console_url: %q is not an http(s) URL", c.ConsoleURL))
 		}
 	}
 	if c.QueueSize < 1 || c.QueueSize > 100000 {
-		return fmt.Errorf("admin.notify.queue_size: %d is not in 1..100000", c.QueueSize)
+		errs = append(errs, fmt.Errorf("admin.notify.queue_size: %d is not in 1..100000", c.QueueSize))
 	}
 	if c.MaxAttempts < 1 || c.MaxAttempts > 20 {
-		return fmt.Errorf("admin.notify.max_attempts: %d is not in 1..20", c.MaxAttempts)
+		errs = append(errs, fmt.Errorf("admin.notify.max_attempts: %d is not in 1..20", c.MaxAttempts))
 	}
 	if c.Timeout <= 0 || c.Poll <= 0 {
-		return fmt.Errorf("admin.notify: timeout and poll must be positive")
+		errs = append(errs, fmt.Errorf("admin.notify: timeout and poll must be positive"))
 	}
 	for i, w := range c.Webhooks {
 		if (w.URLFile == "") == (w.URLEnv == "") {
-			return fmt.Errorf("admin.notify.webhooks[%d]: set exactly one of url_file and url_env", i)
+			errs = append(errs, fmt.Errorf("admin.notify.webhooks[%d]: set exactly one of url_file and url_env", i))
 		}
 		if w.SecretFile != "" && w.SecretEnv != "" {
-			return fmt.Errorf("admin.notify.webhooks[%d]: set at most one of secret_file and secret_env", i)
+			errs = append(errs, fmt.Errorf("admin.notify.webhooks[%d]: set at most one of secret_file and secret_env", i))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Resolve reads the webhook's URL and secret from its file or environment variable. The URL must be

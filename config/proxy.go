@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -71,44 +73,45 @@ func defaultProxy() ProxyConfig {
 }
 
 func (c *ProxyConfig) validate() error {
+	var errs []error
 	if err := validListen("proxy.listen", c.Listen); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if c.DataDir == "" {
-		return fmt.Errorf("proxy.data_dir must not be empty")
+		errs = append(errs, fmt.Errorf("proxy.data_dir must not be empty"))
 	}
 	if (c.CACertFile == "") != (c.CAKeyFile == "") {
-		return fmt.Errorf("proxy.ca_cert_file and proxy.ca_key_file must be set together")
+		errs = append(errs, fmt.Errorf("proxy.ca_cert_file and proxy.ca_key_file must be set together"))
 	}
 	for _, h := range c.TunnelHosts {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, "/ *") {
-			return fmt.Errorf("proxy.tunnel_hosts: %q is not a host or host:port", h)
+			errs = append(errs, fmt.Errorf("proxy.tunnel_hosts: %q is not a host or host:port", h))
 		}
 	}
 	switch c.Upgrades {
 	case "refuse_after_402", "allow", "refuse":
 	default:
-		return fmt.Errorf("proxy.upgrades: %q is not one of refuse_after_402, allow, refuse", c.Upgrades)
+		errs = append(errs, fmt.Errorf("proxy.upgrades: %q is not one of refuse_after_402, allow, refuse", c.Upgrades))
 	}
 	if c.HoldWait < 0 || c.HoldWait > Duration(10*time.Minute) {
-		return fmt.Errorf("proxy.hold_wait must be between 0s and 10m, got %s", c.HoldWait)
+		errs = append(errs, fmt.Errorf("proxy.hold_wait must be between 0s and 10m, got %s", c.HoldWait))
 	}
 	if c.HoldTTL < Duration(time.Minute) {
-		return fmt.Errorf("proxy.hold_ttl must be at least 1m, got %s", c.HoldTTL)
+		errs = append(errs, fmt.Errorf("proxy.hold_ttl must be at least 1m, got %s", c.HoldTTL))
 	}
 	if c.CertCacheSize < 1 || c.CertCacheSize > 1_000_000 {
-		return fmt.Errorf("proxy.cert_cache_size must be between 1 and 1000000, got %d", c.CertCacheSize)
+		errs = append(errs, fmt.Errorf("proxy.cert_cache_size must be between 1 and 1000000, got %d", c.CertCacheSize))
 	}
 	if c.MaxIdleConnsPerHost < 1 || c.MaxIdleConnsPerHost > 100_000 {
-		return fmt.Errorf("proxy.max_idle_conns_per_host must be between 1 and 100000, got %d", c.MaxIdleConnsPerHost)
+		errs = append(errs, fmt.Errorf("proxy.max_idle_conns_per_host must be between 1 and 100000, got %d", c.MaxIdleConnsPerHost))
 	}
 	if c.TicketTTLMax < Duration(time.Minute) || c.TicketTTLMax > Duration(time.Hour) {
-		return fmt.Errorf("proxy.ticket_ttl_max must be between 1m and 1h, got %s", c.TicketTTLMax)
+		errs = append(errs, fmt.Errorf("proxy.ticket_ttl_max must be between 1m and 1h, got %s", c.TicketTTLMax))
 	}
 	if c.Budget == "" || len(c.Budget) > 128 {
-		return fmt.Errorf("proxy.budget must be 1 to 128 characters")
+		errs = append(errs, fmt.Errorf("proxy.budget must be 1 to 128 characters"))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // AdminConfig is the `admin:` section: the approval API, health and metrics listener.
@@ -121,6 +124,19 @@ type AdminConfig struct {
 	TokenFile string `yaml:"token_file"`
 	// Notify sends hold events to webhooks (config/notify.go).
 	Notify NotifyConfig `yaml:"notify"`
+	// Hosts are the host names the admin listener answers to besides "localhost" and IP addresses (the
+	// host of notify.console_url is added): any other Host gets 421, which keeps a DNS-rebinding page in an
+	// approver's browser out (docs/approvals.md). List the names approvers and the CLI use to reach it.
+	Hosts []string `yaml:"hosts"`
+}
+
+// AllowedHosts is Hosts plus the host of notify.console_url.
+func (c *AdminConfig) AllowedHosts() []string {
+	out := append([]string(nil), c.Hosts...)
+	if u, err := url.Parse(c.Notify.ConsoleURL); err == nil && c.Notify.ConsoleURL != "" && u.Hostname() != "" {
+		out = append(out, u.Hostname())
+	}
+	return out
 }
 
 func defaultAdmin() AdminConfig {
@@ -128,10 +144,20 @@ func defaultAdmin() AdminConfig {
 }
 
 func (c *AdminConfig) validate() error {
+	var errs []error
 	if err := c.Notify.validate(); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	return validListen("admin.listen", c.Listen)
+	if len(c.Hosts) > 100 {
+		errs = append(errs, fmt.Errorf("admin.hosts: at most 100 names, got %d", len(c.Hosts)))
+	}
+	for _, h := range c.Hosts {
+		if h == "" || len(h) > 253 || strings.ContainsAny(h, " /:@?#[]") {
+			errs = append(errs, fmt.Errorf("admin.hosts: %q is not a host name (no port, scheme or path)", h))
+		}
+	}
+	errs = append(errs, validListen("admin.listen", c.Listen))
+	return errors.Join(errs...)
 }
 
 func validListen(name, addr string) error {
@@ -149,12 +175,13 @@ func (d Duration) String() string { return time.Duration(d).String() }
 
 // UnmarshalYAML reads Go duration text. Its errors name the line, which config.Parse turns into the key.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	// A *yaml.TypeError lets the decoder go on to the other keys, so every bad value is reported at once.
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a duration such as 30s or 15m", n.Line)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a duration such as 30s or 15m", n.Line)}}
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration such as 30s or 15m", n.Line, n.Value)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration such as 30s or 15m", n.Line, n.Value)}}
 	}
 	*d = Duration(v)
 	return nil

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -92,54 +93,59 @@ func defaultScreening() ScreeningConfig {
 }
 
 func (c *ScreeningConfig) validate() error {
+	var errs []error
 	if err := c.Sanctions.validate(); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	return c.Domain.validate()
+	errs = append(errs, c.Domain.validate())
+	return errors.Join(errs...)
 }
 
 func (c *SanctionsConfig) validate() error {
+	var errs []error
 	for i, s := range c.Sources {
 		if s == "" {
-			return fmt.Errorf("screening.sanctions.sources[%d]: empty", i)
+			errs = append(errs, fmt.Errorf("screening.sanctions.sources[%d]: empty", i))
 		}
 		if u, err := url.Parse(s); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
 			switch {
 			case u.Scheme == "file" && u.Path != "":
 			case (u.Scheme == "https" || u.Scheme == "http") && u.Host != "":
 			default:
-				return fmt.Errorf("screening.sanctions.sources[%d]: %q is neither an http(s) URL nor a local path or file:// URL", i, s)
+				errs = append(errs, fmt.Errorf("screening.sanctions.sources[%d]: %q is neither an http(s) URL nor a local path or file:// URL", i, s))
 			}
 		}
 	}
 	if c.Enabled && len(c.Sources) == 0 {
-		return fmt.Errorf("screening.sanctions.sources: empty while sanctions screening is enabled")
+		errs = append(errs, fmt.Errorf("screening.sanctions.sources: empty while sanctions screening is enabled"))
 	}
 	if d := time.Duration(c.RefreshInterval); d < time.Minute {
-		return fmt.Errorf("screening.sanctions.refresh_interval: %s is below 1m", d)
+		errs = append(errs, fmt.Errorf("screening.sanctions.refresh_interval: %s is below 1m", d))
 	}
 	if c.CacheDir == "" {
-		return fmt.Errorf("screening.sanctions.cache_dir: empty")
+		errs = append(errs, fmt.Errorf("screening.sanctions.cache_dir: empty"))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (c *DomainConfig) validate() error {
+	var errs []error
 	for _, f := range []struct{ name, value string }{{"rdap_base_url", c.RDAPBaseURL}, {"bootstrap_url", c.BootstrapURL}} {
 		if f.value == "" && f.name == "rdap_base_url" {
 			continue // the bootstrap decides
 		}
 		u, err := url.Parse(f.value)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return fmt.Errorf("screening.domain.%s: %q is not an http(s) URL", f.name, f.value)
+			errs = append(errs, fmt.Errorf("screening.domain.%s: %q is not an http(s) URL", f.name, f.value))
 		}
 	}
 	if c.Resolver != "" {
 		if _, err := netip.ParseAddrPort(c.Resolver); err != nil {
 			if host, _, splitErr := net.SplitHostPort(c.Resolver); splitErr != nil || host == "" {
-				return fmt.Errorf("screening.domain.resolver: %q is not ip:port", c.Resolver)
+				errs = append(errs, fmt.Errorf("screening.domain.resolver: %q is not ip:port", c.Resolver))
+			} else {
+				errs = append(errs, fmt.Errorf("screening.domain.resolver: %q: use an IP address, not a host name", c.Resolver))
 			}
-			return fmt.Errorf("screening.domain.resolver: %q: use an IP address, not a host name", c.Resolver)
 		}
 	}
 	for _, d := range []struct {
@@ -156,16 +162,17 @@ func (c *DomainConfig) validate() error {
 		v := time.Duration(d.v)
 		if v < d.min || (d.max > 0 && v > d.max) {
 			if d.max > 0 {
-				return fmt.Errorf("screening.domain.%s: %s is outside %s..%s", d.name, v, d.min, d.max)
+				errs = append(errs, fmt.Errorf("screening.domain.%s: %s is outside %s..%s", d.name, v, d.min, d.max))
+			} else {
+				errs = append(errs, fmt.Errorf("screening.domain.%s: %s is below %s", d.name, v, d.min))
 			}
-			return fmt.Errorf("screening.domain.%s: %s is below %s", d.name, v, d.min)
 		}
 	}
 	if c.CacheSize < 1 || c.CacheSize > 1_000_000 {
-		return fmt.Errorf("screening.domain.cache_size: %d is outside 1..1000000", c.CacheSize)
+		errs = append(errs, fmt.Errorf("screening.domain.cache_size: %d is outside 1..1000000", c.CacheSize))
 	}
 	if c.NewDomainDays < 1 || c.NewDomainDays > 36500 {
-		return fmt.Errorf("screening.domain.new_domain_days: %d is outside 1..36500", c.NewDomainDays)
+		errs = append(errs, fmt.Errorf("screening.domain.new_domain_days: %d is outside 1..36500", c.NewDomainDays))
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -16,8 +17,14 @@ type ServerConfig struct {
 	// BaseURL is the public origin the service is reached at (scheme://host[:port], no path). Every
 	// absolute URL in challenges, offers and discovery documents is built from it.
 	BaseURL string `yaml:"base_url"`
-	// Contact is the security contact published in /.well-known/security.txt (a mailto: or https: URI).
+	// Contact is the operator's contact, published in /.well-known/security.txt, /terms and /privacy (a
+	// mailto: or https: URI). `payguard serve` refuses to start without it: no default, so the service never
+	// names an address that is not its operator's.
 	Contact string `yaml:"contact"`
+	// TermsFile and PrivacyFile, when set, are served at /terms and /privacy (as plain text) instead of the
+	// built-in texts, which describe the service as configured: the operator's own terms.
+	TermsFile   string `yaml:"terms_file"`
+	PrivacyFile string `yaml:"privacy_file"`
 	// TrustedProxies are the CIDRs of reverse proxies whose X-Forwarded-For is believed. The client is
 	// the right-most address in X-Forwarded-For that is not itself trusted; with no trusted proxies the
 	// socket peer is the client.
@@ -52,7 +59,10 @@ type FeesConfig struct {
 	PayTo string `yaml:"pay_to"`
 	// MaxTimeoutSeconds is the challenge's maxTimeoutSeconds (and the offer's validity).
 	MaxTimeoutSeconds int64 `yaml:"max_timeout_seconds"`
-	// FacilitatorURL is the x402 facilitator's base URL (POST /verify, POST /settle, GET /supported).
+	// FacilitatorURL is the x402 facilitator's base URL (POST /verify, POST /settle, GET /supported). Empty:
+	// the public https://x402.org/facilitator on a testnet it serves (TestnetFacilitatorNetworks); on any
+	// other network (Base mainnet included) there is no default, and `payguard serve` refuses to start
+	// until one that settles there is set (Facilitator).
 	FacilitatorURL string `yaml:"facilitator_url"`
 	// VerifyTimeout bounds /verify and /supported calls.
 	VerifyTimeout Duration `yaml:"verify_timeout"`
@@ -68,7 +78,6 @@ func defaultServer() ServerConfig {
 	return ServerConfig{
 		Listen:         DefaultServerListen,
 		BaseURL:        "http://127.0.0.1:8080",
-		Contact:        "mailto:security@payguard.dev",
 		TrustedProxies: []string{},
 		TrialLimit:     3,
 		TrialRetention: Duration(48 * time.Hour),
@@ -77,7 +86,6 @@ func defaultServer() ServerConfig {
 		Fees: FeesConfig{
 			Network:           "eip155:8453",
 			MaxTimeoutSeconds: 60,
-			FacilitatorURL:    "https://x402.org/facilitator",
 			VerifyTimeout:     Duration(10 * time.Second),
 			SettleTimeout:     Duration(30 * time.Second),
 		},
@@ -85,59 +93,62 @@ func defaultServer() ServerConfig {
 }
 
 func (c *ServerConfig) validate() error {
+	var errs []error
 	if err := validListen("server.listen", c.Listen); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if c.MetricsListen != "" {
 		if err := validListen("server.metrics_listen", c.MetricsListen); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	if err := validOrigin("server.base_url", c.BaseURL); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	if !strings.HasPrefix(c.Contact, "mailto:") && !strings.HasPrefix(c.Contact, "https://") {
-		return fmt.Errorf("server.contact must be a mailto: or https: URI, got %q", c.Contact)
+	if c.Contact != "" && !strings.HasPrefix(c.Contact, "mailto:") && !strings.HasPrefix(c.Contact, "https://") {
+		errs = append(errs, fmt.Errorf("server.contact must be a mailto: or https: URI, got %q", c.Contact))
 	}
 	if _, err := c.TrustedProxyPrefixes(); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if c.TrialLimit < 0 || c.TrialLimit > 1000 {
-		return fmt.Errorf("server.trial_limit must be between 0 and 1000, got %d", c.TrialLimit)
+		errs = append(errs, fmt.Errorf("server.trial_limit must be between 0 and 1000, got %d", c.TrialLimit))
 	}
 	if c.TrialRetention < Duration(24*time.Hour) {
-		return fmt.Errorf("server.trial_retention must be at least 24h (a UTC day), got %s", c.TrialRetention)
+		errs = append(errs, fmt.Errorf("server.trial_retention must be at least 24h (a UTC day), got %s", c.TrialRetention))
 	}
 	if c.IndexFreshness <= 0 {
-		return fmt.Errorf("server.index_freshness must be positive, got %s", c.IndexFreshness)
+		errs = append(errs, fmt.Errorf("server.index_freshness must be positive, got %s", c.IndexFreshness))
 	}
 	if c.ShutdownGrace < 0 || c.ShutdownGrace > Duration(10*time.Minute) {
-		return fmt.Errorf("server.shutdown_grace must be between 0s and 10m, got %s", c.ShutdownGrace)
+		errs = append(errs, fmt.Errorf("server.shutdown_grace must be between 0s and 10m, got %s", c.ShutdownGrace))
 	}
-	return c.Fees.validate()
+	errs = append(errs, c.Fees.validate())
+	return errors.Join(errs...)
 }
 
 func (c *FeesConfig) validate() error {
+	var errs []error
 	if !strings.HasPrefix(c.Network, "eip155:") || len(c.Network) <= len("eip155:") {
-		return fmt.Errorf("server.fees.network must be an EVM CAIP-2 id (eip155:<chain>), got %q", c.Network)
+		errs = append(errs, fmt.Errorf("server.fees.network must be an EVM CAIP-2 id (eip155:<chain>), got %q", c.Network))
 	}
 	if c.Asset != "" && !isEVMAddress(c.Asset) {
-		return fmt.Errorf("server.fees.asset must be a 0x EVM address, got %q", c.Asset)
+		errs = append(errs, fmt.Errorf("server.fees.asset must be a 0x EVM address, got %q", c.Asset))
 	}
 	if c.PayTo != "" && !isEVMAddress(c.PayTo) {
-		return fmt.Errorf("server.fees.pay_to must be a 0x EVM address, got %q", c.PayTo)
+		errs = append(errs, fmt.Errorf("server.fees.pay_to must be a 0x EVM address, got %q", c.PayTo))
 	}
 	if c.MaxTimeoutSeconds < 10 || c.MaxTimeoutSeconds > 3600 {
-		return fmt.Errorf("server.fees.max_timeout_seconds must be between 10 and 3600, got %d", c.MaxTimeoutSeconds)
+		errs = append(errs, fmt.Errorf("server.fees.max_timeout_seconds must be between 10 and 3600, got %d", c.MaxTimeoutSeconds))
 	}
-	if u, err := url.Parse(c.FacilitatorURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("server.fees.facilitator_url must be an http(s) URL without query, got %q", c.FacilitatorURL)
+	if u, err := url.Parse(c.FacilitatorURL); c.FacilitatorURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "") {
+		errs = append(errs, fmt.Errorf("server.fees.facilitator_url must be an http(s) URL without query, got %q", c.FacilitatorURL))
 	}
 	if c.VerifyTimeout <= 0 || c.SettleTimeout <= 0 {
-		return fmt.Errorf("server.fees.verify_timeout and settle_timeout must be positive")
+		errs = append(errs, fmt.Errorf("server.fees.verify_timeout and settle_timeout must be positive"))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // TrustedProxyPrefixes parses TrustedProxies ("10.0.0.0/8", or a single address meaning /32 or /128).

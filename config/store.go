@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -53,6 +54,7 @@ func defaultStore() StoreConfig {
 }
 
 func (c *StoreConfig) validate() error {
+	var errs []error
 	r := &c.Redis
 	set := 0
 	for _, v := range []string{r.URL, r.URLFile, r.URLEnv, r.Addr} {
@@ -63,29 +65,29 @@ func (c *StoreConfig) validate() error {
 	switch c.Driver {
 	case StoreBolt:
 		if c.Path == "" {
-			return fmt.Errorf("store.path must not be empty for the bolt driver")
+			errs = append(errs, fmt.Errorf("store.path must not be empty for the bolt driver"))
 		}
 	case StoreMemory:
 	case StoreRedis:
 		if set != 1 {
-			return fmt.Errorf("store.redis: set exactly one of url, url_file, url_env and addr (%d are set)", set)
+			errs = append(errs, fmt.Errorf("store.redis: set exactly one of url, url_file, url_env and addr (%d are set)", set))
 		}
 		if r.URL != "" && !strings.HasPrefix(r.URL, "redis://") && !strings.HasPrefix(r.URL, "rediss://") {
-			return fmt.Errorf("store.redis.url must start with redis:// or rediss://")
+			errs = append(errs, fmt.Errorf("store.redis.url must start with redis:// or rediss://"))
 		}
 		if r.Addr != "" && strings.Contains(r.Addr, "://") {
-			return fmt.Errorf("store.redis.addr is host:port; put URLs in store.redis.url")
+			errs = append(errs, fmt.Errorf("store.redis.addr is host:port; put URLs in store.redis.url"))
 		}
 		if r.Prefix == "" {
-			return fmt.Errorf("store.redis.prefix must not be empty")
+			errs = append(errs, fmt.Errorf("store.redis.prefix must not be empty"))
 		}
 	default:
-		return fmt.Errorf("store.driver %q: want bolt, memory or redis", c.Driver)
+		errs = append(errs, fmt.Errorf("store.driver %q: want bolt, memory or redis", c.Driver))
 	}
 	if c.Driver != StoreRedis && (set > 0 || r.AllowVolatile || r.InitIfEmpty) {
-		return fmt.Errorf("store.redis is set but store.driver is %s", c.Driver)
+		errs = append(errs, fmt.Errorf("store.redis is set but store.driver is %s", c.Driver))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // RedisURL resolves the Redis URL from whichever of url, url_file, url_env and addr is set. It reads the

@@ -109,7 +109,7 @@ func BenchmarkObservationBytes(b *testing.B) {
 	}{
 		{"402_first_with_bazaar", first},
 		{"402_repeat", repeat},
-		{"paid", FromPaid(first.URL, "GET", first.Offers[0], 200, t0)},
+		{"paid", FromPaid(first.URL, "GET", first.Offers[0], 200, true, t0)},
 		{"probe_failed", store.Observation{URL: first.URL, Method: "GET", ObservedAt: t0, Source: store.SourceProbe,
 			Error: "dial tcp 203.0.113.7:443: connect: connection refused"}},
 		{"largest_accepted", largest},

@@ -38,9 +38,16 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]cacheEntry
-	gen     map[string]uint64   // invalidation generation per URL, so a read racing a write is not cached stale
-	writing map[string]int      // writes of a URL under way (Writing): nothing of it is cached meanwhile
-	cats    map[string]catEntry // category price samples, by category (CategoryPrices)
+	gen     map[string]uint64    // invalidation generation per URL, so a read racing a write is not cached stale
+	writing map[string]int       // writes of a URL under way (Writing): nothing of it is cached meanwhile
+	cats    map[string]catEntry  // category price samples, by category (CategoryPrices)
+	sites   map[string]siteEntry // site payee records, by site (SitePayees)
+}
+
+type siteEntry struct {
+	entries    []store.SitePayee
+	at         time.Time
+	refreshing bool
 }
 
 type catEntry struct {
@@ -63,7 +70,7 @@ func NewCache(r Reader, ttl time.Duration) *Cache {
 		ttl = DefaultCacheTTL
 	}
 	return &Cache{r: r, ttl: ttl, now: time.Now, entries: map[string]cacheEntry{}, gen: map[string]uint64{}, writing: map[string]int{},
-		cats: map[string]catEntry{}}
+		cats: map[string]catEntry{}, sites: map[string]siteEntry{}}
 }
 
 // Observations implements Reader.
@@ -167,20 +174,97 @@ func (c *Cache) Invalidate(url string) {
 // cache answers without it (invalidating only after the write left a window in which the store had it and the
 // cache still answered the older history).
 func (c *Cache) Writing(url string) (done func()) {
+	site := siteKey(url)
 	c.mu.Lock()
 	c.writing[url]++
+	c.writing[site]++
 	delete(c.entries, url)
+	delete(c.sites, site)
 	c.gen[url]++
+	c.gen[site]++
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		if c.writing[url]--; c.writing[url] <= 0 {
-			delete(c.writing, url)
+		for _, k := range []string{url, site} {
+			if c.writing[k]--; c.writing[k] <= 0 {
+				delete(c.writing, k)
+			}
+			c.gen[k]++
 		}
 		delete(c.entries, url)
-		c.gen[url]++
+		delete(c.sites, site)
 		c.mu.Unlock()
 	}
+}
+
+// siteKey is the key under which the cache fences url's site record (gen and writing share the URL maps;
+// a URL never begins with "site:").
+func siteKey(url string) string { return "site:" + SiteOf(url) }
+
+// SitePayeeReader reads a site's payee record (store.SitePayees and Cache satisfy it).
+type SitePayeeReader interface {
+	SitePayees(ctx context.Context, site string) ([]store.SitePayee, error)
+}
+
+// ErrNoSitePayees is SitePayees' error when the store keeps no site payee record.
+var ErrNoSitePayees = errors.New("index: the store keeps no site payee record")
+
+// SitePayees implements SitePayeeReader like Observations: a site's record is read about once per TTL and
+// answered stale (for up to StaleFor) while one background read refreshes it; this process's own writes
+// (Writing) drop it at once, so a payee this replica recorded is never missing from what it reads. Another
+// replica's new payees are seen within TTL+StaleFor: until then a payee that replica recorded may look new
+// here (held), and an older payee it recorded first may be missing (a site first seen within that time).
+func (c *Cache) SitePayees(ctx context.Context, site string) ([]store.SitePayee, error) {
+	sr, ok := c.r.(SitePayeeReader)
+	if !ok {
+		return nil, ErrNoSitePayees
+	}
+	key := "site:" + site
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.sites[key]
+	g := c.gen[key]
+	age := now.Sub(e.at)
+	if ok && age >= 0 && age < c.ttl {
+		c.mu.Unlock()
+		return e.entries, nil
+	}
+	if ok && age >= 0 && age < c.ttl+StaleFor {
+		if !e.refreshing {
+			e.refreshing = true
+			c.sites[key] = e
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+				defer cancel()
+				c.readSite(ctx, sr, site, g, c.now())
+			}()
+		}
+		c.mu.Unlock()
+		return e.entries, nil
+	}
+	c.mu.Unlock()
+	return c.readSite(ctx, sr, site, g, now)
+}
+
+func (c *Cache) readSite(ctx context.Context, sr SitePayeeReader, site string, g uint64, now time.Time) ([]store.SitePayee, error) {
+	key := "site:" + site
+	entries, err := sr.SitePayees(ctx, site)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		if e, ok := c.sites[key]; ok && e.refreshing {
+			e.refreshing = false
+			c.sites[key] = e
+		}
+		return nil, err
+	}
+	if c.gen[key] == g && c.writing[key] == 0 {
+		if len(c.sites) >= maxCachedURLs {
+			clear(c.sites)
+		}
+		c.sites[key] = siteEntry{entries: entries, at: now}
+	}
+	return entries, nil
 }
 
 // Summarizer derives an endpoint's summary itself (Cache does, once per entry).
@@ -194,8 +278,10 @@ type Reader interface {
 }
 
 // Summarize is url's summary for method from r: through r's own Summary when it has one (Cache), else
-// read and derived. Observations of method are used; when there are none, those of every method (the
-// payee or price of another method is still this URL's).
+// read and derived. Observations of method are used; when there are none, those of every method for the
+// payee and price history (the payee or price of another method is still this URL's), but never for
+// liveness: the prober sends GET, and a POST-only endpoint answers a GET with 404 or 405, so failed probes
+// of another method say nothing about whether this method is live (require_live then has no evidence).
 func Summarize(ctx context.Context, r Reader, url, method string, now time.Time, maxAge time.Duration) (Summary, error) {
 	if s, ok := r.(Summarizer); ok {
 		return s.Summary(ctx, url, method, now, maxAge)
@@ -211,6 +297,7 @@ func derive(url string, obs []store.Observation, method string, now time.Time, m
 	s := Derive(url, obs, method, now, maxAge)
 	if s.Observations == 0 && method != "" {
 		s = Derive(url, obs, "", now, maxAge)
+		s.Live, s.ConsecutiveFailedProbes, s.LastProbeError = nil, 0, ""
 	}
 	return s
 }

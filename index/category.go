@@ -51,10 +51,22 @@ func SiteOf(rawURL string) string {
 }
 
 // CategoryPriceOf is o's entry in its category's price sample: its cheapest offer per network and asset
-// (at most store.MaxCategoryOffers). ok is false when o names no category, offers no parseable price, or is
-// not a usable 402 or probe.
+// (at most store.MaxCategoryOffers; an upto offer's amount is a maximum, not a price, and is left out). Only
+// evidence that cost something has one (Costly): a seller could otherwise answer 402s declaring any category
+// at any price from as many sites as it likes, for free, and move the median against honest sellers. ok is
+// false when o names no category, offers no parseable price, or is not costly. An unpaid 402 still counts
+// toward its own endpoint's history (Derive).
 func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPrice, ok bool) {
-	if o.Category == "" || !o.Usable || o.Source == store.SourcePaid || len(o.Offers) == 0 {
+	if o.Category == "" || !Costly(o) {
+		return "", p, false
+	}
+	offers := o.Offers
+	if o.Source == store.SourcePaid {
+		paid := *o.Paid
+		paid.PayTo = ""
+		offers = []store.Offer{paid} // what was paid, not what was offered beside it
+	}
+	if len(offers) == 0 {
 		return "", p, false
 	}
 	site := SiteOf(o.URL)
@@ -63,7 +75,10 @@ func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPric
 	}
 	p = store.CategoryPrice{URL: o.URL, Host: site, At: o.ObservedAt}
 	cheapest := make([]uint64, 0, 2)
-	for _, off := range o.Offers {
+	for _, off := range offers {
+		if off.Scheme == x402.SchemeUpto {
+			continue // a maximum the seller may settle below, not a price to compare others with
+		}
 		a, err := x402.ParseAtomic(off.Amount)
 		if err != nil {
 			continue
@@ -84,6 +99,21 @@ func CategoryPriceOf(o store.Observation) (category string, p store.CategoryPric
 		}
 	}
 	return o.Category, p, len(p.Offers) > 0
+}
+
+// Costly reports whether o is evidence that cost something: the seller's answer to a payment that settled
+// (by this deployment or, through a shared store, the fleet), or a usable probe of an endpoint a
+// facilitator's discovery list publishes (a listing comes from the facilitator, not from the seller's own
+// word). Only such evidence moves a statistic shared between endpoints: a category's median, a site's count
+// of payees.
+func Costly(o store.Observation) bool {
+	switch o.Source {
+	case store.SourcePaid:
+		return o.Settled && o.Usable && o.Paid != nil
+	case store.SourceProbe:
+		return o.Listed && o.Usable
+	}
+	return false
 }
 
 // CategoryMedian is the median price for network and asset in a category's sample, leaving out the site of

@@ -130,8 +130,19 @@ func Derive(url string, obs []store.Observation, method string, now time.Time, m
 			if off.PayTo != "" {
 				h.named = addSorted(h.named, policy.CanonicalPayee(off.PayTo))
 			}
+			if off.Scheme == x402.SchemeUpto {
+				continue // a maximum, not a price: an upto endpoint's prices are what it settles (below)
+			}
 			if a, err := x402.ParseAtomic(off.Amount); err == nil && (!h.priced || a < h.cheapest) {
 				h.cheapest, h.priced = a, true
+			}
+		}
+		if p := o.Paid; p != nil && p.Scheme == x402.SchemeUpto && p.Settled != "" {
+			if a, err := x402.ParseAtomic(p.Settled); err == nil {
+				h := at(slot(keyOf(p.Network, p.Asset)))
+				if !h.priced || a < h.cheapest {
+					h.cheapest, h.priced = a, true
+				}
 			}
 		}
 		if p := o.Paid; p != nil && p.PayTo != "" {

@@ -46,6 +46,69 @@ func TestNormalizeURL(t *testing.T) {
 			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+}
+
+// Every spelling the attack of issue 30 used to escape an endpoint's payee history (a 302 from /weather to
+// each of them) is the same Index key as /weather; and RFC 3986's own equivalences are one key too.
+func TestNormalizeURLOneKeyPerEndpoint(t *testing.T) {
+	const want = "http://127.0.0.1:9001/weather"
+	for _, in := range []string{
+		"http://127.0.0.1:9001/weather",
+		"http://127.0.0.1:9001/weather/",
+		"http://127.0.0.1:9001/%77eather",
+		"http://127.0.0.1:9001/Weather",
+		"http://127.0.0.1:9001/weather;x",
+		"http://[::ffff:127.0.0.1]:9001/weather",
+		"http://[::ffff:7f00:1]:9001/weather",
+		"HTTP://127.0.0.1:09001/WEATHER/",
+		"http://127.0.0.1:9001//weather//",
+		"http://127.0.0.1:9001/a/../weather",
+		"http://127.0.0.1:9001/./weather/.",
+		"http://127.0.0.1:9001/%2e%2E/weather",
+		"http://127.0.0.1:9001/x/%2E%2e/weather;v=1/",
+		"http://127.0.0.1:9001/%57%45%41%54%48%45%52",
+		"http://127.0.0.1:9001/weather;jsessionid=1?q=2#frag",
+		"  http://127.0.0.1:9001/weather  ",
+	} {
+		if got, err := NormalizeURL(in); err != nil || got != want {
+			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"https://seller.example:443/a/b":     "https://seller.example/a/b",
+		"https://SELLER.example./a":          "https://seller.example/a",
+		"https://bücher.example/a":           "https://xn--bcher-kva.example/a",
+		"http://seller.example:80/%7euser":   "http://seller.example/~user",
+		"http://seller.example/a%2fb":        "http://seller.example/a%2Fb", // an escaped slash is not a separator
+		"http://seller.example/a%2Fb":        "http://seller.example/a%2Fb",
+		"http://seller.example/caf%C3%A9":    "http://seller.example/caf%C3%A9",
+		"http://seller.example/caf%c3%a9":    "http://seller.example/caf%C3%A9",
+		"http://seller.example/café":         "http://seller.example/caf%C3%A9",
+		"http://seller.example/../../etc":    "http://seller.example/etc",
+		"http://[2001:DB8:0::1]:8080/x/":     "http://[2001:db8::1]:8080/x",
+		"http://seller.example/a%3Bb":        "http://seller.example/a%3Bb",
+		"http://seller.example/weather-2":    "http://seller.example/weather-2",
+		"http://seller.example/weather.json": "http://seller.example/weather.json",
+	} {
+		if got, err := NormalizeURL(in); err != nil || got != want {
+			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"http://seller.example:99999/x", "http://seller.example:-1/x", "http:opaque"} {
+		if got, err := NormalizeURL(bad); err == nil {
+			t.Errorf("NormalizeURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestNormalizeURLKeepsInputs(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://seller.example:80": "http://seller.example/",
+	} {
+		if got, err := NormalizeURL(in); err != nil || got != want {
+			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
 	for _, bad := range []string{"", "ftp://x/", "mcp://tool/x", "mcp://host/x", "mcp://host/tool/", "/relative", "https:///nohost"} {
 		if got, err := NormalizeURL(bad); err == nil {
 			t.Errorf("NormalizeURL(%q) = %q, want an error", bad, got)
@@ -97,7 +160,7 @@ func TestDerivePayeeChangeWindow(t *testing.T) {
 	}
 	// Paid to A, now offered B: the quote differs from what was paid.
 	paid := offer("eip155:8453", payA, "10000")
-	s := Derive(target, []store.Observation{FromPaid(target, "GET", paid, 200, t0)}, "", t0.Add(time.Hour), 0)
+	s := Derive(target, []store.Observation{FromPaid(target, "GET", paid, 200, true, t0)}, "", t0.Add(time.Hour), 0)
 	if len(s.PayTo) != 1 || len(s.PayTo[0].Paid) != 1 || s.PayTo[0].Current[0] != policy.CanonicalPayee(payA) {
 		t.Fatalf("paid history: %+v", s.PayTo)
 	}
@@ -179,4 +242,36 @@ func rulesBase() policy.Rules {
 	r := policy.DefaultRules()
 	r.AllowedNetworks = append(r.AllowedNetworks, "eip155:84532")
 	return r
+}
+
+// An upto endpoint's offered amount is a maximum, not a price: its price history is what it settles (the
+// paid observations' settled amounts), and the maximum it asks stays out of the median.
+func TestDeriveUptoPricesAreSettledAmounts(t *testing.T) {
+	max := store.Offer{Scheme: "upto", Network: "eip155:8453", Asset: usdc, Amount: "5000000", PayTo: payA}
+	paid := func(at time.Duration, settled string) store.Observation {
+		p := max
+		p.Settled = settled
+		return store.Observation{URL: target, Method: "GET", ObservedAt: t0.Add(at), Status: 200, Usable: true,
+			Source: store.SourcePaid, Paid: &p}
+	}
+	obs := []store.Observation{seen(0, max), paid(time.Minute, "20000"), seen(2*time.Minute, max), paid(3*time.Minute, "40000"),
+		paid(4*time.Minute, "")} // a settlement payguard did not count (alarm or none) is no price
+	s := Derive(target, obs, "", t0.Add(time.Hour), 0)
+	if len(s.Prices) != 1 || s.Prices[0].Samples != 2 || s.Prices[0].Points[0].Amount != "20000" || s.Prices[0].Latest != "40000" {
+		t.Fatalf("prices: %+v", s.Prices)
+	}
+}
+
+// An upto offer's maximum is no category price: a usage-priced endpoint does not inflate its category's median.
+func TestCategoryPriceLeavesOutUptoMaxima(t *testing.T) {
+	// A successful probe of a listed endpoint: evidence that may move a category sample (Costly).
+	o := seen(0, store.Offer{Scheme: "upto", Network: "eip155:8453", Asset: usdc, Amount: "5000000", PayTo: payA})
+	o.Source, o.Listed, o.Category = store.SourceProbe, true, "llm"
+	if _, p, ok := CategoryPriceOf(o); ok {
+		t.Fatalf("an upto maximum became a category price: %+v", p)
+	}
+	o.Offers = append(o.Offers, offer("eip155:8453", payA, "10000"))
+	if _, p, ok := CategoryPriceOf(o); !ok || len(p.Offers) != 1 || p.Offers[0].Amount != "10000" || p.Offers[0].Scheme != "exact" {
+		t.Fatalf("the exact offer beside it: %+v %v", p, ok)
+	}
 }

@@ -45,11 +45,13 @@ func FromChallenge(url, method string, pr *x402.PaymentRequired, at time.Time) s
 	return o
 }
 
-// FromPaid is the observation of the seller's response to a payment the proxy released for offer.
-func FromPaid(url, method string, offer store.Offer, status int, at time.Time) store.Observation {
+// FromPaid is the observation of the seller's response to a payment the proxy released for offer; settled
+// when that response carried a successful settlement.
+func FromPaid(url, method string, offer store.Offer, status int, settled bool, at time.Time) store.Observation {
 	p := offer
+	usable := status >= 200 && status < 300
 	return store.Observation{URL: url, Method: strings.ToUpper(method), ObservedAt: at.UTC(), Status: status,
-		Usable: status >= 200 && status < 300, Source: store.SourcePaid, Paid: &p}
+		Usable: usable, Source: store.SourcePaid, Paid: &p, Settled: settled && usable}
 }
 
 // sellerMetadata is the seller's discovery metadata: v2 extensions.bazaar, else a v1 option's outputSchema

@@ -57,6 +57,7 @@ type Writer struct {
 
 	coalesce time.Duration
 	last     map[string]*urlMemory // by URL; touched only by the writer goroutine
+	sites    map[string]lastWrite  // site payee entries last written, by site and entry key (writer goroutine)
 	writing  func(url string) (done func())
 
 	written   *prometheus.CounterVec
@@ -74,6 +75,9 @@ type urlMemory struct {
 	// cat/catAt are the category price entry last written for the URL (category and prices) and when.
 	cat   string
 	catAt time.Time
+	// category is the newest category the URL's seller declared in what was written: a settled payment's
+	// category price names it (the paid response itself declares none).
+	category string
 }
 
 type lastWrite struct {
@@ -96,7 +100,7 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 		o.Logger = slog.Default()
 	}
 	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
-		coalesce: o.Coalesce, last: map[string]*urlMemory{}, writing: o.Writing,
+		coalesce: o.Coalesce, last: map[string]*urlMemory{}, sites: map[string]lastWrite{}, writing: o.Writing,
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
 			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
 		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_observations_written_total",
@@ -204,20 +208,23 @@ func (w *Writer) write(batch []store.Observation) {
 		for _, o := range valid {
 			w.written.WithLabelValues(o.Source).Inc()
 			w.putCategory(ctx, o)
+			w.putSitePayees(ctx, o)
 		}
 		return
 	}
 	for _, o := range valid {
 		done := w.begin(o.URL)
 		err := w.st.PutObservation(ctx, o, w.keep)
-		done()
 		if err != nil {
+			done()
 			w.dropped.WithLabelValues("store_error").Inc()
 			delete(w.last, o.URL)
 			w.log.Warn("index writer: observation not written", "url", o.URL, "error", err.Error())
 			continue
 		}
 		w.written.WithLabelValues(o.Source).Inc()
+		w.putSitePayees(ctx, o) // inside the write fence: the cache takes no stale site record meanwhile
+		done()
 		w.putCategory(ctx, o)
 	}
 }
@@ -230,6 +237,11 @@ func (w *Writer) putCategory(ctx context.Context, o store.Observation) {
 	cs, ok := w.st.(store.CategoryPrices)
 	if !ok {
 		return
+	}
+	if o.Category != "" {
+		w.memory(o.URL).category = o.Category
+	} else if o.Source == store.SourcePaid && Costly(o) {
+		o.Category = w.categoryOf(ctx, o.URL)
 	}
 	category, p, ok := CategoryPriceOf(o)
 	if !ok {
@@ -248,6 +260,57 @@ func (w *Writer) putCategory(ctx context.Context, o store.Observation) {
 	if err := cs.PutCategoryPrice(ctx, category, p, w.keep); err != nil {
 		m.cat = ""
 		w.log.Warn("index writer: category price not written", "url", o.URL, "category", category, "error", err.Error())
+	}
+}
+
+// categoryOf is the newest category url's seller declared: remembered from this writer's writes, else read
+// from the store (another replica saw the 402). "" when none.
+func (w *Writer) categoryOf(ctx context.Context, url string) string {
+	if c := w.memory(url).category; c != "" {
+		return c
+	}
+	obs, err := w.st.Observations(ctx, url)
+	if err != nil {
+		return ""
+	}
+	var newest store.Observation
+	for _, x := range obs {
+		if x.Category != "" && !x.ObservedAt.Before(newest.ObservedAt) {
+			newest = x
+		}
+	}
+	return newest.Category
+}
+
+// putSitePayees records the payees o names in its site's payee record (store.SitePayees), when the store
+// keeps one; an entry repeating the last one written for its site and key (with the same costliness) within
+// the coalescing interval is not written again. A failure is logged: the site check then compares with the
+// record as it was (a missing entry makes a payee look new, never established).
+func (w *Writer) putSitePayees(ctx context.Context, o store.Observation) {
+	sp, ok := w.st.(store.SitePayees)
+	if !ok {
+		return
+	}
+	site, entries := SitePayeesOf(o)
+	for _, e := range entries {
+		k := site + "\x00" + e.Key()
+		if l, ok := w.sites[k]; ok && w.coalesce > 0 && (l.sig == "costly" || !e.Costly) &&
+			e.LastAt.Sub(l.at) >= 0 && e.LastAt.Sub(l.at) < w.coalesce {
+			continue
+		}
+		if err := sp.PutSitePayee(ctx, site, e, w.keep); err != nil {
+			delete(w.sites, k)
+			w.log.Warn("index writer: site payee not written", "site", site, "pay_to", e.PayTo, "error", err.Error())
+			continue
+		}
+		if len(w.sites) >= maxCoalesceURLs {
+			clear(w.sites)
+		}
+		sig := "free"
+		if e.Costly {
+			sig = "costly"
+		}
+		w.sites[k] = lastWrite{sig: sig, at: e.LastAt}
 	}
 }
 

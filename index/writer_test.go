@@ -105,7 +105,7 @@ func TestWriterCoalescesAlternatingSources(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		at := time.Duration(i) * time.Minute
 		w.Observe(seen(at, a))
-		w.Observe(FromPaid(target, "GET", a, 200, t0.Add(at+time.Second)))
+		w.Observe(FromPaid(target, "GET", a, 200, true, t0.Add(at+time.Second)))
 	}
 	w.Close()
 	obs, _ := st.Observations(context.Background(), target)

@@ -27,8 +27,8 @@ func judgeOption(o Option, r *Rules) optionVerdict {
 		}
 	}
 	v.worst = Allow
-	if !o.Cart && o.Scheme != "exact" {
-		add(reasonMalformedOption())
+	if !schemeSupported(o) {
+		add(reasonSchemeUnsupported(o))
 	}
 	switch o.Amount {
 	case AmountMalformed, AmountOversized:
@@ -55,7 +55,7 @@ func judgeOption(o Option, r *Rules) optionVerdict {
 		}
 	}
 	if o.Priced() && o.USD > r.MaxPerPaymentUSD {
-		add(reasonAboveMax(o.USD, r.MaxPerPaymentUSD))
+		add(reasonAboveMax(amountWord(o), o.USD, r.MaxPerPaymentUSD))
 	}
 	if payeeListed(o.PayTo, r.PayToBlocklist) {
 		add(reasonPayToBlocked(o.PayTo))
@@ -194,15 +194,22 @@ func Evaluate(f Facts) Outcome {
 	if chosen < 0 {
 		reasons = append(reasons, best.reasons...)
 		if payee >= 0 {
-			if o := f.Options[payee]; o.Priced() && OverDailyCap(o.USD, f.SpentToday, r.DailyCapUSD) {
-				reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
+			// A held option is the one a person approves: the hold carries it and its amount, so that the
+			// amount is shown, reserved and, once approved, released on every channel (SPEC §4.2).
+			o := f.Options[payee]
+			out.Chosen = payee
+			if o.Priced() {
+				out.AmountUSD = o.USD
+				if OverDailyCap(o.USD, f.SpentToday, r.DailyCapUSD) {
+					reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))
+				}
 			}
 		}
 	} else {
 		amount := f.Options[chosen].USD
 		out.Chosen, out.AmountUSD = chosen, amount
 		if amount > r.HoldAboveUSD {
-			reasons = append(reasons, reasonAboveHold(amount, r.HoldAboveUSD))
+			reasons = append(reasons, reasonAboveHold(amountWord(f.Options[chosen]), amount, r.HoldAboveUSD))
 		}
 		if OverDailyCap(amount, f.SpentToday, r.DailyCapUSD) {
 			reasons = append(reasons, reasonDailyCap(r.DailyCapUSD, f.SpentToday))

@@ -16,7 +16,7 @@ func ptr[T any](v T) *T { return &v }
 // usdcOption is a well-formed Base USDC option for micros micro-dollars.
 func usdcOption(micros USD, payTo string) Option {
 	return Option{
-		Scheme: "exact", Network: "eip155:8453", Asset: usdcBase, PayTo: payTo,
+		Scheme: "exact", Network: "eip155:8453", Asset: usdcBase, PayTo: payTo, EVM: true,
 		NetworkIDs: []string{"eip155:8453", "base"}, KnownUSDC: true, USD: micros,
 	}
 }
@@ -61,8 +61,20 @@ func TestReasonRows(t *testing.T) {
 			Hold, "hold: domain registered 3 days ago (< 30)"},
 		{"no A record", func(f *Facts) { f.Domain.HasA = ptr(false) },
 			Hold, "hold: domain has no DNS A record"},
-		{"unsupported scheme", func(f *Facts) { f.Options[0].Scheme = "upto" },
-			Block, "block: unsupported or malformed payment option"},
+		{"unsupported scheme", func(f *Facts) { f.Options[0].Scheme = "lightning" },
+			Block, "block: payment scheme lightning is not supported"},
+		{"unreadable scheme", func(f *Facts) { f.Options[0].Scheme = "Exact" },
+			Block, "block: payment scheme (unreadable) is not supported"},
+		{"upto on v1", func(f *Facts) { f.Options[0].Scheme, f.Options[0].V1 = "upto", true },
+			Block, "block: payment scheme upto is supported only in x402 v2 on an EVM network"},
+		{"batch-settlement", func(f *Facts) { f.Options[0].Scheme = "batch-settlement" },
+			Block, "block: payment scheme batch-settlement is not supported: the seller redeems vouchers against a deposit after the request, so payguard cannot reconcile what is spent"},
+		{"auth-capture", func(f *Facts) { f.Options[0].Scheme = "auth-capture" },
+			Block, "block: payment scheme auth-capture is not supported: an operator captures, voids or refunds the escrowed authorization after the request, so payguard cannot reconcile what is spent"},
+		{"upto maximum above max", func(f *Facts) { f.Options[0].Scheme, f.Options[0].USD = "upto", 2_000_000 },
+			Block, "block: upto maximum $2 exceeds max $1"},
+		{"upto maximum above hold", func(f *Facts) { f.Options[0].Scheme, f.Options[0].USD = "upto", 500_000 },
+			Hold, "hold: upto maximum $0.5 above hold threshold $0.25"},
 		{"oversized amount", func(f *Facts) { f.Options[0].Amount = AmountOversized },
 			Block, "block: unsupported or malformed payment option"},
 		{"malformed amount", func(f *Facts) { f.Options[0].Amount = AmountMalformed },
@@ -143,10 +155,10 @@ func TestScreeningDisabledIgnoresSanctionsFacts(t *testing.T) {
 
 func TestNothingToScreenDoesNotHold(t *testing.T) {
 	f := cleanFacts()
-	f.Options[0].Scheme = "upto" // rejected: nothing is chosen, so no payee is screened
+	f.Options[0].Scheme = "lightning" // rejected: nothing is chosen, so no payee is screened
 	f.Sanctions = SanctionsFacts{State: SanctionsNothingToScreen}
 	out := Evaluate(f)
-	if got := out.ReasonStrings(); !slices.Equal(got, []string{"block: unsupported or malformed payment option"}) {
+	if got := out.ReasonStrings(); !slices.Equal(got, []string{"block: payment scheme lightning is not supported"}) {
 		t.Fatalf("got %q", got)
 	}
 }

@@ -57,6 +57,9 @@ type Option struct {
 	USD USD
 	// PayToMalformed is true when the network is EVM and payTo is not a 0x-prefixed 20-byte hex address.
 	PayToMalformed bool
+	// V1 is true for an option of an x402 v1 challenge; EVM for an option on an EVM network (eip155 or a v1
+	// EVM name). `upto` is guarded only as v2 on EVM (schemes.go).
+	V1, EVM bool
 }
 
 // Priced reports whether the option's amount is known in USD.
@@ -99,11 +102,12 @@ type Outcome struct {
 	Decision Decision
 	// Reasons are every reason that fired, strongest decision first, in evaluation order within a decision.
 	Reasons []Reason
-	// Chosen is the index of the chosen option in Facts.Options, or -1 when none is acceptable.
+	// Chosen is the index of the chosen option in Facts.Options: the cheapest acceptable one, else the held
+	// option a person may approve (Payee); -1 when there is neither.
 	Chosen int
 	// OptionsEvaluated counts the options looked at.
 	OptionsEvaluated int
-	// AmountUSD is the chosen option's amount (0 when none was chosen).
+	// AmountUSD is the chosen (or held) option's amount (0 when none was chosen or it cannot be priced).
 	AmountUSD USD
 }
 

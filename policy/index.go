@@ -60,6 +60,12 @@ type OptionIndexFacts struct {
 	// CategoryHosts is the number of other sites with a comparable price in Category's sample (the basis
 	// is "category" only from index.MinCategoryHosts of them; MedianSamples is then this number).
 	CategoryHosts int
+	// SiteOthers, when not empty, says the option's payee is new at the endpoint's seller site (Site)
+	// within PayeeChangeWindow: the site named these other payees (canonical) for this network and asset
+	// before it, since SiteSince (index.SiteChange).
+	Site       string
+	SiteOthers []string
+	SiteSince  time.Time
 }
 
 // indexReasons applies the Index rules to the judged option.
@@ -91,6 +97,9 @@ func indexReasons(f *Facts, payee int) []Reason {
 		case of.ChangedTo != "":
 			out = append(out, reasonPayToChanged(fmt.Sprintf("payTo changed from %s to %s for %s/%s at %s (within 7 days)",
 				of.ChangedFrom, of.ChangedTo, o.Network, o.Asset, of.ChangedAt.UTC().Format(time.RFC3339))))
+		case len(of.SiteOthers) > 0:
+			out = append(out, reasonPayToChanged(fmt.Sprintf("payTo %s is new at site %s for %s/%s, which named %s since %s (within 7 days)",
+				o.PayTo, of.Site, o.Network, o.Asset, joinSome(of.SiteOthers, 3), of.SiteSince.UTC().Format(time.RFC3339))))
 		}
 	}
 	if m := r.MaxPriceMultiple; m != nil && *m > 0 && !math.IsInf(*m, 0) && o.Priced() && of.MedianSamples > 0 && of.MedianUSD > 0 {
@@ -123,6 +132,14 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// joinSome is joinPayees of the first n of list, saying how many more there are.
+func joinSome(list []string, n int) string {
+	if len(list) <= n {
+		return joinPayees(list)
+	}
+	return fmt.Sprintf("%s and %d more", joinPayees(list[:n]), len(list)-n)
 }
 
 func joinPayees(list []string) string {

@@ -191,7 +191,7 @@ func TestUnknownDecisionRanksAsBlock(t *testing.T) {
 
 func TestCheapestOption(t *testing.T) {
 	bad := usdcOption(1_000, payeeB)
-	bad.Scheme = "upto"
+	bad.Scheme = "lightning"
 	cases := []struct {
 		name    string
 		options []Option
@@ -230,13 +230,14 @@ func TestNoAcceptableOptionUsesBestRejected(t *testing.T) {
 		options  []Option
 		decision Decision
 		reasons  []string
+		chosen   int // a hold carries the option it holds; a block chooses none
 	}{
 		{"hold-only option beats blocked ones", []Option{overMax, noPayTo, wrongNet}, Hold,
-			[]string{"hold: payment option has no payTo"}},
+			[]string{"hold: payment option has no payTo"}, 1},
 		{"cheapest among equally bad", []Option{overMax, overMaxCheaper}, Block,
-			[]string{"block: amount $2 exceeds max $1"}},
+			[]string{"block: amount $2 exceeds max $1"}, -1},
 		{"first among equal", []Option{wrongNet, overMaxCheaper}, Block,
-			[]string{"block: network eip155:1 not allowed"}},
+			[]string{"block: network eip155:1 not allowed"}, -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -244,7 +245,11 @@ func TestNoAcceptableOptionUsesBestRejected(t *testing.T) {
 			f.Options = c.options
 			f.Sanctions = SanctionsFacts{State: SanctionsNothingToScreen}
 			out := Evaluate(f)
-			if out.Chosen != -1 || out.AmountUSD != 0 || out.Decision != c.decision || !slices.Equal(out.ReasonStrings(), c.reasons) {
+			var amount USD
+			if c.chosen >= 0 {
+				amount = c.options[c.chosen].USD
+			}
+			if out.Chosen != c.chosen || out.AmountUSD != amount || out.Decision != c.decision || !slices.Equal(out.ReasonStrings(), c.reasons) {
 				t.Fatalf("got chosen %d %s %q", out.Chosen, out.Decision, out.ReasonStrings())
 			}
 		})
@@ -255,8 +260,9 @@ func TestOneOptionSeveralDefectsListsEach(t *testing.T) {
 	f := cleanFacts()
 	o := &f.Options[0]
 	o.Scheme, o.Amount, o.PayTo, o.PayToMalformed = "upto", AmountMalformed, "0x1", true
-	o.Network, o.NetworkIDs, o.Asset, o.KnownUSDC = "solana", []string{"solana"}, "XYZ", false
+	o.Network, o.NetworkIDs, o.Asset, o.KnownUSDC, o.EVM = "solana", []string{"solana"}, "XYZ", false, false
 	want := []string{
+		"block: payment scheme upto is supported only in x402 v2 on an EVM network",
 		"block: unsupported or malformed payment option",
 		"block: network solana not allowed",
 		"block: asset XYZ is not a known USDC contract",

@@ -84,10 +84,12 @@ const (
 	CodeEndpointPriceAboveCategoryMedian = "endpoint_price_above_category_median"
 	CodeEndpointFailedLast3              = "endpoint_failed_last_3"
 	CodeEndpointPayToChanged             = "endpoint_payto_changed"
+	CodeSchemeUnsupported                = "scheme_unsupported"
+	CodeSettlementAlarm                  = "seller_settlement_alarm"
 )
 
 // ReasonCodes lists every code, for channels that map them (a test there checks each is mapped).
-var ReasonCodes = []string{CodeNoOptions, CodeMerchantDomainUnknown, CodeDomainBlocklisted, CodeDomainNotAllowlisted, CodeNameSanctionedExact, CodeNameSanctionedPossible, CodeNewDomain, CodeDomainNoDNS, CodeMalformedOption, CodeInvalidAmount, CodeNetworkNotAllowed, CodeAssetNotUSDC, CodeUnpriced, CodeAboveMaxPerPayment, CodeAboveHoldThreshold, CodeDailyCap, CodePayToBlocklisted, CodePayToNotAllowlisted, CodePayToSanctioned, CodeNoPayTo, CodeAllRulesPassed, CodeSanctionsUnavailable, CodeSanctionsFailed, CodeDomainCheckFailed, CodeInternalError, CodeInvalidIndexRule, CodeEndpointPriceAboveCategoryMedian, CodeEndpointFailedLast3, CodeEndpointPayToChanged}
+var ReasonCodes = []string{CodeNoOptions, CodeMerchantDomainUnknown, CodeDomainBlocklisted, CodeDomainNotAllowlisted, CodeNameSanctionedExact, CodeNameSanctionedPossible, CodeNewDomain, CodeDomainNoDNS, CodeMalformedOption, CodeInvalidAmount, CodeNetworkNotAllowed, CodeAssetNotUSDC, CodeUnpriced, CodeAboveMaxPerPayment, CodeAboveHoldThreshold, CodeDailyCap, CodePayToBlocklisted, CodePayToNotAllowlisted, CodePayToSanctioned, CodeNoPayTo, CodeAllRulesPassed, CodeSanctionsUnavailable, CodeSanctionsFailed, CodeDomainCheckFailed, CodeInternalError, CodeInvalidIndexRule, CodeEndpointPriceAboveCategoryMedian, CodeEndpointFailedLast3, CodeEndpointPayToChanged, CodeSchemeUnsupported, CodeSettlementAlarm}
 
 // SPEC §5's reason table.
 
@@ -124,11 +126,11 @@ func reasonAssetNotUSDC(asset string) Reason {
 	return reason(Block, CodeAssetNotUSDC, "asset %s is not a known USDC contract", asset)
 }
 func reasonUnpriced() Reason { return reason(Hold, CodeUnpriced, "amount could not be priced in USD") }
-func reasonAboveMax(amount, maximum USD) Reason {
-	return reason(Block, CodeAboveMaxPerPayment, "amount $%s exceeds max $%s", amount, maximum)
+func reasonAboveMax(what string, amount, maximum USD) Reason {
+	return reason(Block, CodeAboveMaxPerPayment, "%s $%s exceeds max $%s", what, amount, maximum)
 }
-func reasonAboveHold(amount, threshold USD) Reason {
-	return reason(Hold, CodeAboveHoldThreshold, "amount $%s above hold threshold $%s", amount, threshold)
+func reasonAboveHold(what string, amount, threshold USD) Reason {
+	return reason(Hold, CodeAboveHoldThreshold, "%s $%s above hold threshold $%s", what, amount, threshold)
 }
 
 // DailyCapReason is the daily-cap reason, for the proxy's ledger refusing a reservation the engine allowed
@@ -169,6 +171,13 @@ func reasonDomainCheckFailed() Reason {
 }
 func reasonInternalError(what string) Reason {
 	return reason(Hold, CodeInternalError, "internal error: %s", what)
+}
+
+// SettlementAlarmReason is the proxy's hold on a seller whose settlement broke its authorization (an upto
+// settlement above the authorized maximum, on another network, for another payer or recipient): that
+// seller's next payments wait for a person until the alarm is cleared or expires (docs/proxy.md).
+func SettlementAlarmReason(host, what string) Reason {
+	return reason(Hold, CodeSettlementAlarm, "seller %s reported a settlement outside its authorization (%s); its payments wait for a person", host, what)
 }
 
 // InternalErrorReason is the reason the engine gives when evaluation itself failed (for example a recovered

@@ -10,10 +10,11 @@ func TestEveryReasonHasItsOwnCode(t *testing.T) {
 		reasonNoOptions(), reasonNoMerchantDomain(), reasonDomainBlocked("d"), reasonDomainNotAllowlisted("d"),
 		reasonNameExact(), reasonNamePossible(), reasonNewDomain(1, 30), reasonNoARecord(), reasonMalformedOption(),
 		reasonInvalidAmount(), reasonNetworkNotAllowed("n"), reasonAssetNotUSDC("a"), reasonUnpriced(),
-		reasonAboveMax(2, 1), reasonAboveHold(2, 1), reasonDailyCap(1, 1), reasonPayToBlocked("p"),
+		reasonAboveMax("amount", 2, 1), reasonAboveHold("amount", 2, 1), reasonDailyCap(1, 1), reasonPayToBlocked("p"),
 		reasonPayToNotAllowlisted("p"), reasonPayToSanctioned("p"), reasonNoPayTo(), reasonAllPassed(),
 		reasonSanctionsUnavailable(), reasonSanctionsFailed(), reasonDomainCheckFailed(), reasonInternalError("x"),
 		reasonInvalidIndexRule("x"), reasonPriceAboveMedian("x"), reasonEndpointFailed(3, ""), reasonPayToChanged("x"),
+		reasonSchemeUnsupported(Option{Scheme: "x"}), SettlementAlarmReason("h", "x"),
 	}
 	known := map[string]bool{}
 	for _, c := range ReasonCodes {

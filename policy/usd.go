@@ -123,12 +123,13 @@ func (u USD) MarshalYAML() (any, error) { return json.Number(u.String()), nil }
 
 // UnmarshalYAML reads a YAML number exactly.
 func (u *USD) UnmarshalYAML(value *yaml.Node) error {
+	// A *yaml.TypeError lets the decoder go on to the other keys, so every bad value is reported at once.
 	if value.Kind != yaml.ScalarNode || value.Tag == "!!str" {
-		return fmt.Errorf("line %d: %w: %q", value.Line, ErrUSDSyntax, value.Value)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %v: %q", value.Line, ErrUSDSyntax, value.Value)}}
 	}
 	v, err := ParseUSD(value.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", value.Line, err)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %v", value.Line, err)}}
 	}
 	*u = v
 	return nil

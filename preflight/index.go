@@ -116,8 +116,38 @@ func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now
 		ev.ConsecutiveFailedProbes, ev.LastProbeError = sum.ConsecutiveFailedProbes, sum.LastProbeError
 		f.Index = sum.Facts(f.Options, now)
 	}
+	e.sitePayees(ctx, url, f, now, ev)
 	e.categoryMedians(ctx, in, url, &sum, f, now, ev)
 	return ev, &sum
+}
+
+// sitePayees adds to each option's Index facts whether its payee is new at the endpoint's seller site
+// (index.SiteChange): hold_on_payto_change holds it like a payee change at the endpoint itself, so that
+// another URL of the same site (a redirect, a link) is no way around the endpoint's payee history. A record
+// that cannot be read is noted and is never positive evidence (the endpoint's own history still decides).
+func (e *Engine) sitePayees(ctx context.Context, url string, f *policy.Facts, now time.Time, ev *IndexEvidence) {
+	sr, ok := e.opts.Index.(index.SitePayeeReader)
+	if !ok || !f.Rules.HoldOnPayToChange {
+		return
+	}
+	site := index.SiteOf(url)
+	if site == "" {
+		return
+	}
+	entries, err := sr.SitePayees(ctx, site)
+	if err != nil {
+		ev.Note = "the site payee record could not be read (a payee is compared with the endpoint's own history only): " + err.Error()
+		return
+	}
+	for i, o := range f.Options {
+		if i >= len(f.Index.Options) || o.Cart {
+			continue
+		}
+		if c := index.SiteChange(site, entries, o.Network, o.Asset, o.PayTo, now, e.opts.IndexMaxAge); c != nil {
+			of := &f.Index.Options[i]
+			of.Site, of.SiteOthers, of.SiteSince = c.Site, c.Others, c.Since
+		}
+	}
 }
 
 // categoryMedians replaces the own-history median of every option priced in USD with the median of

@@ -37,7 +37,9 @@ func policyOption(r *x402.Requirement) policy.Option {
 			o.USD = policy.USD(atomic)
 		}
 	}
-	o.PayToMalformed = r.PayTo != "" && x402.IsEVMNetwork(r.Network) && !x402.IsEVMAddress(r.PayTo)
+	o.EVM = x402.IsEVMNetwork(r.Network)
+	o.V1 = r.Version == x402.V1
+	o.PayToMalformed = r.PayTo != "" && o.EVM && !x402.IsEVMAddress(r.PayTo)
 	return o
 }
 

@@ -96,6 +96,24 @@ func buildVectorCases() []decisionVector {
 	// Scheme and payee form.
 	add("scheme upto", one(opt{"upto", "eip155:8453", baseUSDC, "10000", payA}), cleanFacts)
 	add("scheme empty", one(opt{"", "eip155:8453", baseUSDC, "10000", payA}), cleanFacts)
+	// upto: the amount is the maximum the agent authorizes; caps, hold threshold and daily cap judge it.
+	add("upto maximum above max", one(opt{"upto", "eip155:8453", baseUSDC, "5000000", payA}), cleanFacts)
+	add("upto maximum at max holds", one(opt{"upto", "eip155:8453", baseUSDC, "1000000", payA}), cleanFacts)
+	add("upto maximum above hold threshold", one(opt{"upto", "eip155:8453", baseUSDC, "250001", payA}), cleanFacts)
+	in = one(opt{"upto", "eip155:8453", baseUSDC, "20000", payA})
+	in.spent = "24.99"
+	add("upto maximum over the daily cap", in, cleanFacts)
+	in = one(opt{"upto", "eip155:8453", baseUSDC, "20000", payA})
+	in.version = 1
+	add("upto in v1 is refused", in, cleanFacts)
+	add("upto off EVM is refused", rules(opt{"upto", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", vecSolUSDC, "10000", vecSolPayTo},
+		map[string]any{"allowed_networks": []string{"solana"}}), cleanFacts)
+	add("upto cheaper maximum chosen over exact", vin{opts: []opt{usdc("20000", payA), {"upto", "eip155:8453", baseUSDC, "10000", payB}}}, cleanFacts)
+	add("scheme batch-settlement", one(opt{"batch-settlement", "eip155:8453", baseUSDC, "10000", payA}), cleanFacts)
+	add("scheme auth-capture", one(opt{"auth-capture", "eip155:8453", baseUSDC, "10000", payA}), cleanFacts)
+	add("scheme unknown", one(opt{"lightning", "eip155:8453", baseUSDC, "10000", payA}), cleanFacts)
+	add("scheme unreadable", one(opt{"Exact ", "eip155:8453", baseUSDC, "10000", payA}), cleanFacts)
+	add("batch-settlement beside exact: exact chosen", vin{opts: []opt{{"batch-settlement", "eip155:8453", baseUSDC, "1", payB}, usdc("10000", payA)}}, cleanFacts)
 	add("payTo short", one(usdc("10000", "0x1234")), cleanFacts)
 	add("payTo upper-case 0X prefix", one(usdc("10000", "0XAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")), cleanFacts)
 	add("payTo missing", one(usdc("10000", "")), cleanFacts)

@@ -21,6 +21,7 @@ const maxAdminBody = 16 << 10
 
 // AdminHandler serves the approval API, health and metrics. Every route except /healthz, /readyz and
 // /metrics needs `Authorization: Bearer <token>`; a missing or wrong token gets 401 and changes nothing.
+// Every request, whatever its route, must name this listener in its Host (adminHostGuard) or gets 421.
 // ready reports whether the proxy can decide (e.g. the sanctions list is loaded); nil means always ready.
 func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	want := sha256.Sum256([]byte(token))
@@ -61,11 +62,20 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("POST /v1/holds/{id}/approve", p.resolveHoldAPI(store.HoldApproved))
 	api.HandleFunc("POST /v1/holds/{id}/deny", p.resolveHoldAPI(store.HoldDenied))
 	api.HandleFunc("GET /v1/budget", p.budget)
-	api.HandleFunc("POST /v1/decide", p.decideForGuard)
-	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI) // admin_index.go
+	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI)      // admin_index.go
+	api.HandleFunc("GET /v1/alarms", p.listAlarms)           // alarms.go
+	api.HandleFunc("DELETE /v1/alarms/{host}", p.clearAlarm) // alarms.go
 	mux.Handle("/v1/", requireToken(want, token != "", api))
+	// The guard's decision takes the admin token or the decide-only token (Options.DecideToken); every other
+	// route refuses the decide-only token (401 above), so an agent cannot approve what it asked.
+	decide := http.HandlerFunc(p.decideForGuard)
+	var decider http.Handler = decide
+	if p.opts.DecideToken != "" {
+		decider = requireToken(sha256.Sum256([]byte(p.opts.DecideToken)), true, decide)
+	}
+	mux.Handle("POST /v1/decide", eitherToken(requireToken(want, token != "", decide), decider, p.opts.DecideToken))
 	mux.Handle("/", p.consoleHandler(token)) // the approvers' console (proxy/console)
-	return mux
+	return p.adminHostGuard(mux)
 }
 
 func requireToken(want [32]byte, configured bool, next http.Handler) http.Handler {
@@ -78,6 +88,21 @@ func requireToken(want [32]byte, configured bool, next http.Handler) http.Handle
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// eitherToken serves with admin when the request's bearer token is not the decide-only token, else with
+// decider (both check their token again, in constant time).
+func eitherToken(admin, decider http.Handler, decideToken string) http.Handler {
+	want := sha256.Sum256([]byte(decideToken))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if decideToken != "" && subtle.ConstantTimeCompare(sum[:], want[:]) == 1 {
+			decider.ServeHTTP(w, r)
+			return
+		}
+		admin.ServeHTTP(w, r)
 	})
 }
 
@@ -100,11 +125,14 @@ type holdView struct {
 	ResolvedBy   string          `json:"resolved_by,omitempty"`
 	Note         string          `json:"note,omitempty"`
 	ResolvedAt   *time.Time      `json:"resolved_at,omitempty"`
+	// Description is the seller's: the v2 challenge's resource.description, else the held option's.
+	Description string `json:"description,omitempty"`
 }
 
 func (p *Proxy) view(h store.Hold) holdView {
 	v := holdView{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, AmountUSD: usdString(h.AmountMicros),
-		AmountMicros: h.AmountMicros, CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note}
+		AmountMicros: h.AmountMicros, CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note,
+		Description: h.Description}
 	if json.Valid(h.Decision) {
 		v.Decision = h.Decision
 	}
@@ -118,22 +146,28 @@ func (p *Proxy) view(h store.Hold) holdView {
 	return v
 }
 
+// listHolds is GET /v1/holds?status=: every hold ("" or "all"), or those whose status as shown is status.
+// The filter applies to the status a person sees (view): a pending hold past its expiry is listed under
+// expired, not pending, whatever the store still says.
 func (p *Proxy) listHolds(w http.ResponseWriter, r *http.Request) {
 	status := r.URL.Query().Get("status")
 	switch status {
-	case "", store.HoldPending, store.HoldApproved, store.HoldDenied, store.HoldUsed, store.HoldExpired:
+	case "", "all", store.HoldPending, store.HoldApproved, store.HoldDenied, store.HoldUsed, store.HoldExpired:
 	default:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_status", fmt.Sprintf("unknown status %q", status)})
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_status",
+			fmt.Sprintf("unknown status %q (pending, approved, denied, used, expired or all)", status)})
 		return
 	}
-	hs, err := p.opts.Store.ListHolds(r.Context(), status)
+	hs, err := p.opts.Store.ListHolds(r.Context(), "")
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
 		return
 	}
 	out := make([]holdView, 0, len(hs))
 	for _, h := range hs {
-		out = append(out, p.view(h))
+		if v := p.view(h); status == "" || status == "all" || v.Status == status {
+			out = append(out, v)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"holds": out})
 }

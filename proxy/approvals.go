@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/proxy/console"
 	"github.com/payguard/payguard/proxy/notify"
 	"github.com/payguard/payguard/store"
@@ -97,9 +98,34 @@ func (r *recentDecisions) list() []console.Decision {
 }
 
 func (p *Proxy) recordDecision(stage string, req *http.Request, v verdict, amount, payTo, holdID string) {
+	scheme := ""
+	if o := v.Option; o != nil {
+		scheme = o.Scheme
+	} else if j := v.Judged; j != nil {
+		scheme = j.Scheme
+	}
+	scheme = clipScheme(scheme)
 	p.recent.add(console.Decision{At: p.opts.Now().UTC(), Stage: stage, Decision: v.Decision, Class: v.Class, Reasons: v.Reasons,
 		Method: req.Method, Host: req.URL.Host, Path: req.URL.Path, AmountUSD: amount, PayTo: payTo,
-		HoldID: holdID, ReceiptID: v.receiptID()})
+		HoldID: holdID, ReceiptID: v.receiptID(), Scheme: scheme})
+}
+
+// recordSettledRow shows a released payment's settlement in the console: its scheme, what was authorized
+// and settled, and what the ledger counted.
+func (p *Proxy) recordSettledRow(r *release, scheme, result, authorized, settledAtomic string, spent int64) {
+	d := console.Decision{At: p.opts.Now().UTC(), Stage: "settlement", Decision: "settled", Class: result,
+		Host: r.Host, AmountUSD: usdString(spent), ReceiptID: r.ReceiptID, Scheme: scheme,
+		Authorized: authorized, Settled: settledAtomic, Reasons: []string{}}
+	if r.Option != nil {
+		d.PayTo = r.Option.PayTo
+	}
+	if result == "alarm" {
+		d.Decision = "alarm"
+		if x, err := p.alarms.Alarm(context.Background(), r.Host, p.opts.Now()); err == nil {
+			d.Reasons = []string{policy.SettlementAlarmReason(r.Host, x.What).String()}
+		}
+	}
+	p.recent.add(d)
 }
 
 // consoleBackend is the console's view of the proxy: the store's holds, today's budget, the last decisions

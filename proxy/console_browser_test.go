@@ -245,3 +245,77 @@ func TestConsoleInBrowserApprovesHold(t *testing.T) {
 	}
 	fmt.Fprintf(os.Stderr, "console browser test: %d requests, none with the token\n", len(urls))
 }
+
+// What a person sees is what they approve, in a real browser: the seller's v2 resource.description, the
+// network and asset by name with the raw values beside them, the last 50 decisions (the proxy keeps 50),
+// a long path that wraps at its separators and never inside a segment, and the hold's row in the last
+// decisions saying "approved" once it is. On the previous main the v2 description was missing, the raw
+// CAIP-2 id and address stood alone, 20 rows were listed, paths broke anywhere and the row said "hold".
+func TestConsoleShowsWhatIsApproved(t *testing.T) {
+	const longPath = "/v1/forecasts/europe/portugal/lisbon/hourly-detailed-report/2026-11-27/extended?units=metric&lang=en"
+	held := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	cheap := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, "10000"))
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+	for i := range 60 {
+		if resp, body := b.get(cheap.url(fmt.Sprintf("/cheap/%d", i)), nil); resp.StatusCode != http.StatusPaymentRequired {
+			t.Fatalf("cheap request %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	resp, body := b.get(held.url(longPath), nil)
+	id := resp.Header.Get(HeaderHold)
+	if resp.StatusCode != http.StatusForbidden || id == "" {
+		t.Fatalf("want a hold: %d %s", resp.StatusCode, body)
+	}
+	ctx := chromium(t)
+	card := "#hold-" + id
+	do(t, ctx, "sign in", chromedp.EmulateViewport(1100, 900), chromedp.Navigate(h.admin.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#token")), chromedp.SendKeys(chromedp.CSS("#token"), testToken),
+		chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")), chromedp.WaitVisible(chromedp.CSS(card+" button.approve")))
+	text := eval[string](t, ctx, `document.querySelector("`+card+`").textContent`)
+	for _, want := range []string{"Weather report", "Base Sepolia (eip155:84532)", "USDC (" + baseSepoliaUSDC + ")",
+		"500000 USDC", longPath} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the pending card lacks %q: %s", want, text)
+		}
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#decisions tbody tr").length`); n != 50 {
+		t.Errorf("the last decisions list %d rows, want 50", n)
+	}
+
+	// On a phone the path wraps, at separators only: no segment between two separators is split.
+	do(t, ctx, "phone view", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.WaitVisible(chromedp.CSS(card+" button.approve")))
+	for _, sel := range []string{card + " .url .path", `#decisions tbody tr[data-hold="` + id + `"] .path`} {
+		wrap := eval[string](t, ctx, `(() => {
+			const p = document.querySelector(`+"`"+sel+"`"+`);
+			if (!p) return "no .path element";
+			let split = 0; const tops = new Set();
+			for (const n of p.childNodes) {
+				if (n.nodeType !== Node.TEXT_NODE) continue;
+				const r = document.createRange(); r.selectNodeContents(n);
+				const rects = [...r.getClientRects()].filter((x) => x.width > 0);
+				if (rects.length > 1) split++;
+				rects.forEach((x) => tops.add(Math.round(x.top)));
+			}
+			return "split " + split + " lines " + tops.size + " text " + (p.textContent.includes("lisbon/hourly") ? "ok" : "changed");
+		})()`)
+		var split, lines int
+		var txt string
+		if _, err := fmt.Sscanf(wrap, "split %d lines %d text %s", &split, &lines, &txt); err != nil || split != 0 || txt != "ok" ||
+			(strings.HasPrefix(sel, card) && lines < 2) {
+			t.Errorf("%s on a phone: %s (want no split segment, several lines, the text unchanged)", sel, wrap)
+		}
+	}
+	screenshot(t, ctx, artifactDir(t), "console-long-path-phone.png")
+	do(t, ctx, "desktop view", chromedp.EmulateViewport(1100, 900))
+
+	// Approve: the hold's row in the last decisions says approved.
+	do(t, ctx, "approve", chromedp.SendKeys(chromedp.CSS(card+` input[aria-label="your name"]`), "alice"),
+		chromedp.Click(chromedp.CSS(card+" button.approve")),
+		chromedp.WaitVisible(chromedp.CSS(`#decisions tbody tr[data-hold="`+id+`"][data-outcome="approved"]`)))
+	row := eval[string](t, ctx, `document.querySelector('#decisions tbody tr[data-hold="`+id+`"]').textContent`)
+	if !strings.Contains(row, "approved") {
+		t.Errorf("the approved hold's row: %s", row)
+	}
+}

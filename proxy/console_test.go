@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"regexp"
@@ -215,7 +216,13 @@ func TestConsoleSignInSessionAndHeaders(t *testing.T) {
 		t.Errorf("cross-origin sign-in: %d", code)
 	}
 	b, _ := json.Marshal(map[string]string{"token": testToken})
-	raw, err := http.Post(h.admin.URL+"/console/session", "application/json", bytes.NewReader(b))
+	if raw, err := http.Post(h.admin.URL+"/console/session", "application/json", bytes.NewReader(b)); err != nil || raw.StatusCode != 403 {
+		t.Fatalf("a sign-in without Origin: %v %v, want 403", raw.StatusCode, err)
+	}
+	rq, _ := http.NewRequest("POST", h.admin.URL+"/console/session", bytes.NewReader(b))
+	rq.Header.Set("Content-Type", "application/json")
+	rq.Header.Set("Origin", h.admin.URL)
+	raw, err := http.DefaultClient.Do(rq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,16 +263,178 @@ func TestConsoleSignInSessionAndHeaders(t *testing.T) {
 	}
 }
 
-// Sign-in failures are throttled, so the token cannot be guessed at speed through the console.
-func TestConsoleSignInThrottled(t *testing.T) {
-	h := newHarness(t, memory.New(), testRules())
-	c := newConsoleClient(t, h.admin.URL)
-	for range 10 {
-		if code := c.signIn("wrong-token-wrong-token"); code != 401 {
-			t.Fatalf("wrong token: %d", code)
+// Sign-in failures are throttled per client address with backoff, so the token cannot be guessed at
+// speed through the console, and a flood from one address never locks out an approver at another: on the
+// previous main one global counter answered every address 429 after ten failures a minute. The bearer API
+// keeps answering the token throughout, from the flooding address too.
+func TestConsoleSignInFloodFromOneAddress(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newHarness(t, memory.New(), testRules(), withClock(clock))
+	attacker := newConsoleClientFrom(t, h.admin.URL, "127.0.0.2")
+	codes := make([]int, 200)
+	var retry []string
+	for i := range codes {
+		code, _, hdr := attacker.postH("/console/session", map[string]string{"token": "wrong-token-wrong-token"}, nil)
+		codes[i] = code
+		if code == http.StatusTooManyRequests {
+			retry = append(retry, hdr.Get("Retry-After"))
 		}
 	}
-	if code := c.signIn(testToken); code != http.StatusTooManyRequests {
-		t.Fatalf("11th attempt in a minute: %d, want 429", code)
+	// The approver, at another address, signs in at once and sees the console.
+	approver := newConsoleClient(t, h.admin.URL)
+	if code := approver.signIn(testToken); code != 200 {
+		t.Fatalf("the approver at another address, during the flood: %d, want 200", code)
+	}
+	if resp, out := approver.get("/console/api/state"); resp.StatusCode != 200 {
+		t.Fatalf("the approver's state: %d %s", resp.StatusCode, out)
+	}
+	// The flooding address: five free failures, then 429 with Retry-After, the right token included.
+	for i, code := range codes {
+		if i < 5 && code != 401 || i >= 5 && code != http.StatusTooManyRequests && !(i == 5 && code == 401) {
+			t.Fatalf("wrong token %d from the flooding address: %d (all: %v)", i, code, codes)
+		}
+	}
+	if len(retry) == 0 || retry[0] == "" {
+		t.Fatalf("429 without Retry-After: %q", retry)
+	}
+	if code := attacker.signIn(testToken); code != http.StatusTooManyRequests {
+		t.Fatalf("the flooding address signed in during its backoff: %d", code)
+	}
+	// The bearer API (what the CLI uses) answers the token, from the flooding address as well.
+	req, _ := http.NewRequest("GET", h.admin.URL+"/v1/holds", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := attacker.client.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("bearer API from the flooding address: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Backoff: once it has passed, the flooding address gets one try, and a wrong one waits longer.
+	mu.Lock()
+	now = now.Add(maxConsoleBackoff)
+	mu.Unlock()
+	if code := attacker.signIn("wrong-token-wrong-token"); code != 401 {
+		t.Fatalf("after the backoff: %d, want 401", code)
+	}
+	if code := attacker.signIn(testToken); code != http.StatusTooManyRequests {
+		t.Fatalf("right after another failure: %d, want 429", code)
+	}
+	mu.Lock()
+	now = now.Add(maxConsoleBackoff)
+	mu.Unlock()
+	if code := attacker.signIn(testToken); code != 200 {
+		t.Fatalf("the right token once the backoff passed: %d", code)
+	}
+}
+
+// maxConsoleBackoff is the console's longest sign-in backoff (proxy/console/throttle.go).
+const maxConsoleBackoff = 15 * time.Minute
+
+// newConsoleClientFrom is newConsoleClient whose connections come from the loopback address local.
+func newConsoleClientFrom(t *testing.T, base, local string) *consoleClient {
+	c := newConsoleClient(t, base)
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	c.client.Transport = &http.Transport{DialContext: d.DialContext}
+	return c
+}
+
+// postH is post that also returns the response headers.
+func (c *consoleClient) postH(path string, body any, hdr map[string]string) (int, []byte, http.Header) {
+	c.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", c.base+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", c.base)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, resp.Header
+}
+
+// DNS rebinding: a page at http://attacker.example:<port> whose name now resolves to the admin listener
+// sends its requests with Host: attacker.example. Every admin route refuses them with 421, the bearer API
+// too (a token in such a request is refused, not used); the listener's own address, localhost and a
+// configured name are answered. On the previous main the rebound page signed in with a guessed token, or
+// read /metrics and /readyz.
+func TestAdminRefusesAForeignHost(t *testing.T) {
+	h := newHarness(t, memory.New(), testRules(), func(su *setup) { su.AdminHosts = []string{"Payguard-Admin.internal."} })
+	port := h.admin.URL[strings.LastIndex(h.admin.URL, ":")+1:]
+	send := func(method, path, host string, hdr map[string]string, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, h.admin.URL+path, strings.NewReader(body))
+		req.Host = host
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	signIn := func(host string) int {
+		return send("POST", "/console/session", host, map[string]string{"Content-Type": "application/json",
+			"Origin": "http://" + host}, `{"token":"`+testToken+`"}`)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + testToken}
+	for _, foreign := range []string{"attacker.example:" + port, "attacker.example", "127.0.0.1.attacker.example:" + port, "localhost.attacker.example"} {
+		for _, c := range []struct {
+			method, path string
+			hdr          map[string]string
+		}{{"GET", "/", nil}, {"GET", "/console/app.js", nil}, {"GET", "/console/session", nil}, {"GET", "/healthz", nil},
+			{"GET", "/metrics", nil}, {"GET", "/readyz", nil}, {"GET", "/v1/holds", bearer}, {"GET", "/v1/budget", bearer}} {
+			if code := send(c.method, c.path, foreign, c.hdr, ""); code != http.StatusMisdirectedRequest {
+				t.Errorf("%s %s with Host %s: %d, want 421", c.method, c.path, foreign, code)
+			}
+		}
+		if code := signIn(foreign); code != http.StatusMisdirectedRequest {
+			t.Errorf("sign-in with Host %s: %d, want 421", foreign, code)
+		}
+	}
+	for _, own := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST.", "payguard-admin.internal:" + port, "[::1]:" + port} {
+		if code := send("GET", "/v1/holds", own, bearer, ""); code != 200 {
+			t.Errorf("bearer API with Host %s: %d, want 200", own, code)
+		}
+		if code := signIn(own); code != 200 {
+			t.Errorf("sign-in with Host %s: %d, want 200", own, code)
+		}
+	}
+}
+
+// GET /v1/holds?status=all (documented) lists every hold, and a status filter applies to the status shown:
+// a pending hold past its expiry is listed under expired, not pending. On the previous main "all" was a
+// 400 and the lapsed hold was listed as pending (shown expired) and not at all under expired.
+func TestHoldsListStatusAllAndExpired(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newHarness(t, memory.New(), testRules(), withClock(clock))
+	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
+	id := heldRequest(t, h, s)
+	if got := h.holds("all"); len(got) != 1 || got[0].ID != id || got[0].Status != "pending" {
+		t.Fatalf("status=all: %+v", got)
+	}
+	mu.Lock()
+	now = now.Add(time.Hour) // past the hold's ttl (10 min)
+	mu.Unlock()
+	if got := h.holds("expired"); len(got) != 1 || got[0].ID != id || got[0].Status != "expired" {
+		t.Errorf("status=expired: %+v", got)
+	}
+	if got := h.holds("pending"); len(got) != 0 {
+		t.Errorf("status=pending lists a lapsed hold: %+v", got)
+	}
+	if got := h.holds(""); len(got) != 1 {
+		t.Errorf("no status: %+v", got)
+	}
+	if code, body := h.api("GET", "/v1/holds?status=bogus", testToken, nil); code != 400 || !bytes.Contains(body, []byte("all")) {
+		t.Errorf("status=bogus: %d %s", code, body)
 	}
 }

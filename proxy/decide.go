@@ -49,6 +49,11 @@ type release struct {
 	// ReceiptID is the receipt of the decision that allowed the payment, sent back with the seller's
 	// response so the agent can tie what it paid to the decision that let it.
 	ReceiptID string
+	// Option is the option the payment pays (its scheme decides how the settlement is read: settle.go);
+	// Payer signed the authorization and Host is the seller's host, for a settlement alarm.
+	Option *x402.Requirement
+	Payer  string
+	Host   string
 }
 
 // failClosed is a block that never reached a decision (undecodable input, ledger or engine down).
@@ -117,6 +122,7 @@ func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.P
 	if err != nil || res == nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false
 	}
+	p.holdForAlarm(ctx, res, url) // alarms.go: a seller whose settlement broke its authorization is held
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res)}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
@@ -234,7 +240,7 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	v.Decision = allow
 	v.Amount = res.AmountMicros
 	v.Release = &release{Budget: p.opts.Budget, Day: day, ReservationID: id, AmountMicros: res.AmountMicros,
-		ReceiptID: res.Receipt.ID}
+		ReceiptID: res.Receipt.ID, Option: v.Option}
 	return v
 }
 

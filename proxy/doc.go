@@ -52,16 +52,23 @@
 // declared as a request trailer is refused, and no request trailer is passed upstream: a trailer arrives
 // after the body, when the request is already on its way, so it would reach the seller unchecked.
 //
+// An upto payment (upto.go, docs/SPEC.md §4.6) is a Permit2 witness transfer of a maximum: besides the
+// above, its spender must be the x402 upto proxy, its witness facilitator the option's facilitatorAddress,
+// its window open and closing within maxTimeoutSeconds. A Permit2 exact payment's spender must be the x402
+// exact proxy. batch-settlement and auth-capture are refused by the engine.
+//
 // # Settlement
 //
-// The settlement header on the way back commits the reservation on success; a failure or a missing header
-// keeps it reserved (SPEC §11.4: the budget resets only with the UTC day). A ticket never taken gives its
+// The settlement header on the way back commits the reservation on success (settle.go; upto: the settled
+// amount, the rest released, and a settlement outside the authorization is an alarm that holds the seller,
+// alarms.go); a failure or a missing header keeps it reserved (SPEC §11.4: the budget resets only with the UTC day). A ticket never taken gives its
 // reservation back after it expires (store.Tickets): the 402 was looked at, not paid. The seller's response to a released
 // payment carries X-Payguard-Decision: allow and X-Payguard-Receipt with the receipt id of the decision that
 // allowed it (the ticket keeps it), so the agent can log what it paid under that decision.
 //
 // Every X-Payguard-* header (in any spelling, headers and trailers) is removed both ways; payguard adds
-// X-Payguard-Decision, X-Payguard-Receipt and X-Payguard-Hold itself.
+// X-Payguard-Decision, X-Payguard-Receipt and X-Payguard-Hold itself, and on a released payment's response
+// X-Payguard-Scheme, X-Payguard-Authorized and X-Payguard-Settled.
 //
 // # Header spellings and upgrades
 //

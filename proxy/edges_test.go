@@ -251,11 +251,11 @@ func TestMetricsOnPrivateRegistry(t *testing.T) {
 	for _, want := range []string{
 		`payguard_decisions_total{outcome="allow",reason_class="all_rules_passed",stage="challenge"} 1`,
 		`payguard_decisions_total{outcome="allow",reason_class="ticket",stage="payment"} 1`,
-		`payguard_payments_released_total{via="ticket"} 1`,
+		`payguard_payments_released_total{scheme="exact",via="ticket"} 1`,
 		`payguard_payments_refused_total{reason_class="payment_replay"} 1`,
 		`payguard_decisions_total{outcome="block",reason_class="payment_replay",stage="payment"} 1`,
 		`payguard_upstream_errors_total 0`,
-		`payguard_settlements_total{result="success"} 1`,
+		`payguard_settlements_total{result="success",scheme="exact"} 1`,
 		`payguard_usd_spent_today 0.01`,
 		`payguard_usd_reserved_today 0`,
 		`payguard_holds_pending 0`,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/x402"
 )
@@ -24,6 +25,14 @@ func FuzzGuardInputs(f *testing.F) {
 	f.Add("", []byte(v1.Response.Body), fixtureHeader(v1pay.Headers, x402.HeaderXPayment))
 	f.Add(fixtureHeader(v2.Response.Headers, x402.HeaderPaymentRequired), []byte(v2.Response.Body),
 		fixtureHeader(v2pay.Headers, x402.HeaderPaymentSignature))
+	// An upto payment as the SDK's upto client sends it (a Permit2 witness transfer of the maximum).
+	upto, _ := x402.EncodeHeaderJSON(map[string]any{"x402Version": 2,
+		"accepted": uptoOffer("200000"),
+		"payload": map[string]any{"signature": "0x00", "permit2Authorization": map[string]any{
+			"from": buyerAddress, "permitted": map[string]any{"token": baseSepoliaUSDC, "amount": "200000"},
+			"spender": x402.UptoPermit2ProxyAddress, "nonce": "1", "deadline": "9999999999",
+			"witness": map[string]any{"to": sellerPayTo, "facilitator": uptoFacilitator, "validAfter": "0"}}}})
+	f.Add("", []byte("{}"), upto)
 	f.Fuzz(func(t *testing.T, header string, body []byte, payment string) {
 		resp := &http.Response{StatusCode: 402, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
 		if header != "" {
@@ -42,7 +51,9 @@ func FuzzGuardInputs(f *testing.F) {
 			}
 		}
 		if pl, err := x402.DecodePaymentPayloadHeader(payment); err == nil {
-			_, _ = paymentTerms(pl)
+			if tm, err := paymentTerms(pl); err == nil && tm.permit2 != nil {
+				_ = checkPermit2Window(tm.permit2, 60, time.Unix(1_800_000_000, 0))
+			}
 		}
 	})
 }

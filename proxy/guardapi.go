@@ -20,8 +20,16 @@ import (
 // once approved (by a person, or by the guard's own onHold through POST /v1/holds/{id}/approve), asking
 // again releases it once, reserved the same way.
 
+// The URL is judged as the proxy judges its own requests: the merchant domain, the domain lists and the Index
+// key come from `url` alone, never from the challenge's resource.url or a v1 accepts[].resource (the seller's
+// claim; decisionChallenge overwrites them). `url` is what the guard says its agent requested (the final URL
+// after redirects), which the sidecar cannot check: so a guard that cannot see that URL omits it, and the
+// challenge is then judged with the merchant domain unknown (hold: could not determine merchant domain), never
+// on the claim. The bearer token for this route can be a decide-only one (Options.DecideToken): the agent
+// that holds it cannot approve its own holds.
+
 // guardDecideRequest is the body: the challenge the guard's client received (its selected offer only), the
-// URL it was received for and the request method (default GET).
+// URL the agent requested (omitted when the guard cannot know it) and the request method (default GET).
 type guardDecideRequest struct {
 	Method    string          `json:"method"`
 	URL       string          `json:"url"`
@@ -55,8 +63,8 @@ func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 	if body.Method == "" {
 		body.Method = http.MethodGet
 	}
-	if !strings.HasPrefix(body.URL, "http://") && !strings.HasPrefix(body.URL, "https://") || len(body.URL) > 4096 {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "url must be the http(s) URL the challenge was received for"})
+	if body.URL != "" && !strings.HasPrefix(body.URL, "http://") && !strings.HasPrefix(body.URL, "https://") || len(body.URL) > 4096 {
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "url must be the http(s) URL the agent requested (or absent when unknown)"})
 		return
 	}
 	pr, err := x402.ParsePaymentRequired(body.Challenge)
@@ -73,7 +81,10 @@ func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 		v = p.resolveHoldFor(r.Context(), body.Method, body.URL, pr, v, nil)
 	}
 	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID()}
-	if v.Decision != allow {
+	switch {
+	case v.Decision == hold && v.Result != nil:
+		out.AmountMicros = v.Result.AmountMicros // the amount a person approves (and the approval reserves)
+	case v.Decision != allow:
 		out.AmountMicros = 0
 	}
 	if v.Hold != nil && v.Decision == hold {

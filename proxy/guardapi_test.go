@@ -74,8 +74,8 @@ func TestGuardDecideUsesTheSidecarLedger(t *testing.T) {
 func TestGuardDecideHoldAndApproval(t *testing.T) {
 	h := newHarness(t, memory.New(), testRules())
 	_, out := h.guardDecide("500000", "https://seller.example/mid")
-	if out.Decision != "hold" || out.HoldID == "" || out.AmountMicros != 0 {
-		t.Fatalf("held: %+v", out)
+	if out.Decision != "hold" || out.HoldID == "" || out.AmountMicros != 500_000 {
+		t.Fatalf("held: %+v, want a hold showing $0.50", out)
 	}
 	if code, b := h.api("POST", "/v1/holds/"+out.HoldID+"/approve", testToken, map[string]string{"by": "guard onHold"}); code != 200 {
 		t.Fatalf("approve: %d %s", code, b)
@@ -105,7 +105,7 @@ func TestGuardDecideRefusesBadInput(t *testing.T) {
 		"no token":        {"", map[string]any{"url": "https://a.example/", "challenge": guardChallenge("1")}, 401},
 		"wrong token":     {"nope", map[string]any{"url": "https://a.example/", "challenge": guardChallenge("1")}, 401},
 		"unknown field":   {testToken, map[string]any{"url": "https://a.example/", "challenge": guardChallenge("1"), "x": 1}, 400},
-		"no url":          {testToken, map[string]any{"challenge": guardChallenge("1")}, 400},
+		"not http":        {testToken, map[string]any{"url": "ftp://a.example/", "challenge": guardChallenge("1")}, 400},
 		"not a challenge": {testToken, map[string]any{"url": "https://a.example/", "challenge": "x"}, 400},
 		"two offers":      {testToken, map[string]any{"url": "https://a.example/", "challenge": two}, 400},
 	} {

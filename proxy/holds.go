@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
@@ -42,7 +43,7 @@ func (p *Proxy) resolveHoldFor(ctx context.Context, method, url string, pr *x402
 	h := store.Hold{
 		ID: newID("hold"), Status: store.HoldPending, Key: key, Method: method, URL: url,
 		Decision: decision, AmountMicros: v.Result.AmountMicros, CreatedAt: now,
-		ExpiresAt: now.Add(p.opts.HoldTTL),
+		ExpiresAt: now.Add(p.opts.HoldTTL), Description: heldDescription(pr, v),
 	}
 	if err := p.opts.Store.CreateHold(ctx, h); err != nil {
 		return failClosed("store_error", "hold could not be recorded: "+err.Error())
@@ -210,4 +211,28 @@ func (p *Proxy) spendApproval(ctx context.Context, tk store.Ticket, v verdict) v
 	p.holdChanged()
 	p.log.Info("hold used", "hold_id", used.ID, "reservation_id", tk.ReservationID)
 	return v
+}
+
+// maxHoldDescription bounds the seller's description kept with a hold.
+const maxHoldDescription = 1024
+
+// heldDescription is what the seller says the held payment is for: the v2 challenge's resource.description
+// (where v2 sellers put it; the options carry none), else the held option's v1 description. It is shown to
+// the approver as text, bounded, never as markup.
+func heldDescription(pr *x402.PaymentRequired, v verdict) string {
+	d := ""
+	if pr != nil && pr.Resource != nil {
+		d = pr.Resource.Description
+	}
+	if d == "" && v.Result != nil && v.Result.ChosenOption != nil {
+		d = v.Result.ChosenOption.Description
+	}
+	if len(d) > maxHoldDescription {
+		cut := maxHoldDescription
+		for cut > 0 && !utf8.RuneStart(d[cut]) {
+			cut--
+		}
+		d = d[:cut] + "…"
+	}
+	return d
 }

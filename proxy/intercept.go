@@ -89,7 +89,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	p.observe(stage, logReq, out, st.start)
 	if out.Decision == allow && out.Release != nil {
 		st.release, st.paid = out.Release, out.Option
-		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via).Inc()
+		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via, schemeOf(out.Release)).Inc()
 		return req, nil
 	}
 	if stage == "payment" {
@@ -147,8 +147,9 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	}
 	if st.release != nil {
 		if st.mcp == nil || st.mcp.paid == nil {
-			p.recordSettlement(ctx.Req.Context(), st.release, resp)
-			p.observePaid(ctx.Req, st.paid, resp.StatusCode)
+			out := p.recordSettlement(ctx.Req.Context(), st.release, resp)
+			p.observePaid(ctx.Req, st.paid, resp.StatusCode, out)
+			setSettlementHeaders(resp.Header, st.release, out)
 		} // an MCP payment's settlement is in the answer's body (guardMCPAnswer)
 		resp.Header.Set(HeaderDecision, allow)
 		if st.release.ReceiptID != "" {

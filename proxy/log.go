@@ -26,12 +26,12 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 		payTo = v.Option.PayTo
 	}
 	// A refusal chose no option: log the one it judged, so the line says what amount to whom was refused.
-	var atomic, network string
+	var atomic, network, scheme string
 	if o := v.Option; o != nil { // an allowed or held option (a payment matched to its ticket has no Judged)
-		atomic, network = o.Amount, o.Network
+		atomic, network, scheme = o.Amount, o.Network, o.Scheme
 	}
 	if j := v.Judged; j != nil {
-		atomic, network = j.Amount, j.Network
+		atomic, network, scheme = j.Amount, j.Network, j.Scheme
 		if payTo == "" {
 			payTo = j.PayTo
 		}
@@ -57,6 +57,7 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 		"pay_to", payTo,
 		"amount_atomic", atomic,
 		"network", network,
+		"scheme", clipScheme(scheme),
 		"receipt_id", v.receiptID(),
 		"hold_id", holdID,
 		"latency_ms", float64(latency.Microseconds())/1000,
@@ -64,3 +65,11 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 }
 
 func usdString(micros int64) string { return policy.USD(micros).String() }
+
+// clipScheme bounds a seller's scheme name in a log line (the engine refuses any it does not know).
+func clipScheme(s string) string {
+	if len(s) > 40 {
+		return s[:40]
+	}
+	return s
+}

@@ -39,6 +39,9 @@ type mcpSeller struct {
 	x402In  atomic.Int64 // requests whose body mentions x402 (a payment reached the seller)
 	bodies  [][]byte
 	settle  bool // answer a payment with success (default) or not
+	// upto: the usage an upto payment settles (atomic units) and, when set, the amount its settlement claims
+	// instead (a lying seller or facilitator).
+	usage, uptoClaim string
 }
 
 func newMCPSeller(t *testing.T, form string, sse bool, offers ...x402.Requirement) *mcpSeller {
@@ -169,6 +172,9 @@ func (s *mcpSeller) call(m rpcMsg) map[string]any {
 		return s.paymentRequired(m.ID)
 	}
 	ev, err := pl.ExactEVM()
+	if err == nil && ev.Permit2 != nil {
+		return s.callUpto(m, ev.Permit2)
+	}
 	if err != nil || ev.Authorization == nil {
 		return s.paymentRequired(m.ID)
 	}
@@ -365,4 +371,35 @@ func signMCP(t *testing.T, pr *x402.PaymentRequired, i int, tamper func(*x402.EI
 	var m map[string]any
 	json.Unmarshal(b, &m)
 	return m
+}
+
+// callUpto answers an upto payment (a Permit2 authorization of the maximum): it settles s.usage, and reports
+// s.uptoClaim instead when set.
+func (s *mcpSeller) callUpto(m rpcMsg, a *x402.Permit2Authorization) map[string]any {
+	var req *x402.Requirement
+	for i := range s.offers {
+		if s.offers[i].Scheme == "upto" && x402.SameAddress(a.Witness.To, s.offers[i].PayTo) && a.Permitted.Amount == s.offers[i].Amount {
+			req = &s.offers[i]
+		}
+	}
+	s.mu.Lock()
+	used := s.nonces[a.Nonce]
+	s.nonces[a.Nonce] = true
+	s.mu.Unlock()
+	if req == nil || used {
+		return s.paymentRequired(m.ID)
+	}
+	usage, _ := x402.ParseAtomic(s.usage)
+	s.paid.Add(1)
+	s.settled.Add(int64(usage))
+	claim := s.usage
+	if s.uptoClaim != "" {
+		claim = s.uptoClaim
+	}
+	settle := map[string]any{"success": true, "transaction": "0xf034dd236f16a9dc19b2927063c377438f76fcb0bd4dbaddfd4852eed0d9e08e",
+		"network": req.Network, "payer": a.From, "amount": claim}
+	return map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": `{"tokens":42}`}},
+		"structuredContent": map[string]any{"tokens": 42},
+		"_meta":             map[string]any{"x402/payment-response": settle}}}
 }

@@ -440,14 +440,16 @@ func (p *Proxy) recordMCPSettlement(req *http.Request, st *reqState, result json
 	meta, _ := strictObject(result["_meta"])
 	raw, ok := meta[metaPaymentResponse]
 	tool := st.mcp.paid.tool
-	p.observePaidAt(mcpMethod, mcpEndpoint(req.URL.Host, tool), st.paid, http.StatusOK)
+	endpoint := mcpEndpoint(req.URL.Host, tool)
 	if !ok {
-		p.metrics.settlements.WithLabelValues("none").Inc()
+		p.metrics.settlements.WithLabelValues("none", schemeOf(r)).Inc()
 		p.log.Info("settlement", "result", "none", "transport", "mcp", "tool", tool, "reservation_id", r.ReservationID,
 			"amount_usd", usdString(r.AmountMicros))
+		p.observePaidAt(mcpMethod, endpoint, st.paid, http.StatusOK, settled{})
 		return
 	}
 	var s x402.SettleResponse
 	err := json.Unmarshal(raw, &s)
-	p.commitSettlement(req.Context(), r, &s, err)
+	out := p.commitSettlement(req.Context(), r, &s, err)
+	p.observePaidAt(mcpMethod, endpoint, st.paid, http.StatusOK, out)
 }

@@ -20,6 +20,7 @@ type Metrics struct {
 	paymentsReleased *prometheus.CounterVec
 	paymentsRefused  *prometheus.CounterVec
 	settlements      *prometheus.CounterVec
+	settlementAlarms *prometheus.CounterVec // settle.go
 	latency          *prometheus.HistogramVec
 	upstreamErrors   prometheus.Counter
 	nonX402          prometheus.Counter
@@ -37,14 +38,17 @@ func NewMetrics() *Metrics {
 			Name: "payguard_decisions_total", Help: "Proxy decisions by stage, outcome and reason class.",
 		}, []string{"stage", "outcome", "reason_class"}),
 		paymentsReleased: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "payguard_payments_released_total", Help: "Payment-bearing requests forwarded to the seller, by how they were allowed.",
-		}, []string{"via"}),
+			Name: "payguard_payments_released_total", Help: "Payment-bearing requests forwarded to the seller, by how they were allowed and by scheme.",
+		}, []string{"via", "scheme"}),
 		paymentsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payguard_payments_refused_total", Help: "Payment-bearing requests refused before reaching the seller, by reason class.",
 		}, []string{"reason_class"}),
 		settlements: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "payguard_settlements_total", Help: "Settlement headers seen on released payments, by result.",
-		}, []string{"result"}),
+			Name: "payguard_settlements_total", Help: "Settlement headers seen on released payments, by result and scheme (upto: alarm, success_amount_unknown).",
+		}, []string{"result", "scheme"}),
+		settlementAlarms: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payguard_settlement_alarms_total", Help: "Settlements outside their authorization (upto above the maximum, another network, payer or recipient), by scheme; each holds the seller's next payments.",
+		}, []string{"scheme"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "payguard_decision_duration_seconds", Help: "Time from request to decision (holds include the wait).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 120},
@@ -63,7 +67,7 @@ func NewMetrics() *Metrics {
 	m.agentHandshakeFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "payguard_agent_tls_handshake_failures_total", Help: "TLS handshakes with the agent that failed (usually: the agent does not trust payguard's CA).",
 	})
-	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.latency,
+	m.Registry.MustRegister(m.decisions, m.paymentsReleased, m.paymentsRefused, m.settlements, m.settlementAlarms, m.latency,
 		m.upstreamErrors, m.nonX402, m.paymentsFailed, m.agentHandshakeFailures, m.indexRuleHits, buildinfo.NewCollector(),
 		// The Go runtime's and the process's own series (go_*, process_*), as `payguard serve` exports.
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -112,4 +116,5 @@ var classOfCode = map[string]string{
 	policy.CodeDomainCheckFailed: "screening_unavailable", policy.CodeInternalError: "internal_error",
 	policy.CodeInvalidIndexRule: "index", policy.CodeEndpointPriceAboveCategoryMedian: "index",
 	policy.CodeEndpointFailedLast3: "index", policy.CodeEndpointPayToChanged: "index",
+	policy.CodeSchemeUnsupported: "scheme_unsupported", policy.CodeSettlementAlarm: "settlement_alarm",
 }

@@ -39,13 +39,15 @@ func (p *Proxy) observeChallengeAt(method, rawURL string, pr *x402.PaymentRequir
 	return func() { p.opts.Observer.Observe(o) }
 }
 
-// observePaid records the seller's answer to a payment the proxy released for opt.
-func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int) {
-	p.observePaidAt(req.Method, req.URL.String(), opt, status)
+// observePaid records the seller's answer to a payment the proxy released for opt: whether it carried a
+// successful settlement (only then may it move the category's median: index.Costly), and the amount it
+// settled when one was read (an upto option's amount is the maximum; its price history is what it settles).
+func (p *Proxy) observePaid(req *http.Request, opt *x402.Requirement, status int, out settled) {
+	p.observePaidAt(req.Method, req.URL.String(), opt, status, out)
 }
 
 // observePaidAt is observePaid for the endpoint method url.
-func (p *Proxy) observePaidAt(method, rawURL string, opt *x402.Requirement, status int) {
+func (p *Proxy) observePaidAt(method, rawURL string, opt *x402.Requirement, status int, out settled) {
 	if p.opts.Observer == nil || opt == nil {
 		return
 	}
@@ -53,7 +55,9 @@ func (p *Proxy) observePaidAt(method, rawURL string, opt *x402.Requirement, stat
 	if err != nil {
 		return
 	}
-	p.opts.Observer.Observe(index.FromPaid(url, method, index.OfferOf(opt), status, p.opts.Now()))
+	offer := index.OfferOf(opt)
+	offer.Settled = out.atomic
+	p.opts.Observer.Observe(index.FromPaid(url, method, offer, status, out.ok, p.opts.Now()))
 }
 
 // prefetchIndex reads and summarizes the endpoint's observations before the decision takes the budget
@@ -65,6 +69,9 @@ func (p *Proxy) prefetchIndex(ctx context.Context, method, url string) {
 	}
 	if key, err := index.NormalizeURL(url); err == nil {
 		index.Summarize(ctx, p.opts.Index, key, strings.ToUpper(method), p.opts.Now(), p.opts.IndexMaxAge)
+		if sr, ok := p.opts.Index.(index.SitePayeeReader); ok && p.opts.Rules.HoldOnPayToChange && index.SiteOf(key) != "" {
+			sr.SitePayees(ctx, index.SiteOf(key)) // the site payee record, read and cached the same way
+		}
 	}
 }
 

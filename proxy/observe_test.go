@@ -248,6 +248,15 @@ func TestAdminEndpointsLookup(t *testing.T) {
 		v.Summary.PayTo[0].Current[0] != strings.ToLower(sellerPayTo) || v.Summary.Category != "weather" || v.ByMethod["GET"].Observations != 1 {
 		t.Fatalf("lookup body: %s", body)
 	}
+	// Another spelling of the endpoint is the same key (index.NormalizeURL): the same view.
+	port := s.srv.URL[strings.LastIndex(s.srv.URL, ":")+1:]
+	for _, other := range []string{s.srv.URL + "/Weather/", s.srv.URL + "/%77eather;x", "http://[::ffff:127.0.0.1]:" + port + "/weather"} {
+		var w endpointsView
+		if code, body := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape(other), testToken, nil); code != 200 ||
+			json.Unmarshal(body, &w) != nil || w.URL != v.URL || w.Summary.Observations != 1 {
+			t.Errorf("lookup by %s: %d %s", other, code, body)
+		}
+	}
 	if code, body := h.api("GET", "/v1/endpoints?url="+neturl.QueryEscape("https://never.example/x"), testToken, nil); code != 404 ||
 		!strings.Contains(string(body), "endpoint_not_listed") {
 		t.Fatalf("unknown endpoint: %d %s", code, body)
@@ -288,8 +297,8 @@ func TestEveryReasonCodeHasAClass(t *testing.T) {
 	}
 }
 
-// max_price_multiple against the category: three other sites in "weather" at $0.01 (observed earlier, here
-// fed to the same Writer the proxy uses), a new endpoint in "weather" asking $0.10 → held, naming both prices
+// max_price_multiple against the category: three other sites in "weather" at $0.01 (paid and settled
+// earlier, here fed to the same Writer the proxy uses), a new endpoint in "weather" asking $0.10 → held, naming both prices
 // and the basis. A seller with ten endpoints on one site at $1 does not move the median.
 func TestCategoryMedianHoldsANewEndpoint(t *testing.T) {
 	st := memory.New()
@@ -329,7 +338,10 @@ func testCategoryMedian(t *testing.T, stA, stB categoryStore) {
 	seen := func(url, amount string) {
 		pr := &x402.PaymentRequired{X402Version: x402.V2, Accepts: []x402.Requirement{offer(x402.V2, "eip155:8453", baseUSDC, sellerPayTo, amount)},
 			Extensions: map[string]json.RawMessage{"bazaar": json.RawMessage(`{"info":{"category":"weather"}}`)}}
-		w.Observe(index.FromChallenge(url, "GET", pr, time.Now()))
+		c := index.FromChallenge(url, "GET", pr, time.Now())
+		w.Observe(c)
+		// Only evidence that cost something enters the sample: a payment to each, settled.
+		w.Observe(index.FromPaid(url, "GET", c.Offers[0], http.StatusOK, true, c.ObservedAt.Add(time.Millisecond)))
 	}
 	for _, host := range []string{"a.example", "b.example", "c.example"} {
 		seen("https://"+host+"/weather", "10000")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -31,6 +32,8 @@ type terms struct {
 	accepted             *x402.Requirement
 	resource             *x402.ResourceInfo
 	authorization        string // what identifies the signed authorization: its network, payer and nonce
+	payer                string // who signed it (EIP-3009 from, Permit2 from)
+	permit2              *x402.Permit2Authorization
 }
 
 // checkPayment decides whether a payment-bearing request may go to the seller: it must not be a replay,
@@ -55,6 +58,12 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 	if err != nil {
 		return failClosed("payment_mismatch", err.Error())
 	}
+	if t.scheme == x402.SchemeUpto {
+		// Checked before the nonce is remembered: a window that is not open yet may be presented again.
+		if err := checkPermit2Window(t.permit2, t.accepted.MaxTimeoutSeconds, p.opts.Now()); err != nil {
+			return failClosed("payment_mismatch", err.Error())
+		}
+	}
 	// A payment is remembered by what its signature covers, not by its header's bytes: the same signed
 	// authorization in other bytes (JSON spacing, base64 with or without padding) is the same payment.
 	sum := sha256.Sum256([]byte(t.authorization))
@@ -69,13 +78,19 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 		return failClosed("payment_malformed", "payment terms unreadable: "+err.Error())
 	}
 	tk, err := p.opts.Store.TakeTicket(ctx, key, p.opts.Now())
+	var v verdict
 	switch {
 	case err == nil:
-		return p.spendApproval(ctx, tk, p.matchTicket(tk, t))
+		v = p.spendApproval(ctx, tk, p.matchTicket(tk, t))
 	case !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "ticket store unavailable: "+err.Error())
+	default:
+		v = p.decidePayment(ctx, method, url, t)
 	}
-	return p.decidePayment(ctx, method, url, t)
+	if v.Release != nil {
+		v.Release.Payer, v.Release.Host = t.payer, policy.MerchantDomain(url)
+	}
+	return v
 }
 
 // matchTicket checks a taken ticket against the payment. The ticket is spent either way: a payment that
@@ -98,7 +113,7 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 	return verdict{Decision: allow, Reasons: []string{"allow: payment matches an allowed decision"},
 		Chosen: 0, Option: &opt, Amount: tk.AmountMicros, Class: "ticket",
 		Release: &release{Budget: tk.Budget, Day: tk.Day, ReservationID: tk.ReservationID,
-			AmountMicros: tk.AmountMicros, Via: "ticket", ReceiptID: tk.ReceiptID}}
+			AmountMicros: tk.AmountMicros, Via: "ticket", ReceiptID: tk.ReceiptID, Option: &opt}}
 }
 
 // decidePayment preflights a payment that no ticket covers, from what its payload names, and lets it go
@@ -153,7 +168,10 @@ func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
 	if !x402.IsEVMNetwork(t.network) {
 		return t, fmt.Errorf("payment on network %q cannot be checked (only EVM authorizations are read)", t.network)
 	}
-	ev, err := pl.ExactEVM()
+	if t.scheme == x402.SchemeUpto && t.version != x402.V2 {
+		return t, errors.New("an upto payment is defined only in x402 v2")
+	}
+	ev, err := pl.EVM()
 	if err != nil {
 		return t, fmt.Errorf("payment payload unreadable: %v", err)
 	}
@@ -161,10 +179,19 @@ func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
 	if err != nil {
 		return t, err
 	}
+	if ev.Permit2 != nil {
+		if err := checkPermit2(ev.Permit2, t.scheme, t.accepted); err != nil {
+			return t, err
+		}
+		t.permit2 = ev.Permit2
+		tr.nonce = permit2Nonce(ev.Permit2)
+	} else if t.scheme == x402.SchemeUpto {
+		return t, errors.New("an upto payment must carry a Permit2 authorization (upto has no EIP-3009 form)")
+	}
 	network, _ := x402.CAIP2(t.network)
 	t.authorization = strings.Join([]string{"x402-authorization", network, strings.ToLower(tr.from),
 		strings.ToLower(tr.nonce)}, "\x00")
-	t.token = tr.token
+	t.token, t.payer = tr.token, tr.from
 	if t.version == x402.V1 {
 		t.payTo, t.amount = tr.to, tr.value
 		return t, nil
@@ -199,18 +226,8 @@ func authorizedTransfer(ev *x402.ExactEVMPayload) (transfer, error) {
 		}
 		return transfer{to: a.To, value: a.Value, from: a.From, nonce: a.Nonce}, nil
 	case p2 != nil:
-		witness, _ := p2["witness"].(map[string]any)
-		permitted, _ := p2["permitted"].(map[string]any)
-		var tr transfer
-		tr.to, _ = witness["to"].(string)
-		tr.value, _ = permitted["amount"].(string)
-		tr.token, _ = permitted["token"].(string)
-		tr.from, _ = p2["from"].(string)
-		tr.nonce, _ = p2["nonce"].(string)
-		if tr.to == "" || tr.value == "" || tr.token == "" || tr.from == "" || tr.nonce == "" {
-			return transfer{}, errors.New("Permit2 authorization lacks witness.to, permitted.amount, permitted.token, from or nonce")
-		}
-		return tr, nil
+		return transfer{to: p2.Witness.To, value: p2.Permitted.Amount, token: p2.Permitted.Token, from: p2.From,
+			nonce: p2.Nonce}, nil
 	}
 	return transfer{}, errors.New("payment carries no EIP-3009 or Permit2 authorization")
 }
@@ -219,45 +236,4 @@ func sameNetwork(a, b string) bool {
 	x, okA := x402.CAIP2(a)
 	y, okB := x402.CAIP2(b)
 	return okA && okB && x == y
-}
-
-// recordSettlement reads the seller's settlement header: success commits the reservation; a failure or a
-// missing header keeps it reserved (SPEC §11.4: reservations are kept when a payment fails or is abandoned).
-func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Response) {
-	value := resp.Header.Get(x402.HeaderPaymentResponse)
-	if value == "" {
-		value = resp.Header.Get(x402.HeaderXPaymentResponse)
-	}
-	if value == "" {
-		p.metrics.settlements.WithLabelValues("none").Inc()
-		p.log.Info("settlement", "result", "none", "status", resp.StatusCode, "reservation_id", r.ReservationID,
-			"amount_usd", usdString(r.AmountMicros))
-		return
-	}
-	s, err := x402.DecodeSettleResponseHeader(value)
-	p.commitSettlement(ctx, r, s, err)
-}
-
-// commitSettlement records a decoded settlement (err: it could not be read), whatever carried it: success
-// commits the reservation, anything else keeps it reserved.
-func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.SettleResponse, err error) {
-	if err != nil {
-		p.metrics.settlements.WithLabelValues("unreadable").Inc()
-		p.log.Warn("settlement", "result", "unreadable", "error", err.Error(), "reservation_id", r.ReservationID)
-		return
-	}
-	if !s.Success {
-		p.metrics.settlements.WithLabelValues("failure").Inc()
-		p.log.Info("settlement", "result", "failure", "error_reason", s.ErrorReason, "reservation_id", r.ReservationID,
-			"amount_usd", usdString(r.AmountMicros))
-		return
-	}
-	if err := p.opts.Store.Commit(ctx, r.Budget, r.Day, r.ReservationID); err != nil {
-		p.metrics.settlements.WithLabelValues("commit_error").Inc()
-		p.log.Error("settlement", "result", "commit_error", "error", err.Error(), "reservation_id", r.ReservationID)
-		return
-	}
-	p.metrics.settlements.WithLabelValues("success").Inc()
-	p.log.Info("settlement", "result", "success", "transaction", s.Transaction, "network", s.Network,
-		"reservation_id", r.ReservationID, "amount_usd", usdString(r.AmountMicros))
 }

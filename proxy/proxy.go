@@ -88,6 +88,14 @@ type Options struct {
 	OnHoldChange func()
 	// ConsoleSessionTTL is the console's idle session expiry (default 30 min).
 	ConsoleSessionTTL time.Duration
+	// AdminHosts are the host names the admin listener answers to besides "localhost" and IP addresses
+	// (config admin.hosts, plus the host of admin.notify.console_url): a request naming any other host is
+	// refused with 421, so a DNS-rebinding page in an approver's browser never reaches it (adminhost.go).
+	AdminHosts []string
+	// DecideToken, when set, is the in-process guard's bearer token (the sidecar option): it may call
+	// POST /v1/decide and nothing else, so that an agent holding it cannot approve its own holds, read the
+	// queue or log in to the console. The admin token may call /v1/decide too.
+	DecideToken string
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.
@@ -99,6 +107,7 @@ type Proxy struct {
 	tunnel  map[string]bool
 	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
+	alarms  store.Alarms    // sellers whose settlement broke its authorization (alarms.go)
 	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
 	splices *splices        // upgraded connections open, by host
 	sellers store.Sellers   // the store's hosts that answered 402, nil when it keeps none (upgrade.go)
@@ -149,7 +158,7 @@ func New(o Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(),
+	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
 		paid: newPaidHosts(), splices: newSplices(), sellers: sellersOf(o.Store), log: o.Logger, metrics: o.Metrics}
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true

@@ -435,7 +435,7 @@ func TestAdminAuth(t *testing.T) {
 	// An empty configured token never authorizes anything.
 	p := h.proxy.AdminHandler("", nil)
 	rec := newRecorder()
-	req, _ := http.NewRequest("GET", "/v1/budget", nil)
+	req, _ := http.NewRequest("GET", "http://127.0.0.1/v1/budget", nil)
 	req.Header.Set("Authorization", "Bearer ")
 	p.ServeHTTP(rec, req)
 	if rec.Code != 401 {

@@ -29,6 +29,7 @@ const (
 type seller struct {
 	version int
 	offers  []x402.Requirement // v2-style requirements (network as CAIP-2 for v2, v1 name for v1)
+	bazaar  json.RawMessage    // v2 extensions.bazaar, when set (index_attack_test.go)
 	srv     *httptest.Server
 
 	mu      sync.Mutex
@@ -72,6 +73,9 @@ func (s *seller) challenge(r *http.Request, reason string) *x402.PaymentRequired
 	}
 	if s.version == x402.V2 {
 		pr.Resource = &x402.ResourceInfo{URL: url, Description: "Weather report", MimeType: "application/json"}
+		if s.bazaar != nil {
+			pr.Extensions = map[string]json.RawMessage{"bazaar": s.bazaar}
+		}
 	}
 	return pr
 }

@@ -20,7 +20,27 @@ type SanctionsMatch struct {
 	Score       float64  `json:"score"` // 1 for exact matches
 	Address     string   `json:"address,omitempty"`
 	Currency    string   `json:"currency,omitempty"` // XBT, ETH, USDC, ...
+	// Steps are the normalisation steps a name match needed beyond case, accents and punctuation (the
+	// Step… constants), so an approver sees why the names were taken as one; empty for an address match
+	// and for a name that equals the listed one as written.
+	Steps []string `json:"steps,omitempty"`
 }
+
+// Normalisation steps a name match can need (SanctionsMatch.Steps; docs/SCREENING.md "Match evidence").
+const (
+	StepLegalFormRemoved   = "legal_form_removed"   // a legal form (LLC, GmbH, ...) was removed from one side or both
+	StepLegalFormDifferent = "legal_form_different" // both names carry a legal form and they differ: never exact
+	StepReordered          = "reordered"            // the words matched in another order
+	StepSpacing            = "spacing"              // words written joined on one side and apart on the other
+	StepTransliterated     = "transliterated"       // a word matched as another romanization or spelling (Mohammed/Muhammad)
+	StepTypo               = "typo"                 // a word matched one typing slip away
+	StepShortForm          = "short_form"           // matched a form people write the listed name in (middle names dropped, first of two surnames)
+	StepWordsOmitted       = "words_omitted"        // some words of the listed name have no partner in the query
+	StepExtraWords         = "extra_words"          // some words of the query have no partner in the listed name
+	StepGluedLegalForm     = "glued_legal_form"     // a legal form written glued to the name was cut off
+	StepWeakAlias          = "weak_alias"           // the listed name is an alias OFAC marks weak (never exact)
+	StepParticle           = "particle_changed"     // one connecting word for another (bin for al)
+)
 
 // NameResult is the outcome of screening one name.
 type NameResult struct {

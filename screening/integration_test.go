@@ -188,3 +188,37 @@ func TestCheckWithRealScreening(t *testing.T) {
 		})
 	}
 }
+
+// TestMatchStepsReachTheApprover: the normalisation steps a name match needed travel in the CheckResult's
+// and the preflight result's matches (JSON "steps"), which is what an approver of a hold reads.
+func TestMatchStepsReachTheApprover(t *testing.T) {
+	list := realList(t)
+	res, err := screening.NewChecker(screening.CheckerOptions{Sanctions: list}).Check(context.Background(),
+		screening.Query{Name: "Osama bin Mohammed bin Awad bin Laden"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if !strings.Contains(string(b), `"steps":["transliterated"`) {
+		t.Errorf("CheckResult %s: want the match's steps (transliterated)", b)
+	}
+	keys, err := receipts.GenerateKey(today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := preflight.New(preflight.Options{Rules: policy.DefaultRules(), Sanctions: list, Signer: keys,
+		Now: func() time.Time { return today }})
+	body, _ := json.Marshal(map[string]any{"cart": map[string]any{"merchant_domain": "google.com", "total_usd": 0.1,
+		"pay_to": cleanAddr, "merchant_name": "Banco Nacional de Cuba GmbH"}})
+	in, err := preflight.ParseInput(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := engine.Decide(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Payee == nil || len(pr.Payee.Sanctions.Matches) == 0 || !slices.Contains(pr.Payee.Sanctions.Matches[0].Steps, screening.StepLegalFormRemoved) {
+		t.Errorf("preflight payee %+v: want the match's step legal_form_removed", pr.Payee)
+	}
+}

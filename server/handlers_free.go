@@ -102,6 +102,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if h := s.facHealth.Load(); h != nil {
 		body["facilitator"] = h
 	}
+	// Paid calls fail while the facilitator is down: not "ok", though the free routes still work.
+	body["paid_calls"] = s.paidCallsField(r.Context())
+	if status == "ok" && s.facilitatorDown() {
+		body["status"] = "degraded"
+	}
 	s.writeJSON(w, code, body)
 }
 
@@ -109,7 +114,6 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	body := map[string]any{
 		"service":         "payguard",
-		"version":         ServiceVersion,
 		"time":            now.UTC().Format(time.RFC3339),
 		"started_at":      s.started.UTC().Format(time.RFC3339),
 		"uptime_seconds":  int64(now.Sub(s.started) / time.Second),
@@ -121,5 +125,9 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if h := s.facHealth.Load(); h != nil {
 		body["facilitator"] = h
 	}
+	for k, v := range versions() { // api_version and build: the API's contract and this binary, apart
+		body[k] = v
+	}
+	body["paid_calls"] = s.paidCallsField(r.Context())
 	s.writeJSON(w, http.StatusOK, body)
 }

@@ -38,14 +38,6 @@ func query(r *http.Request) (url.Values, *apiError) {
 	return q, nil
 }
 
-func bounded(q url.Values, name string, max int) (string, *apiError) {
-	v := strings.TrimSpace(q.Get(name))
-	if len(v) > max {
-		return "", errorf(http.StatusBadRequest, core.CodeInvalidParameter, fmt.Sprintf("%s is longer than %d bytes", name, max))
-	}
-	return v, nil
-}
-
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 	if !s.allowMethods(w, r, http.MethodGet) {
 		return
@@ -55,18 +47,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	var in core.CheckQuery
-	for _, f := range []struct {
-		dst  *string
-		name string
-		max  int
-	}{{&in.Name, "name", maxNameLen}, {&in.Address, "address", maxAddressLen}, {&in.Domain, "domain", maxDomainLen}} {
-		if *f.dst, e = bounded(q, f.name, f.max); e != nil {
-			s.writeError(w, e)
-			return
-		}
-	}
-	op, e := s.core.Check(in)
+	// The fields as sent: the core validates them (UTF-8, bounds, the checker's rules) for every channel.
+	op, e := s.core.Check(core.CheckQuery{Name: strings.TrimSpace(q.Get("name")),
+		Address: strings.TrimSpace(q.Get("address")), Domain: strings.TrimSpace(q.Get("domain"))})
 	if e != nil {
 		s.writeError(w, e)
 		return

@@ -209,6 +209,8 @@ type env struct {
 	storeErr  atomic.Pointer[error] // what Options.StoreHealth reports
 	logs      *logbuf.Buffer
 	registry  *prometheus.Registry
+	// disconnected is closed when the server sees a paid request's client go away (newDisconnectEnv).
+	disconnected chan struct{}
 }
 
 func newEnv(t *testing.T) *env {
@@ -226,6 +228,7 @@ func newEnv(t *testing.T) *env {
 	sc := cfg.Server
 	sc.Fees.Network = "eip155:84532"
 	sc.Fees.PayTo = testPayTo
+	sc.Contact = "mailto:ops@example.com"
 	sc.Fees.FacilitatorURL = e.fac.Srv.URL
 	sc.Fees.SettleTimeout = config.Duration(2 * time.Second)
 	now := func() time.Time { return testNow }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -107,10 +108,18 @@ func TestPaidCheckV2AllowsAndSettlesOnce(t *testing.T) {
 	if sent["x402Version"].(float64) != 2 || sent["paymentRequirements"].(map[string]any)["amount"] != "10000" {
 		t.Fatalf("settle request %v", sent)
 	}
-	// Replay of the same payment: refused before the facilitator sees it, never settled twice.
-	r = e.do("GET", "/v1/check?address=0xabc", nil, pay)
+	// The same payment again for the same question (a buyer that lost the answer): the kept result and its
+	// settlement, without the facilitator or the work: never settled twice, never worked twice.
+	again := e.do("GET", "/v1/check?address=0xabc", nil, pay)
+	if again.StatusCode != 200 || string(again.body) != string(r.body) || again.Header.Get("PAYMENT-RESPONSE") != r.Header.Get("PAYMENT-RESPONSE") ||
+		e.fac.Settles.Load() != 1 || e.fac.Verifies.Load() != 1 || e.checker.calls.Load() != 1 {
+		t.Fatalf("retry: %d %s verifies %d settles %d checks %d", again.StatusCode, again.body, e.fac.Verifies.Load(),
+			e.fac.Settles.Load(), e.checker.calls.Load())
+	}
+	// The same payment for another question: refused before the facilitator sees it, no work.
+	r = e.do("GET", "/v1/check?address=0xdef", nil, pay)
 	if r.StatusCode != 402 || r.json(t)["error"] != "invalid_exact_evm_nonce_already_used" || e.fac.Settles.Load() != 1 ||
-		e.fac.Verifies.Load() != 1 {
+		e.fac.Verifies.Load() != 1 || e.checker.calls.Load() != 1 {
 		t.Fatalf("replay: %d %s verifies %d settles %d", r.StatusCode, r.body, e.fac.Verifies.Load(), e.fac.Settles.Load())
 	}
 }
@@ -193,11 +202,13 @@ func TestSettleOutcomeUnknownIsNeverRetried(t *testing.T) {
 			if r.json(t)["error"].(map[string]any)["nonce"] != "0x07" || e.fac.Settles.Load() != 1 {
 				t.Fatalf("nonce missing or settle retried: %s settles %d", r.body, e.fac.Settles.Load())
 			}
-			// The same payment again is never sent to /settle a second time.
+			// The same payment again is never sent to /settle a second time, and gets no result: the outcome
+			// is still unknown.
 			e.fac.SettleMode.Store("success")
 			r = e.do("GET", "/v1/check?address=0xabc", nil, pay)
-			if r.StatusCode != 402 || e.fac.Settles.Load() != 1 {
-				t.Fatalf("second attempt: %d settles %d", r.StatusCode, e.fac.Settles.Load())
+			if r.StatusCode != core.StatusSettlementOutcomeUnknown || r.errCode(t) != core.CodeSettlementOutcomeUnknown ||
+				r.json(t)["error"].(map[string]any)["nonce"] != "0x07" || e.fac.Settles.Load() != 1 || e.checker.calls.Load() != 1 {
+				t.Fatalf("second attempt: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
 			}
 		})
 	}
@@ -446,7 +457,8 @@ func TestEndpointIndex(t *testing.T) {
 	if got := challengeV2(t, r)["accepts"].([]any)[0].(map[string]any)["amount"]; got != "5000" {
 		t.Fatalf("amount %v", got)
 	}
-	r = e.do("GET", "/v1/endpoint?url="+one, nil, payV2(t, challengeV2(t, r), "0x0d"))
+	// Another spelling of "one" is its key (index.NormalizeURL, the Index's one key function).
+	r = e.do("GET", "/v1/endpoint?url="+url.QueryEscape("HTTPS://API.example.com.:443/One/"), nil, payV2(t, challengeV2(t, r), "0x0d"))
 	if r.StatusCode != 200 {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
 	}

@@ -31,5 +31,11 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 			code = http.StatusServiceUnavailable
 		}
 	}
+	// Readiness stays 200 while only the facilitator is down (the free routes and trials still answer, and
+	// every replica shares the facilitator), but it says so: paid calls answer 503 facilitator_unavailable.
+	body["paid_calls"] = s.paidCallsField(r.Context())
+	if code == http.StatusOK && s.facilitatorDown() {
+		body["status"] = "degraded"
+	}
 	s.writeJSON(w, code, body)
 }

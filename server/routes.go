@@ -37,14 +37,15 @@ func (s *Server) routes() {
 	}))
 	m.HandleFunc("/.well-known/payguard-keys.json", s.get(s.handleKeys))
 	m.HandleFunc("/terms", s.get(func(w http.ResponseWriter, r *http.Request) {
-		s.writeText(w, "text/plain; charset=utf-8", docs.Terms(s.docInfo()))
+		s.writeText(w, "text/plain; charset=utf-8", s.operator.or(s.operator.terms, docs.Terms(s.docInfo())))
 	}))
 	m.HandleFunc("/privacy", s.get(func(w http.ResponseWriter, r *http.Request) {
-		s.writeText(w, "text/plain; charset=utf-8", docs.Privacy(s.docInfo()))
+		s.writeText(w, "text/plain; charset=utf-8", s.operator.or(s.operator.privacy, docs.Privacy(s.docInfo())))
 	}))
 	m.HandleFunc("/.well-known/security.txt", s.get(func(w http.ResponseWriter, r *http.Request) {
 		s.writeText(w, "text/plain; charset=utf-8", docs.SecurityTxt(s.docInfo(), s.now()))
 	}))
+	m.HandleFunc("/{$}", s.get(s.handleHome))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.writeError(w, s.notFound("")) })
 }
 

@@ -43,9 +43,12 @@ type Options struct {
 	Seller    *fees.Seller
 	Trial     *trial.Gate
 	Endpoints store.Endpoints
-	Preflight core.Preflight
-	Checker   core.Checker
-	Sanctions core.SanctionsStatus
+	// Deliveries keeps each paid call's result for its payment (core.DeliveryWindow) so that the payer's
+	// retry of the same payment gets it (SPEC §8.6); nil: in memory, one process.
+	Deliveries store.Deliveries
+	Preflight  core.Preflight
+	Checker    core.Checker
+	Sanctions  core.SanctionsStatus
 	// StoreHealth is the store's health (store.Healthy): an error makes /health 503, as a full disk or a
 	// wiped ledger refuses every paid call (nil: not reported).
 	StoreHealth func(context.Context) error
@@ -76,6 +79,7 @@ type Server struct {
 	metrics   *metrics
 	offers    map[string]fees.Offer // by paid route path
 	core      *core.Service
+	operator  operatorTexts // server.terms_file and privacy_file (operator.go)
 }
 
 type facilitatorHealth struct {
@@ -105,8 +109,12 @@ func New(o Options) (*Server, error) {
 		metrics: newMetrics(o.Metrics)}
 	s.core, err = core.New(core.Options{Seller: o.Seller, Trial: o.Trial, Endpoints: o.Endpoints, Preflight: o.Preflight,
 		Checker: o.Checker, Sanctions: o.Sanctions, IndexFreshness: time.Duration(o.Config.IndexFreshness),
-		TrustedProxies: trusted, CountPayment: s.countPayment, CountTrial: s.countTrial, Logger: o.Logger, Now: o.Now})
+		TrustedProxies: trusted, Deliveries: o.Deliveries,
+		SettleWait: time.Duration(o.Config.Fees.SettleTimeout) + 5*time.Second, CountPayment: s.countPayment, CountTrial: s.countTrial, Logger: o.Logger, Now: o.Now})
 	if err != nil {
+		return nil, err
+	}
+	if s.operator, err = readOperatorTexts(o.Config); err != nil {
 		return nil, err
 	}
 	s.offers = map[string]fees.Offer{}

@@ -12,6 +12,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -55,6 +56,13 @@ type Ledger interface {
 	// reservations are never released: a payment forwarded whose outcome is unknown keeps counting until the
 	// day ends (SPEC §11.4).
 	Commit(ctx context.Context, budget, day, reservationID string) error
+	// Settle commits a reservation for what was actually spent: settledMicros, at most the reservation's
+	// amount, becomes spent and the rest of the reservation is released (an `upto` payment settles its
+	// usage, up to the maximum reserved). Commit is Settle with the whole amount. Idempotent as Commit is:
+	// a reservation already committed or settled stays as it was (nil). Unknown reservations are
+	// ErrNotFound, as for Commit; a negative settledMicros or one above the reservation is ErrInvalid, and
+	// nothing changes.
+	Settle(ctx context.Context, budget, day, reservationID string, settledMicros int64) error
 	// State is zero for a budget or day never reserved against. It counts no reservation whose ticket
 	// expired unused more than TicketReleaseGrace ago by the store's clock (see Tickets).
 	State(ctx context.Context, budget, day string) (BudgetState, error)
@@ -71,12 +79,15 @@ const (
 
 // Hold is a payment waiting for a person.
 type Hold struct {
-	ID           string    `json:"id"`
-	Status       string    `json:"status"`
-	Key          string    `json:"key"` // identifies the request (method + URL + chosen option) so the retry finds it
-	Method       string    `json:"method"`
-	URL          string    `json:"url"`
-	Decision     []byte    `json:"decision"` // the PreflightResult JSON that held it
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Key      string `json:"key"` // identifies the request (method + URL + chosen option) so the retry finds it
+	Method   string `json:"method"`
+	URL      string `json:"url"`
+	Decision []byte `json:"decision"` // the PreflightResult JSON that held it
+	// Description is what the seller says the payment is for, as the approver is shown it: the v2
+	// challenge's resource.description, else the held option's v1 description (bounded by the proxy).
+	Description  string    `json:"description,omitempty"`
 	AmountMicros int64     `json:"amount_micros"`
 	CreatedAt    time.Time `json:"created_at"`
 	ExpiresAt    time.Time `json:"expires_at"`
@@ -184,6 +195,11 @@ type Observation struct {
 	Offers []Offer `json:"offers,omitempty"`
 	// Paid is the option a payment was released for (SourcePaid).
 	Paid *Offer `json:"paid,omitempty"`
+	// Settled is true when the seller's answer to that payment carried a successful settlement (SourcePaid):
+	// the payment cost the payer something, so the endpoint's price may move its category's median.
+	Settled bool `json:"settled,omitempty"`
+	// Listed is true when the prober found the endpoint in a facilitator's discovery list (SourceProbe).
+	Listed bool `json:"listed,omitempty"`
 	// Category is the seller's own category from its bazaar/discovery metadata, "" when it names none.
 	Category string `json:"category,omitempty"`
 	// Metadata is the seller's bazaar/discovery metadata as sent (bounded by the writer), if any.
@@ -205,6 +221,9 @@ type Offer struct {
 	Asset   string `json:"asset"`
 	Amount  string `json:"amount"`
 	PayTo   string `json:"pay_to"`
+	// Settled is what the seller settled for a paid observation, in atomic units, when the proxy read it
+	// (for an upto option Amount is the authorized maximum and Settled the usage charged).
+	Settled string `json:"settled,omitempty"`
 }
 
 // Retention bounds the observations kept per URL: at most MaxPerURL (the oldest go first), none older than
@@ -240,6 +259,44 @@ type Sellers interface {
 	IsSeller(ctx context.Context, host string) (bool, error)
 }
 
+// MaxAlarms bounds the settlement alarms a store keeps; past it, raising one forgets the oldest first.
+const MaxAlarms = 4096
+
+// Alarm is a settlement alarm on a seller: it reported a settlement its authorization does not allow (an
+// upto settlement above the authorized maximum, ...), so its payments are held for a person until Until.
+// Host is the seller's canonical merchant domain.
+type Alarm struct {
+	Host  string    `json:"host"`
+	What  string    `json:"what"`
+	At    time.Time `json:"at"`
+	Until time.Time `json:"until"`
+}
+
+// Alarms keeps settlement alarms, shared by every replica of a store and kept across restarts (bolt, redis),
+// so a seller caught by one proxy is held by all. RaiseAlarm replaces the host's alarm; Alarm returns the
+// host's alarm while now < Until, else ErrNotFound; ClearAlarm removes it (ErrNotFound when there is none
+// active); ListAlarms returns the alarms active at now, in no particular order.
+type Alarms interface {
+	RaiseAlarm(ctx context.Context, a Alarm) error
+	Alarm(ctx context.Context, host string, now time.Time) (Alarm, error)
+	ClearAlarm(ctx context.Context, host string, now time.Time) error
+	ListAlarms(ctx context.Context, now time.Time) ([]Alarm, error)
+}
+
+// CheckAlarm validates an alarm before it is stored: a host name, bounded text, an expiry after its time.
+func CheckAlarm(a Alarm) error {
+	if err := CheckName("alarm host", a.Host); err != nil {
+		return err
+	}
+	if len(a.What) > 1024 {
+		return fmt.Errorf("%w: alarm text of %d bytes (at most 1024)", ErrInvalid, len(a.What))
+	}
+	if !a.Until.After(a.At) {
+		return fmt.Errorf("%w: alarm expires before it is raised", ErrInvalid)
+	}
+	return nil
+}
+
 // ObservationBatcher is implemented by stores that write several observations at once more cheaply than
 // one by one (bolt: one transaction and fsync). It behaves as PutObservation for each, all or nothing.
 type ObservationBatcher interface {
@@ -253,5 +310,34 @@ type Store interface {
 	Tickets
 	Trial
 	Endpoints
+	Deliveries
+	Alarms
 	Close() error
+}
+
+// MaxDeliveryBytes bounds one delivery record (PutDelivery refuses a larger value with ErrInvalid).
+const MaxDeliveryBytes = 256 << 10
+
+// Deliveries keeps, for a bounded window, what `payguard serve` owes or delivered for a payment (its state
+// and the result the payer paid for), so that a payer who lost the answer gets it by presenting the same
+// payment again, on any replica sharing the store. Values are opaque to the store.
+type Deliveries interface {
+	// PutDelivery stores value (at most MaxDeliveryBytes) under key for ttl, replacing what was there.
+	PutDelivery(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// GetDelivery returns the value stored under key; ErrNotFound when there is none or it expired.
+	GetDelivery(ctx context.Context, key string) ([]byte, error)
+}
+
+// CheckDelivery checks PutDelivery's arguments.
+func CheckDelivery(key string, value []byte, ttl time.Duration) error {
+	if err := CheckName("delivery key", key); err != nil {
+		return err
+	}
+	if len(value) > MaxDeliveryBytes {
+		return fmt.Errorf("%w: delivery is %d bytes (max %d)", ErrInvalid, len(value), MaxDeliveryBytes)
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("%w: delivery ttl %v must be positive", ErrInvalid, ttl)
+	}
+	return nil
 }

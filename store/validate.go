@@ -77,6 +77,19 @@ func NoReservation(budget, day, id string) error {
 
 // CheckCommit validates Commit's day: a malformed one could name another budget's key in a store's layout,
 // so it is an unknown reservation (NoReservation), as in every store.
+// CheckSettle validates Settle's arguments: CheckCommit's, and a settled amount that is not negative.
+func CheckSettle(budget, day, id string, settledMicros int64) error {
+	if settledMicros < 0 {
+		return fmt.Errorf("%w: negative settled amount %d", ErrInvalid, settledMicros)
+	}
+	return CheckCommit(budget, day, id)
+}
+
+// SettledAbove is Settle's error for a settled amount above its reservation.
+func SettledAbove(id string, settled, reserved int64) error {
+	return fmt.Errorf("%w: settled %d exceeds reservation %s of %d", ErrInvalid, settled, id, reserved)
+}
+
 func CheckCommit(budget, day, id string) error {
 	if CheckDay(day) != nil {
 		return NoReservation(budget, day, id)

@@ -92,3 +92,13 @@ func CanonicalAddress(s string) string {
 	}
 	return s
 }
+
+// AssetName is the name people know asset on network by: "USDC" for a known USDC contract. ok is false
+// for any other asset (show the address itself).
+func AssetName(network, asset string) (string, bool) {
+	a, ok := LookupUSDC(network, asset)
+	if !ok {
+		return "", false
+	}
+	return a.Symbol, true
+}

@@ -159,13 +159,13 @@ func TestExactEVM(t *testing.T) {
 	if err != nil || e.Signature != "0xsig" || e.Authorization.To != "0xb" || e.Authorization.Value != "10" {
 		t.Fatalf("%+v %v", e, err)
 	}
-	permit := `{"signature":"0xsig","permit2Authorization":{"permitted":{"token":"0xc","amount":"10"},"deadline":123456789012345678901}}`
+	permit := `{"signature":"0xsig","permit2Authorization":{"permitted":{"token":"0xc","amount":"10"},"from":"0xa","spender":"0xs","nonce":"7","deadline":"123456789012345678901","witness":{"to":"0xb","validAfter":"0"}}}`
 	e, err = p(permit).ExactEVM()
 	if err != nil || e.Permit2 == nil || e.Authorization != nil {
 		t.Fatalf("permit2: %+v %v", e, err)
 	}
-	if d, _ := e.Permit2["deadline"].(json.Number); d != "123456789012345678901" {
-		t.Errorf("permit2 numbers must stay exact, got %v", e.Permit2["deadline"])
+	if e.Permit2.Deadline != "123456789012345678901" || e.Permit2.Witness.To != "0xb" || e.Permit2.Permitted.Amount != "10" {
+		t.Errorf("permit2 fields must stay exact, got %+v", e.Permit2)
 	}
 
 	bad := map[string]string{

@@ -109,6 +109,7 @@ func FuzzDecodePaymentPayloadHeader(f *testing.F) {
 		`{"x402Version":1,"scheme":"exact","network":"base","payload":` + auth + `}`,
 		`{"x402Version":2,"payload":` + auth + `,"resource":{"url":"u"},"accepted":{"amount":"10","extra":{}},"extensions":{"x":{"info":1}}}`,
 		`{"x402Version":2,"payload":{"signature":"s","permit2Authorization":{"deadline":1e400}},"accepted":{}}`,
+		`{"x402Version":2,"payload":` + uptoPayload + `,"accepted":{"scheme":"upto","network":"eip155:84532","amount":"5000000"}}`,
 		`{"x402Version":2,"payload":{"transaction":"AAAA"},"accepted":{"scheme":"exact","network":"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"}}`,
 	} {
 		f.Add(base64.StdEncoding.EncodeToString([]byte(s)))

@@ -117,3 +117,35 @@ func wellFormedCAIP2(s string) bool {
 	}
 	return true
 }
+
+// networkNames are the names people know the common networks by, for what a person reads (the console,
+// hold notifications); programs use the CAIP-2 id.
+var networkNames = map[string]string{
+	"eip155:8453":     "Base",
+	"eip155:84532":    "Base Sepolia",
+	"eip155:1":        "Ethereum",
+	"eip155:11155111": "Ethereum Sepolia",
+	"eip155:137":      "Polygon",
+	"eip155:80002":    "Polygon Amoy",
+	"eip155:43114":    "Avalanche",
+	"eip155:43113":    "Avalanche Fuji",
+	"eip155:42161":    "Arbitrum One",
+	"eip155:421614":   "Arbitrum Sepolia",
+	"eip155:42220":    "Celo",
+	"eip155:1329":     "Sei",
+	"eip155:1328":     "Sei Testnet",
+	"eip155:143":      "Monad",
+	SolanaMainnet:     "Solana",
+	SolanaDevnet:      "Solana Devnet",
+}
+
+// NetworkName is the name people know network (a v1 name or CAIP-2) by: "Base" for eip155:8453 or "base".
+// ok is false for a network without one (show the id itself).
+func NetworkName(network string) (string, bool) {
+	id, ok := CAIP2(network)
+	if !ok {
+		return "", false
+	}
+	name, ok := networkNames[id]
+	return name, ok
+}

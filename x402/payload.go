@@ -2,7 +2,6 @@ package x402
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 )
 
@@ -151,13 +150,14 @@ func (p *PaymentPayload) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ErrNotExactEVM is returned by ExactEVM when the payload does not hold an EVM "exact" authorization.
-var ErrNotExactEVM = errors.New("x402: not an EVM exact payload")
+// ErrNotExactEVM is returned by EVM (and ExactEVM) when the payload does not hold an EVM authorization.
+var ErrNotExactEVM = errors.New("x402: not an EVM exact or upto payload")
 
-// ExactEVM reads Payload as an EVM "exact" payload: a signature plus an EIP-3009 `authorization` or a
-// Permit2 `permit2Authorization`. Member names are matched exactly (a JavaScript facilitator reads `to`,
-// so `To` must not count as `to`), and every authorization field must be a string.
-func (p *PaymentPayload) ExactEVM() (*ExactEVMPayload, error) {
+// EVM reads Payload as an EVM payload of the `exact` or `upto` scheme: a signature plus an EIP-3009
+// `authorization` (exact) or a Permit2 `permit2Authorization` (exact's Permit2 variant; upto's only form).
+// Member names are matched exactly (a JavaScript facilitator reads `to`, so `To` must not count as `to`),
+// and every authorization field must be a non-empty string (witness.facilitator may be absent).
+func (p *PaymentPayload) EVM() (*EVMPayload, error) {
 	if p == nil || len(p.Payload) == 0 {
 		return nil, ErrNotExactEVM
 	}
@@ -166,7 +166,7 @@ func (p *PaymentPayload) ExactEVM() (*ExactEVMPayload, error) {
 	if err != nil {
 		return nil, errors.Join(ErrNotExactEVM, err)
 	}
-	out := &ExactEVMPayload{}
+	out := &EVMPayload{}
 	if err := m.str("signature", what, &out.Signature); err != nil {
 		return nil, errors.Join(ErrNotExactEVM, err)
 	}
@@ -187,10 +187,8 @@ func (p *PaymentPayload) ExactEVM() (*ExactEVMPayload, error) {
 		return nil, errors.Join(ErrNotExactEVM, err)
 	}
 	if permit2 != nil {
-		dec := json.NewDecoder(bytes.NewReader(permit2))
-		dec.UseNumber() // keep amounts and deadlines exact
-		if err := dec.Decode(&out.Permit2); err != nil {
-			return nil, errors.Join(ErrNotExactEVM, malformed("payload.permit2Authorization: %v", err))
+		if out.Permit2, err = decodePermit2(permit2); err != nil {
+			return nil, errors.Join(ErrNotExactEVM, err)
 		}
 	}
 	if out.Authorization == nil && out.Permit2 == nil {
@@ -198,6 +196,9 @@ func (p *PaymentPayload) ExactEVM() (*ExactEVMPayload, error) {
 	}
 	return out, nil
 }
+
+// ExactEVM is EVM, kept for the callers that read exact payloads.
+func (p *PaymentPayload) ExactEVM() (*EVMPayload, error) { return p.EVM() }
 
 func decodeAuthorization(data []byte) (*EIP3009Authorization, error) {
 	const what = "payload.authorization"

@@ -65,20 +65,24 @@ type PaymentPayload struct {
 	Resource *ResourceInfo `json:"resource,omitempty"`
 	Accepted *Requirement  `json:"accepted,omitempty"`
 
-	// Payload is scheme specific; for EVM "exact" with EIP-3009 see ExactEVMPayload.
+	// Payload is scheme specific; for EVM "exact" and "upto" see EVMPayload.
 	Payload    json.RawMessage            `json:"payload"`
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 
 	Unknown map[string]json.RawMessage `json:"-"`
 }
 
-// ExactEVMPayload is PaymentPayload.Payload for the EVM "exact" scheme with an EIP-3009 authorization.
-// It is a read-only view (see PaymentPayload.ExactEVM): the payload itself stays verbatim in Payload.
-type ExactEVMPayload struct {
-	Signature     string                 `json:"signature"`
-	Authorization *EIP3009Authorization  `json:"authorization,omitempty"`
-	Permit2       map[string]interface{} `json:"permit2Authorization,omitempty"`
+// EVMPayload is PaymentPayload.Payload for the EVM "exact" and "upto" schemes: a signature over an EIP-3009
+// authorization (exact) or a Permit2 one (exact's Permit2 variant, upto). It is a read-only view (see
+// PaymentPayload.EVM): the payload itself stays verbatim in Payload.
+type EVMPayload struct {
+	Signature     string
+	Authorization *EIP3009Authorization
+	Permit2       *Permit2Authorization
 }
+
+// ExactEVMPayload is the former name of EVMPayload.
+type ExactEVMPayload = EVMPayload
 
 // EIP3009Authorization is a TransferWithAuthorization message. All numbers are decimal strings.
 type EIP3009Authorization struct {

@@ -15,19 +15,18 @@ func init() {
 }
 
 func runCA(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	const usage = "usage: payguard ca init [--out DIR]"
 	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprintln(stdout, usage)
+		writeHelp(stdout, "ca", nil)
 		return 0
 	}
 	if len(args) == 0 || args[0] != "init" {
-		fmt.Fprintln(stderr, usage)
+		writeUsage(stderr, "ca")
 		return 2
 	}
 	fs := flag.NewFlagSet("ca init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "./payguard-data/ca", "directory for "+mitm.CACertFileName+" and "+mitm.CAKeyFileName)
-	if code, done := parseSubcommandFlags(fs, args[1:]); done {
+	if code, done := parseSubcommandFlags(fs, args[1:], stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

@@ -43,14 +43,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	offline := fs.Bool("offline", false, "no network lookups: domain age and DNS are reported unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC SDN data (sdn.csv set or SDN.XML); default: the cached list in screening.sanctions.cache_dir, if any")
 	configPath := fs.String("config", "", "configuration file (default: the built-in defaults)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard check [--name N] [--address A] [--domain D] [--offline] [--sanctions-dir DIR] [--config FILE]")
-		fmt.Fprintln(stderr, "       payguard check --batch FILE|- [--parallel N] [--offline] [--sanctions-dir DIR] [--config FILE]")
-		fmt.Fprintln(stderr, "Prints a CheckResult JSON (batch: one per input line, in order; a bad line gives {\"line\":N,\"error\":...}).")
-		fmt.Fprintln(stderr, "Exit 0 when every query was screened (whatever the risk), 2 for bad usage or any bad input, 1 for other failures.")
-		fs.PrintDefaults()
-	}
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -75,6 +68,11 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := config.Load(*configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard check: --config: %v\n", err)
+		return 2
+	}
+	// RDAP lookups never go through the proxy that HTTPS_PROXY names in the agent's shell (internal/egress).
+	if err := configureEgress(cfg, cliLogger(stderr), []string{cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen}); err != nil {
+		fmt.Fprintf(stderr, "payguard check: %v\n", err)
 		return 2
 	}
 	list, err := checkSanctions("check", cfg.Screening.Sanctions, *sanctionsDir, stderr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -49,6 +50,7 @@ func TestDataDirIsOneAndExclusive(t *testing.T) {
 		t.Fatalf("second process on the data dir: %v, want it to say %q", err, want)
 	}
 	// A second proxy is refused the same way, before it touches the ledger.
+	serveCfg.Proxy.Listen, serveCfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	err = serveProxy(context.Background(), serveCfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), nil)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second proxy: %v", err)
@@ -66,38 +68,53 @@ func feesForTest(t *testing.T, cfg *config.Config) fees.Terms {
 	return terms
 }
 
-// The flag and PAYGUARD_DATA_DIR reach the command: `payguard proxy --data-dir` with a bad listen address
-// fails after taking the lock in the directory it was given.
+// The flag and PAYGUARD_DATA_DIR reach the command: `payguard proxy --data-dir DIR` on a DIR another
+// process holds is refused naming DIR. A bad --listen fails first, creating nothing.
 func TestDataDirFlag(t *testing.T) {
 	t.Chdir(t.TempDir())
+	t.Setenv(config.DataDirEnv, "")
+	cfgPath := filepath.Join(t.TempDir(), "proxy.yaml")
+	if err := os.WriteFile(cfgPath, []byte("admin:\n  listen: 127.0.0.1:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "flag")
 	var out, errb strings.Builder
-	if code := runMain([]string{"proxy", "--offline", "--data-dir", dir, "--listen", "256.0.0.1:bad"}, nil, &out, &errb); code != 1 {
+	if code := runMain([]string{"proxy", "--config", cfgPath, "--offline", "--data-dir", dir, "--listen", "256.0.0.1:bad"}, nil, &out, &errb); code != 1 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(errb.String(), "proxy listener: listen tcp: lookup tcp/bad") {
 		t.Errorf("--listen was not used: %s", errb.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "ca", "payguard-ca.pem")); err != nil {
-		t.Errorf("--data-dir did not get the CA: %v", err)
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a start that could not listen created %s (stat: %v)", dir, err)
 	}
-	env := filepath.Join(t.TempDir(), "env")
-	t.Setenv(config.DataDirEnv, env)
-	if code := runMain([]string{"proxy", "--offline", "--listen", "256.0.0.1:bad"}, nil, &out, &errb); code != 1 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if _, err := os.Stat(filepath.Join(env, "receipt-keys.json")); err != nil {
-		t.Errorf("%s did not move the keys: %v", config.DataDirEnv, err)
+	for _, viaEnv := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "held")
+		release, err := lockDataDir(dir, "serve", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"proxy", "--config", cfgPath, "--offline", "--listen", "127.0.0.1:0"}
+		if viaEnv {
+			t.Setenv(config.DataDirEnv, dir)
+		} else {
+			args = append(args, "--data-dir", dir)
+		}
+		errb.Reset()
+		if code := runMain(args, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), dir+" is used by payguard serve") {
+			t.Errorf("data dir via env %v: exit %d: %s", viaEnv, code, errb.String())
+		}
+		release()
 	}
 }
 
-// serve takes --listen and --data-dir from its command line as the proxy does: with a bad listen address it
-// fails naming that address, after creating its receipt keys in the directory it was given.
+// serve takes --listen and --data-dir from its command line as the proxy does: a bad listen address fails
+// naming that address, before creating anything; a held --data-dir is refused naming it.
 func TestServeListenAndDataDirFlags(t *testing.T) {
 	t.Chdir(t.TempDir())
 	t.Setenv(config.DataDirEnv, "")
 	cfgPath := filepath.Join(t.TempDir(), "serve.yaml")
-	if err := os.WriteFile(cfgPath, []byte("server:\n  fees:\n    pay_to: \"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte("server:\n  contact: mailto:ops@example.com\n  fees:\n    network: eip155:84532\n    pay_to: \"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "flag")
@@ -108,7 +125,17 @@ func TestServeListenAndDataDirFlags(t *testing.T) {
 	if !strings.Contains(errb.String(), "listener: listen tcp: lookup tcp/bad") {
 		t.Errorf("--listen was not used: %s", errb.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "receipt-keys.json")); err != nil {
-		t.Errorf("--data-dir did not get the receipt keys: %v", err)
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a start that could not listen created %s (stat: %v)", dir, err)
+	}
+	release, err := lockDataDir(dir, "proxy", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	errb.Reset()
+	if code := runMain([]string{"serve", "--config", cfgPath, "--offline", "--data-dir", dir, "--listen", "127.0.0.1:0"}, nil, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), dir+" is used by payguard proxy") {
+		t.Errorf("held --data-dir: exit %d: %s", code, errb.String())
 	}
 }

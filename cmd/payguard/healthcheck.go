@@ -19,7 +19,7 @@ func runHealthcheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	url := fs.String("url", "http://127.0.0.1:8403/healthz", "the health URL (the proxy's admin /healthz; serve's /health)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

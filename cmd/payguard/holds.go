@@ -25,18 +25,6 @@ func init() {
 	register("holds", command{summary: "list, show, approve or deny held payments through a proxy's admin API", run: runHolds})
 }
 
-const holdsUsage = `Usage: payguard holds <list|show|approve|deny> [flags] [hold id]
-
-  payguard holds list [--status pending|approved|denied|used|expired]
-  payguard holds show <id>
-  payguard holds approve <id> [--by NAME] [--note TEXT]
-  payguard holds deny <id> [--by NAME] [--note TEXT]
-
-The admin API is --admin, else $PAYGUARD_ADMIN_URL, else http://<admin.listen> from --config (or the
-default configuration). The token is --token-file, else --token, else $PAYGUARD_ADMIN_TOKEN, else
-admin.token_file, else <proxy.data_dir>/admin-token. Output is a table; --json prints the API's JSON.
-`
-
 // holdsClient talks to one proxy's admin API.
 type holdsClient struct {
 	base   string
@@ -46,29 +34,28 @@ type holdsClient struct {
 
 func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, holdsUsage)
+		writeUsage(stderr, "holds")
 		return 2
 	}
 	if isHelp(args[0]) {
-		fmt.Fprint(stdout, holdsUsage)
+		writeHelp(stdout, "holds", nil)
 		return 0
 	}
 	sub := args[0]
 	fs := flag.NewFlagSet("holds "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, holdsUsage); fs.PrintDefaults() }
 	configPath := fs.String("config", "", "YAML configuration file, for admin.listen and the token file (default: the embedded default)")
 	admin := fs.String("admin", "", "admin API base URL (e.g. http://127.0.0.1:8403)")
 	tokenFile := fs.String("token-file", "", "file holding the admin token")
 	token := fs.String("token", "", "the admin token (visible to other users in the process list: prefer $PAYGUARD_ADMIN_TOKEN or --token-file)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	status := fs.String("status", "", "list: only holds with this status")
+	status := fs.String("status", "", "list: only holds with this status (pending, approved, denied, used, expired; all or empty: every hold)")
 	by := fs.String("by", os.Getenv("USER"), "approve/deny: who decides (default $USER)")
 	note := fs.String("note", "", "approve/deny: a note for the audit record")
 	// Flags may come before or after the hold id.
 	var rest []string
 	for tail := args[1:]; ; {
-		if code, done := parseSubcommandFlags(fs, tail); done {
+		if code, done := parseSubcommandFlags(fs, tail, stdout); done {
 			return code
 		}
 		if fs.NArg() == 0 {
@@ -84,11 +71,13 @@ func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch sub {
 	case "list", "show", "approve", "deny":
 	default:
-		fmt.Fprintf(stderr, "payguard holds: unknown subcommand %q\n\n%s", sub, holdsUsage)
+		fmt.Fprintf(stderr, "payguard holds: unknown subcommand %q\n", sub)
+		writeUsage(stderr, "holds")
 		return 2
 	}
 	if len(rest) != wantArgs {
-		fmt.Fprintf(stderr, "payguard holds %s: want %d hold id(s), got %d\n\n%s", sub, wantArgs, len(rest), holdsUsage)
+		fmt.Fprintf(stderr, "payguard holds %s: want %d hold id(s), got %d\n", sub, wantArgs, len(rest))
+		writeUsage(stderr, "holds "+sub)
 		return 2
 	}
 	c, err := newHoldsClient(*configPath, *admin, *tokenFile, *token, stderr)
@@ -205,11 +194,13 @@ type apiHold struct {
 	ResolvedBy   string          `json:"resolved_by"`
 	Note         string          `json:"note"`
 	ResolvedAt   *time.Time      `json:"resolved_at"`
+	Description  string          `json:"description"`
 }
 
 func (a apiHold) view() notify.Hold {
 	h := store.Hold{ID: a.ID, Status: a.Status, Method: a.Method, URL: a.URL, Decision: a.Decision,
-		AmountMicros: a.AmountMicros, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, ResolvedBy: a.ResolvedBy, Note: a.Note}
+		AmountMicros: a.AmountMicros, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, ResolvedBy: a.ResolvedBy, Note: a.Note,
+		Description: a.Description}
 	if a.ResolvedAt != nil {
 		h.ResolvedAt = *a.ResolvedAt
 	}
@@ -298,8 +289,8 @@ func printHold(raw []byte, asJSON bool, stdout, stderr io.Writer) int {
 	line("request", h.Method+" "+h.URL)
 	line("amount", dollars(h.AmountUSD)+" ("+h.AmountAtomic+" atomic)")
 	line("pay to", h.PayTo)
-	line("network", h.Network)
-	line("asset", h.Asset)
+	line("network", withName(h.NetworkName, h.Network))
+	line("asset", withName(h.AssetName, h.Asset))
 	line("description", h.Description)
 	for _, r := range h.Reasons {
 		line("reason", r)
@@ -363,4 +354,12 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// withName is a network's or asset's known name with the raw value beside it ("Base (eip155:8453)").
+func withName(name, raw string) string {
+	if name == "" || raw == "" {
+		return raw
+	}
+	return name + " (" + raw + ")"
 }

@@ -44,7 +44,8 @@ func holdingProxy(t *testing.T) (adminURL, holdID string) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	seller := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pr := x402.PaymentRequired{X402Version: x402.V2, Resource: &x402.ResourceInfo{URL: "http://" + r.Host + r.URL.Path},
+		pr := x402.PaymentRequired{X402Version: x402.V2, Resource: &x402.ResourceInfo{URL: "http://" + r.Host + r.URL.Path,
+			Description: "Hourly weather for Lisbon"},
 			Accepts: []x402.Requirement{{Version: x402.V2, Scheme: "exact", Network: "eip155:8453", Amount: "10000",
 				Asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", PayTo: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E",
 				MaxTimeoutSeconds: 60, Extra: json.RawMessage(`{"name":"USD Coin","version":"2"}`)}}}
@@ -89,7 +90,8 @@ func TestHoldsCLI(t *testing.T) {
 		t.Fatalf("list --json: %d %s", code, out)
 	}
 	code, out, _ = holdsCmd("show", id, "--admin", admin)
-	for _, want := range []string{"status", "pending", "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", "eip155:8453", "10000 atomic", "reason"} {
+	for _, want := range []string{"status", "pending", "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", "Base (eip155:8453)",
+		"USDC (0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913)", "Hourly weather for Lisbon", "10000 atomic", "reason"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("show lacks %q: %d\n%s", want, code, out)
 		}
@@ -107,6 +109,26 @@ func TestHoldsCLI(t *testing.T) {
 	}
 	if code, _, errs = holdsCmd("deny", id, "--admin", admin, "--by", "bob"); code != 1 || !strings.Contains(errs, "409") {
 		t.Errorf("deny after approve: %d %s", code, errs)
+	}
+	// --status all (the documented spelling of "every hold") and a status filter; a flood of wrong console
+	// sign-ins from this address meanwhile does not stop the CLI (it uses the bearer API).
+	for range 50 {
+		req, _ := http.NewRequest("POST", admin+"/console/session", strings.NewReader(`{"token":"wrong-token-wrong-token"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", admin)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	for status, want := range map[string]int{"all": 1, "approved": 1, "pending": 0} {
+		code, out, errs = holdsCmd("list", "--admin", admin, "--json", "--status", status)
+		listed.Holds = nil
+		if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Holds) != want {
+			t.Errorf("list --status %s: %d %s %s, want %d holds", status, code, out, errs, want)
+		}
+	}
+	if code, out, errs = holdsCmd("list", "--admin", admin, "--status", "all"); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "approved") {
+		t.Errorf("list --status all (table): %d %s %s", code, out, errs)
 	}
 	t.Setenv(adminTokenEnv, "wrong-token-wrong-token")
 	if code, _, errs = holdsCmd("list", "--admin", admin); code != 1 || !strings.Contains(errs, "401") {

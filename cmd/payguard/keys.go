@@ -17,19 +17,14 @@ func init() {
 	register("keys", command{summary: "manage receipt signing keys (keys generate | rotate | jwks)", run: runKeys})
 }
 
-const keysUsage = `Usage:
-  payguard keys generate --out FILE [--jwks FILE]   new key file (JWK Set with a private ES256 key, mode 0600)
-  payguard keys rotate --keys FILE [--jwks FILE]    add a new key that signs from now on; old keys still verify
-  payguard keys jwks --keys FILE                    print the public key set (/.well-known/payguard-keys.json)`
-
 func runKeys(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, keysUsage)
+		writeUsage(stderr, "keys")
 		return 2
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, keysUsage)
+	case "-h", "--help", "-help", "help":
+		writeHelp(stdout, "keys", nil)
 		return 0
 	case "generate":
 		return runKeysGenerate(args[1:], stdout, stderr)
@@ -38,7 +33,8 @@ func runKeys(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	case "jwks":
 		return runKeysJWKS(args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "payguard keys: unknown subcommand %q\n%s\n", args[0], keysUsage)
+		fmt.Fprintf(stderr, "payguard keys: unknown subcommand %q\n", args[0])
+		writeUsage(stderr, "keys")
 		return 2
 	}
 }
@@ -48,7 +44,7 @@ func runKeysGenerate(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	out := fset.String("out", "", "key file to create (refused if it exists: rotate instead)")
 	jwks := fset.String("jwks", "", "also write the public key set to this file")
-	if code, done := parseSubcommandFlags(fset, args); done {
+	if code, done := parseSubcommandFlags(fset, args, stdout); done {
 		return code
 	}
 	if *out == "" || fset.NArg() > 0 {
@@ -81,7 +77,7 @@ func runKeysRotate(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	path := fset.String("keys", "", "key file to rotate in place")
 	jwks := fset.String("jwks", "", "also write the public key set to this file")
-	if code, done := parseSubcommandFlags(fset, args); done {
+	if code, done := parseSubcommandFlags(fset, args, stdout); done {
 		return code
 	}
 	if *path == "" || fset.NArg() > 0 {
@@ -111,7 +107,7 @@ func runKeysJWKS(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("payguard keys jwks", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	path := fset.String("keys", "", "key file")
-	if code, done := parseSubcommandFlags(fset, args); done {
+	if code, done := parseSubcommandFlags(fset, args, stdout); done {
 		return code
 	}
 	if *path == "" || fset.NArg() > 0 {

@@ -32,7 +32,13 @@ func main() {
 }
 
 func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		// No command is bad usage (exit 2, like an unknown one): a script that forgot its argument must not
+		// look as if it succeeded.
+		usage(stderr)
+		return 2
+	}
+	if isHelp(args[0]) {
 		usage(stdout)
 		return 0
 	}

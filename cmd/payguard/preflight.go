@@ -36,18 +36,13 @@ const preflightLookupTimeout = 30 * time.Second
 func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("payguard preflight", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "payguard.yaml: its rules, screening settings and receipt key file, as `payguard proxy` uses them (default: the embedded default, with SPEC's default rules)")
+	configPath := fs.String("config", "", "payguard.yaml: its rules, screening settings and receipt key file, as payguard proxy uses them (default: the embedded default, with SPEC's default rules)")
 	rulesFile := fs.String("rules", "", "deployment rules file, JSON or YAML, over the config's rules (default: the defaults of docs/SPEC.md §3); the input's rules overlay it")
 	keysFile := fs.String("keys", "", "receipt key file (JWK Set with private keys); default: the config's keys.receipt_key_file when --config is given and the file exists, else an ephemeral key whose receipts cannot be verified later")
 	offline := fs.Bool("offline", false, "gather no network facts (domain age and DNS are reported unknown)")
 	inFile := fs.String("in", "", "read the PreflightInput from this file instead of stdin")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with the OFAC SDN data (sdn.csv set or SDN.XML); default: the list cached by 'payguard sdn update', if any")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard preflight [--config FILE] [--rules FILE] [--keys FILE] [--offline] [--in FILE] [--sanctions-dir DIR] < input.json")
-		fmt.Fprintln(stderr, "Prints the PreflightResult JSON; exit 0 for any decision, 2 for bad input or usage, 1 for other failures.")
-		fs.PrintDefaults()
-	}
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -58,6 +53,11 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	cfg, err := config.Load(*configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard preflight: --config: %v\n", err)
+		return 2
+	}
+	// RDAP lookups never go through the proxy that HTTPS_PROXY names in the agent's shell (internal/egress).
+	if err := configureEgress(cfg, cliLogger(stderr), []string{cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen}); err != nil {
+		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
 		return 2
 	}
 	rules := policy.DefaultRules()

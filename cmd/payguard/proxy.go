@@ -51,7 +51,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	listen := fs.String("listen", "", "proxy listen address, overrides proxy.listen (default 127.0.0.1:8402)")
 	applyDataDir := dataDirFlag(fs)
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {
@@ -85,7 +85,23 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // Once both listeners are up it writes a short summary for the operator to banner: where the proxy and the
 // admin API listen, which certificate agents must trust, and where the admin token is.
 func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log *slog.Logger, banner io.Writer) error {
-	release, err := lockDataDir(cfg.Proxy.DataDir, "proxy", cfg.Proxy.Listen)
+	// The listeners first: a start that cannot bind (a port in use) fails before it creates anything (no data
+	// directory, CA or key left behind), and payguard's own outbound requests know its addresses before the
+	// first one is made (configureEgress).
+	proxyLn, err := net.Listen("tcp", cfg.Proxy.Listen)
+	if err != nil {
+		return fmt.Errorf("proxy listener: %w", err)
+	}
+	defer proxyLn.Close()
+	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		return fmt.Errorf("admin listener: %w", err)
+	}
+	defer adminLn.Close()
+	if err := configureEgress(cfg, log, []string{cfg.Proxy.Listen, cfg.Admin.Listen}, proxyLn, adminLn); err != nil {
+		return err
+	}
+	release, err := lockDataDir(cfg.Proxy.DataDir, "proxy", proxyLn.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -120,6 +136,13 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	if err != nil {
 		return err
 	}
+	decide, decideFrom, err := decideToken(cfg, log)
+	if err != nil {
+		return err
+	}
+	if decide == token {
+		return fmt.Errorf("the decide-only token (%s) must differ from the admin token", decideFrom)
+	}
 
 	kick, err := startNotify(ctx, cfg, st, metrics.Registry, log)
 	if err != nil {
@@ -147,7 +170,8 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
 		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
-		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick,
+		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick, DecideToken: decide,
+		AdminHosts: cfg.Admin.AllowedHosts(),
 	})
 	if err != nil {
 		return err
@@ -158,20 +182,11 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	adminSrv := &http.Server{Addr: cfg.Admin.Listen, Handler: p.AdminHandler(token, scr.ready),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
-	proxyLn, err := net.Listen("tcp", cfg.Proxy.Listen)
-	if err != nil {
-		return fmt.Errorf("proxy listener: %w", err)
-	}
-	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
-	if err != nil {
-		proxyLn.Close()
-		return fmt.Errorf("admin listener: %w", err)
-	}
 	log.Info("payguard proxy listening", "proxy", proxyLn.Addr().String(), "admin", adminLn.Addr().String(),
 		"ca_cert", caCert, "tunnel_hosts", cfg.Proxy.TunnelHosts,
 		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String())
 	writeBanner(banner, startupInfo{proxyAddr: proxyLn.Addr().String(), adminAddr: adminLn.Addr().String(),
-		caCert: caCert, tokenFrom: tokenFrom, notReady: scr.ready()})
+		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: scr.ready()})
 
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(proxySrv, proxyLn) }()
@@ -217,40 +232,54 @@ func upstreamRoots(files []string) (*x509.CertPool, error) {
 // adminToken is PAYGUARD_ADMIN_TOKEN, else admin.token_file, else a token generated into the data dir
 // (reused on later starts). from says where it came from, for the operator: the variable's name or a file.
 func adminToken(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
-	if t := strings.TrimSpace(os.Getenv(adminTokenEnv)); t != "" {
+	return bearerToken("admin", adminTokenEnv, cfg.Admin.TokenFile, filepath.Join(cfg.Proxy.DataDir, "admin-token"), log)
+}
+
+// decideToken is the in-process guards' token (their sidecar option): PAYGUARD_DECIDE_TOKEN, else one
+// generated into <data_dir>/decide-token. It may call POST /v1/decide and nothing else, so that an agent
+// given it cannot approve its own holds (proxy.Options.DecideToken).
+func decideToken(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
+	return bearerToken("decide", decideTokenEnv, "", filepath.Join(cfg.Proxy.DataDir, "decide-token"), log)
+}
+
+// decideTokenEnv sets the decide-only token.
+const decideTokenEnv = "PAYGUARD_DECIDE_TOKEN"
+
+// bearerToken is the environment variable, else the configured file, else a token generated into path.
+func bearerToken(kind, env, file, path string, log *slog.Logger) (token, from string, err error) {
+	if t := strings.TrimSpace(os.Getenv(env)); t != "" {
 		if len(t) < minTokenLen {
-			return "", "", fmt.Errorf("admin token in %s is shorter than %d characters", adminTokenEnv, minTokenLen)
+			return "", "", fmt.Errorf("%s token in %s is shorter than %d characters", kind, env, minTokenLen)
 		}
-		return t, "$" + adminTokenEnv, nil
+		return t, "$" + env, nil
 	}
-	if cfg.Admin.TokenFile != "" {
-		t, err := readToken(cfg.Admin.TokenFile)
-		return t, cfg.Admin.TokenFile, err
+	if file != "" {
+		t, err := readToken(file)
+		return t, file, err
 	}
-	path := filepath.Join(cfg.Proxy.DataDir, "admin-token")
 	if t, err := readToken(path); err == nil {
-		log.Info("admin API token", "file", path)
+		log.Info(kind+" API token", "file", path)
 		return t, path, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", "", err
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("%s token: %w", kind, err)
 	}
 	t := hex.EncodeToString(b[:])
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("%s token: %w", kind, err)
 	}
 	if _, err := f.WriteString(t + "\n"); err != nil {
 		f.Close()
-		return "", "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("%s token: %w", kind, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", "", fmt.Errorf("admin token: %w", err)
+		return "", "", fmt.Errorf("%s token: %w", kind, err)
 	}
-	log.Info("generated an admin API token", "file", path)
+	log.Info("generated an "+kind+" API token", "file", path)
 	return t, path, nil
 }
 
@@ -332,6 +361,7 @@ type startupInfo struct {
 	proxyAddr, adminAddr string
 	caCert               string
 	tokenFrom            string // "$PAYGUARD_ADMIN_TOKEN" or a file
+	decideFrom           string // "$PAYGUARD_DECIDE_TOKEN" or a file
 	notReady             error  // why decisions will hold everything, if they will
 }
 
@@ -354,6 +384,7 @@ func writeBanner(w io.Writer, s startupInfo) {
   console    %[2]s/  (approve or deny holds in a browser; sign in with the admin token)
   MITM CA    %[3]s
   admin token from %[4]s
+  decide-only token from %[6]s  (for in-process guards' sidecar option: POST /v1/decide, never approvals)
 
 Point an agent at it:
   export HTTP_PROXY=%[1]s HTTPS_PROXY=%[1]s http_proxy=%[1]s  (curl reads only the lower-case http_proxy)
@@ -362,7 +393,7 @@ Point an agent at it:
   host goes through payguard; add the system bundle for hosts in tunnel_hosts or NO_PROXY.)
 List pending holds (or open the console, or run payguard holds list):
   curl -H "Authorization: Bearer %[5]s" '%[2]s/v1/holds?status=pending'
-`, proxyURL, adminURL, ca, absPath(s.tokenFrom), token)
+`, proxyURL, adminURL, ca, absPath(s.tokenFrom), token, absPath(s.decideFrom))
 	if s.notReady != nil {
 		fmt.Fprintf(&b, "\nNOT READY: %v; /readyz answers 503 and no payment is allowed until a list loads.\n"+
 			"  Give one with --sanctions-dir DIR (OFAC's SDN CSV set or SDN.XML), or wait for the download.\n", s.notReady)

@@ -13,25 +13,28 @@ func init() {
 }
 
 func runRules(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	const usage = "Usage: payguard rules default | payguard rules validate FILE (JSON or YAML; prints the effective rules)"
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
+		writeUsage(stderr, "rules")
 		return 2
 	}
-	if isHelp(args[0]) || isHelp(args[len(args)-1]) {
-		fmt.Fprintln(stdout, usage)
+	if isHelp(args[0]) {
+		writeHelp(stdout, "rules", nil)
+		return 0
+	}
+	if isHelp(args[len(args)-1]) {
+		writeHelp(stdout, "rules "+args[0], nil)
 		return 0
 	}
 	switch args[0] {
 	case "default":
 		if len(args) != 1 {
-			fmt.Fprintln(stderr, usage)
+			writeUsage(stderr, "rules default")
 			return 2
 		}
 		return printRules(policy.DefaultRules(), stdout, stderr)
 	case "validate":
 		if len(args) != 2 {
-			fmt.Fprintln(stderr, usage)
+			writeUsage(stderr, "rules validate")
 			return 2
 		}
 		r, err := readRulesFile(args[1], policy.DefaultRules())
@@ -39,9 +42,11 @@ func runRules(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "payguard rules validate: %s: %v\n", args[1], err)
 			return 2
 		}
+		writeRuleWarnings(stderr, "rules validate", r)
 		return printRules(r, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "payguard rules: unknown subcommand %q\n%s\n", args[0], usage)
+		fmt.Fprintf(stderr, "payguard rules: unknown subcommand %q\n", args[0])
+		writeUsage(stderr, "rules")
 		return 2
 	}
 }

@@ -23,7 +23,7 @@ func init() {
 
 func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprintln(stdout, sdnUsage)
+		writeHelp(stdout, "sdn", nil)
 		return 0
 	}
 	if len(args) > 0 {
@@ -34,12 +34,9 @@ func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runSDNStats(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, sdnUsage)
+	writeUsage(stderr, "sdn")
 	return 2
 }
-
-const sdnUsage = `usage: payguard sdn update [--dir CACHE] [--url URL]... [--progress] [--config FILE]
-       payguard sdn stats [--sanctions-dir DIR] [--json] [--config FILE]`
 
 // urlList is a repeatable --url flag.
 type urlList []string
@@ -56,7 +53,7 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&urls, "url", "a file to fetch, named by its last path element (sdn.csv, alt.csv, add.csv, sdn_comments.csv, sdn.xml): http(s) URL, file:// URL or local path; or a local directory holding such files; repeatable (default: screening.sanctions.sources)")
 	progress := fs.Bool("progress", false, "show download progress on stderr even when it is not a terminal")
 	minEntries := fs.Int("min-entries", sanctions.DefaultMinEntries, "refuse a list with fewer entries")
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {
@@ -73,6 +70,11 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(urls) == 0 {
 		urls = cfg.Screening.Sanctions.Sources
+	}
+	// In the agent's shell HTTPS_PROXY is the proxy itself: never download through it (internal/egress).
+	if err := configureEgress(cfg, cliLogger(stderr), []string{cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen}); err != nil {
+		fmt.Fprintln(stderr, "payguard sdn update:", err)
+		return 2
 	}
 	rcfg := sanctions.RefresherConfig{
 		URLs: urls, CacheDir: *dir, MinEntries: *minEntries,
@@ -103,6 +105,7 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	before := screener.List()
 	if err := ref.Refresh(ctx); err != nil {
 		fmt.Fprintln(stderr, "\npayguard sdn update:", err)
+		writeSDNUpdateHelp(stderr, err, urls, *dir)
 		return 1
 	}
 	l := screener.List()
@@ -146,7 +149,7 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (default: the embedded default)")
 	dir := fs.String("sanctions-dir", "", "directory with OFAC SDN data (sdn.csv set or SDN.XML); default: screening.sanctions.cache_dir")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

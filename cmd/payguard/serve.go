@@ -49,11 +49,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	applyDataDir := dataDirFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard serve [--config FILE] [--data-dir DIR] [--offline] [--sanctions-dir DIR] [--listen ADDR] [--log-level LEVEL]")
-		fs.PrintDefaults()
-	}
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -76,21 +72,38 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	terms, err := fees.TermsFromConfig(cfg.Server.Fees)
-	if err != nil {
+	if err := serveStartProblems(err, cfg.Server); err != nil {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serveAPI(ctx, cfg, terms, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log); err != nil {
+	if err := serveAPI(ctx, cfg, terms, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log, stdout); err != nil {
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger) error {
-	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", cfg.Server.Listen)
+// serveAPI runs serve until ctx ends; banner, when given, receives the start-up summary (servebanner.go).
+func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf screeningFlags, log *slog.Logger, banner ...io.Writer) error {
+	// Bound first: a port in use fails before anything is created, and egress knows serve's address.
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listener: %w", err)
+	}
+	defer ln.Close()
+	var mln net.Listener
+	if cfg.Server.MetricsListen != "" {
+		if mln, err = net.Listen("tcp", cfg.Server.MetricsListen); err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		defer mln.Close()
+	}
+	if err := configureEgress(cfg, log, []string{cfg.Server.Listen, cfg.Server.MetricsListen}, ln); err != nil {
+		return err
+	}
+	release, err := lockDataDir(cfg.Proxy.DataDir, "serve", ln.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -114,7 +127,11 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	defer st.Close()
 
 	fc := cfg.Server.Fees
-	facilitator := fees.NewFacilitator(fc.FacilitatorURL, nil, time.Duration(fc.VerifyTimeout), time.Duration(fc.SettleTimeout))
+	facURL, err := fc.Facilitator()
+	if err != nil {
+		return err
+	}
+	facilitator := fees.NewFacilitator(facURL, nil, time.Duration(fc.VerifyTimeout), time.Duration(fc.SettleTimeout))
 	seller, err := fees.NewSeller(fees.SellerOptions{Terms: terms, Facilitator: facilitator, Signer: keys, Nonces: storeNonces(st)})
 	if err != nil {
 		return err
@@ -135,6 +152,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Seller:         seller,
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
+		Deliveries:     st,
 		StoreHealth:    func(ctx context.Context) error { return store.Healthy(ctx, st) },
 		Preflight:      core.PreflightPort(engine),
 		Checker:        core.CheckerPort(checker),
@@ -163,10 +181,6 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	defer stopWatch()
 
 	hs := srv.HTTPServer()
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
-	if err != nil {
-		return fmt.Errorf("listener: %w", err)
-	}
 	// After the first load of the sanctions list, so that its peak is not raised by the serving heap target.
 	gcPercent := tuneServeGC()
 	log.Info("payguard serve listening", "addr", ln.Addr().String(), "base_url", cfg.Server.BaseURL,
@@ -174,13 +188,11 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		"kid", keys.ActiveKeyID(), "sanctions_ready", scr.sanctions.Ready(), "gc_percent", gcPercent)
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(hs, ln) }()
+	if len(banner) > 0 {
+		writeServeBanner(ctx, banner[0], srv, facilitator, cfg.Server, ln.Addr().String(), terms)
+	}
 	var metricsSrv *http.Server
 	if cfg.Server.MetricsListen != "" {
-		mln, err := net.Listen("tcp", cfg.Server.MetricsListen)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("metrics listener: %w", err)
-		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}

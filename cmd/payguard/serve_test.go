@@ -112,6 +112,37 @@ keys:
 		t.Fatalf("%d %+v", resp.StatusCode, res)
 	}
 
+	// serve's /v1/preflight decides upto options with the same engine (issue 38): judged by the maximum.
+	for _, c := range []struct{ amount, decision, reason, scheme string }{
+		{"200000", "allow", "allow: all rules passed", "upto"},
+		{"5000000", "block", "block: upto maximum $5 exceeds max $1", ""},
+	} {
+		upto := `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/llm"},"accepts":[{"scheme":"upto",` +
+			`"network":"eip155:8453","amount":"` + c.amount + `","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",` +
+			`"payTo":"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E","maxTimeoutSeconds":300,` +
+			`"extra":{"name":"USD Coin","version":"2","assetTransferMethod":"permit2","facilitatorAddress":"0x3333333333333333333333333333333333333333"}}]}}`
+		resp, err = http.Post(base+"/v1/preflight?trial=1", "application/json", strings.NewReader(upto))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var up struct {
+			Decision string   `json:"decision"`
+			Reasons  []string `json:"reasons"`
+			Chosen   *struct {
+				Scheme string `json:"scheme"`
+			} `json:"chosen_option"`
+		}
+		json.NewDecoder(resp.Body).Decode(&up)
+		resp.Body.Close()
+		scheme := ""
+		if up.Chosen != nil {
+			scheme = up.Chosen.Scheme
+		}
+		if resp.StatusCode != 200 || up.Decision != c.decision || len(up.Reasons) != 1 || up.Reasons[0] != c.reason || scheme != c.scheme {
+			t.Fatalf("upto %s: %d %+v", c.amount, resp.StatusCode, up)
+		}
+	}
+
 	resp, err = http.Get(base + "/v1/check?address=0xabc")
 	if err != nil {
 		t.Fatal(err)
@@ -139,8 +170,8 @@ keys:
 	}
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !bytes.Contains(b, []byte(`payguard_server_requests_total{code="200",route="/v1/preflight"} 1`)) ||
-		!bytes.Contains(b, []byte(`payguard_server_trial_calls_total{result="granted"} 1`)) ||
+	if !bytes.Contains(b, []byte(`payguard_server_requests_total{code="200",route="/v1/preflight"} 3`)) ||
+		!bytes.Contains(b, []byte(`payguard_server_trial_calls_total{result="granted"} 3`)) ||
 		!bytes.Contains(b, []byte(`payguard_build_info{commit="`)) {
 		t.Fatalf("metrics:\n%s", b)
 	}

@@ -16,28 +16,19 @@ func init() {
 	register("store", command{summary: "initialize or recover the ledger store (store init | reinit --confirm)", run: runStore})
 }
 
-const storeUsage = `Usage:
-  payguard store init [--config FILE]              write a new Redis deployment's ledger epoch (once)
-  payguard store reinit --confirm [--config FILE]  accept a lost or damaged ledger and start again
-
-reinit is the recovery after payguard refused to run because the ledger lost what it had recorded:
-  redis: a new ledger epoch (the Redis was wiped or restarted without persistence); restart every replica
-  bolt:  what can still be read of the file becomes the ledger (a damaged or rolled-back payguard.db);
-         the damaged file is kept next to it
-Spend recorded and lost is forgotten: the day's cap counts from what the store still holds.`
-
 func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, storeUsage)
+		writeUsage(stderr, "store")
 		return 2
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, storeUsage)
+	case "-h", "--help", "-help", "help":
+		writeHelp(stdout, "store", nil)
 		return 0
 	case "init", "reinit":
 	default:
-		fmt.Fprintf(stderr, "payguard store: unknown subcommand %q\n%s\n", args[0], storeUsage)
+		fmt.Fprintf(stderr, "payguard store: unknown subcommand %q\n", args[0])
+		writeUsage(stderr, "store")
 		return 2
 	}
 	sub := args[0]
@@ -45,11 +36,11 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	configPath := fset.String("config", "", "configuration file (default: the built-in defaults)")
 	confirm := fset.Bool("confirm", false, "reinit: yes, forget the spend the store lost")
-	if code, done := parseSubcommandFlags(fset, args[1:]); done {
+	if code, done := parseSubcommandFlags(fset, args[1:], stdout); done {
 		return code
 	}
 	if fset.NArg() > 0 {
-		fmt.Fprintln(stderr, storeUsage)
+		writeUsage(stderr, "store "+sub)
 		return 2
 	}
 	if sub == "reinit" && !*confirm {

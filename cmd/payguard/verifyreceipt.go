@@ -25,12 +25,7 @@ func runVerifyReceipt(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	archival := fs.Bool("archival", false, "skip only the maximum-age check (for receipts kept in an archive)")
 	maxAge := fs.Duration("max-age", receipts.DefaultMaxAge, "maximum receipt age (60s of clock tolerance is added)")
 	inFile := fs.String("in", "", "read the result or JWS from this file instead of stdin")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: payguard verify-receipt --keys JWKS_OR_KEYFILE [--archival] [--max-age D] < result.json|receipt.jws")
-		fmt.Fprintln(stderr, "A whole result is checked field by field against its signed receipt. No network request is made.")
-		fs.PrintDefaults()
-	}
-	if code, done := parseSubcommandFlags(fs, args); done {
+	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
 	if *keysFile == "" || fs.NArg() > 0 {

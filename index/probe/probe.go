@@ -128,10 +128,13 @@ func (p *Prober) Round(ctx context.Context) []store.Observation {
 		if ctx.Err() != nil {
 			break
 		}
-		o, ok := p.Probe(ctx, t)
+		o, ok := p.Probe(ctx, t.url)
 		if !ok {
 			continue
 		}
+		// A listing is the facilitator's word, not the seller's: a usable probe of a listed endpoint may
+		// move its category's median (index.Costly); one of an endpoint only configured here describes it.
+		o.Listed = t.listed
 		out = append(out, o)
 		if p.o.Observer != nil {
 			p.o.Observer.Observe(o)
@@ -140,20 +143,34 @@ func (p *Prober) Round(ctx context.Context) []store.Observation {
 	return out
 }
 
-// targets are the configured endpoints, then the discovered ones, normalized and deduplicated.
-func (p *Prober) targets(ctx context.Context) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(raw string) {
+// target is one endpoint to probe; listed when a discovery list published it.
+type target struct {
+	url    string
+	listed bool
+}
+
+// targets are the configured endpoints, then the discovered ones, normalized and deduplicated (a
+// configured endpoint that a list also publishes counts as listed).
+func (p *Prober) targets(ctx context.Context) []target {
+	seen := map[string]int{}
+	var out []target
+	add := func(raw string, listed bool) {
 		u, err := index.NormalizeURL(raw)
-		if err != nil || seen[u] || len(out) >= p.o.MaxEndpoints {
+		if err != nil {
 			return
 		}
-		seen[u] = true
-		out = append(out, raw)
+		if i, ok := seen[u]; ok {
+			out[i].listed = out[i].listed || listed
+			return
+		}
+		if len(out) >= p.o.MaxEndpoints {
+			return
+		}
+		seen[u] = len(out)
+		out = append(out, target{url: raw, listed: listed})
 	}
 	for _, e := range p.o.Endpoints {
-		add(e)
+		add(e, false)
 	}
 	for _, d := range p.o.DiscoveryURLs {
 		items, err := p.discover(ctx, d)
@@ -162,7 +179,7 @@ func (p *Prober) targets(ctx context.Context) []string {
 			continue
 		}
 		for _, it := range items {
-			add(it)
+			add(it, true)
 		}
 	}
 	return out

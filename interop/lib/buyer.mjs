@@ -20,6 +20,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { base, baseSepolia } from 'viem/chains';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { BUYER_KEY } from './wallets.mjs';
 
@@ -129,12 +130,13 @@ function v1Signer(key, network) {
  * version 2 uses @x402/fetch (x402Client + registerExactEvmScheme, which also registers the v1 networks);
  * version 1 uses x402-fetch. Client-side spend caps are off by default so that the proxy, not the client,
  * is what a test observes refusing; pass spendControls / maxValue to turn them on. tamper(payload) → payload
- * rewrites the signed payment on its way out.
+ * rewrites the signed payment on its way out. upto: the v2 client pays with @x402/evm's upto scheme only
+ * (a Permit2 authorization of the route's maximum) instead of exact.
  * When the client throws (it got a challenge it could not pay), status is null and error says why.
  */
 export async function buy(url, {
   version = 2, proxy, ca, tunnel, dispatcher, method = 'GET', headers = {}, body,
-  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper,
+  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper, upto = false,
 } = {}) {
   const own = !dispatcher;
   const d = dispatcher ?? makeDispatcher({ proxy, ca, tunnel });
@@ -144,7 +146,8 @@ export async function buy(url, {
     let paying;
     if (version === 2) {
       const client = new x402Client();
-      registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
+      if (upto) client.register('eip155:*', new UptoEvmScheme(privateKeyToAccount(key)));
+      else registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
       client.setSpendControls(spendControls);
       paying = wrapFetchV2(fetchImpl, client);
     } else if (version === 1) {

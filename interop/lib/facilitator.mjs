@@ -1,12 +1,21 @@
 // A local x402 facilitator for the interop tests: POST /verify, POST /settle and GET /supported for x402
-// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532.
+// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532; and
+// scheme "upto" (v2 only, specs/schemes/upto/scheme_upto_evm.md) on the v2 networks.
 //
 // There is no chain here, so it checks offline everything a facilitator can check without one: the EIP-712
 // TransferWithAuthorization signature recovers to authorization.from; the recipient, the amount (exactly), the
 // time window and the v2 `accepted` copy agree with the requirements; a nonce is never settled twice. Settling
 // returns a made-up but well-formed transaction hash. Error strings follow the official SDK facilitators.
 //
-// Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset.
+// upto: the Permit2 PermitWitnessTransferFrom signature (witness {to, facilitator, validAfter}) recovers to
+// permit2Authorization.from; the spender is the x402 upto proxy, witness.to is payTo, witness.facilitator is
+// this facilitator, the token is the asset, the window is open, the nonce is unused; at verify the permitted
+// amount equals the requirements' amount (the maximum), at settle the requirements' amount (the seller's
+// usage, Settlement-Overrides) is at most it. A settle answers with the settled `amount`.
+//
+// Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset,
+// POST /_forge {"uptoAmount":"N"} (the next upto settlement reports N as its amount: a lying facilitator or
+// seller; {} turns it off).
 //
 // Standalone: node interop/lib/facilitator.mjs --port 4020 [--host 127.0.0.1]
 
@@ -14,6 +23,7 @@ import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { getAddress, isAddress, keccak256, toHex, verifyTypedData } from 'viem';
+import { PERMIT2_ADDRESS, uptoPermit2WitnessTypes, x402UptoPermit2ProxyAddress } from '@x402/evm';
 import { V1_NETWORKS, V2_NETWORKS, chainIdFor } from './networks.mjs';
 
 /** The address the facilitator claims to sign settlements with (it signs nothing; /supported lists it). */
@@ -32,6 +42,16 @@ export const Reason = Object.freeze({
   version: 'invalid_x402_version',
   payload: 'invalid_payload',
   requirements: 'invalid_payment_requirements',
+  // upto, as @x402/evm's upto facilitator spells them
+  permit2Signature: 'invalid_permit2_signature',
+  permit2Spender: 'invalid_permit2_spender',
+  permit2Recipient: 'invalid_permit2_recipient_mismatch',
+  uptoFacilitator: 'invalid_upto_evm_facilitator_mismatch',
+  permit2Deadline: 'permit2_deadline_expired',
+  permit2NotYetValid: 'permit2_not_yet_valid',
+  permit2Amount: 'permit2_amount_mismatch',
+  permit2Token: 'permit2_token_mismatch',
+  uptoExceeds: 'invalid_upto_evm_payload_settlement_exceeds_amount',
 });
 
 const transferWithAuthorizationTypes = {
@@ -67,7 +87,7 @@ class Invalid extends Error {
  * or rejects with Invalid. usedNonces is consulted, not changed; a caller that marks a nonce must check the set again
  * after the await, in the same synchronous step as the marking.
  */
-export async function checkPayment(body, usedNonces, nowSeconds) {
+export async function checkPayment(body, usedNonces, nowSeconds, phase = 'verify') {
   if (!isObject(body)) throw new Invalid(Reason.payload, 'body is not a JSON object');
   const { x402Version, paymentPayload: pp, paymentRequirements: req } = body;
   if (x402Version !== 1 && x402Version !== 2) throw new Invalid(Reason.version, `x402Version ${x402Version} is not 1 or 2`);
@@ -85,6 +105,7 @@ export async function checkPayment(body, usedNonces, nowSeconds) {
     paidScheme = pp.accepted.scheme;
     paidNetwork = pp.accepted.network;
   }
+  if (x402Version === 2 && req.scheme === 'upto' && paidScheme === 'upto') return checkUpto(body, usedNonces, nowSeconds, phase);
   if (req.scheme !== 'exact' || paidScheme !== 'exact') throw new Invalid(Reason.scheme, `scheme ${paidScheme}/${req.scheme} is not exact`);
   const chainId = chainIdFor(x402Version, req.network);
   if (chainId === undefined) throw new Invalid(Reason.network, `network ${req.network} is not served for x402 v${x402Version}`);
@@ -143,6 +164,72 @@ export async function checkPayment(body, usedNonces, nowSeconds) {
   return { payer, network: req.network, payTo: getAddress(req.payTo), amount: required, asset: getAddress(req.asset), nonce: auth.nonce, nonceKey, x402Version };
 }
 
+/**
+ * checkUpto validates a v2 upto payment (a Permit2 witness transfer) offline. At verify the requirements'
+ * amount is the maximum and must equal the permitted amount; at settle it is the amount to charge, at most
+ * the permitted one (specs/schemes/upto/scheme_upto.md §5).
+ */
+async function checkUpto(body, usedNonces, nowSeconds, phase) {
+  const { paymentPayload: pp, paymentRequirements: req } = body;
+  const chainId = chainIdFor(2, req.network);
+  if (chainId === undefined) throw new Invalid(Reason.network, `network ${req.network} is not served for upto`);
+  if (pp.accepted.network !== req.network) throw new Invalid(Reason.network, `payment network ${pp.accepted.network} differs from required ${req.network}`);
+  if (!isUint(req.amount)) throw new Invalid(Reason.requirements, 'paymentRequirements.amount is not an atomic amount');
+  if (typeof req.payTo !== 'string' || !isAddress(req.payTo, { strict: false })) throw new Invalid(Reason.requirements, 'paymentRequirements.payTo is not an EVM address');
+  if (typeof req.asset !== 'string' || !isAddress(req.asset, { strict: false })) throw new Invalid(Reason.requirements, 'paymentRequirements.asset is not an EVM address');
+  // The seller's copy of the option: at settle its amount is the usage, so only the other fields must agree.
+  checkAccepted(phase === 'settle' ? { ...pp.accepted, amount: req.amount } : pp.accepted, req);
+  const inner = pp.payload;
+  const a = inner?.permit2Authorization;
+  if (!isObject(inner) || !isObject(a) || !isSignature(inner.signature) || !isObject(a.permitted) || !isObject(a.witness)) {
+    throw new Invalid(Reason.payload, 'payload needs signature and permit2Authorization {permitted, witness}');
+  }
+  for (const f of ['from', 'spender']) if (!isAddress(a[f] ?? '', { strict: false })) throw new Invalid(Reason.payload, `permit2Authorization.${f} is not an address`);
+  for (const f of ['to', 'facilitator']) if (!isAddress(a.witness[f] ?? '', { strict: false })) throw new Invalid(Reason.payload, `witness.${f} is not an address`);
+  if (!isAddress(a.permitted.token ?? '', { strict: false })) throw new Invalid(Reason.payload, 'permitted.token is not an address');
+  for (const [name, v] of [['permitted.amount', a.permitted.amount], ['nonce', a.nonce], ['deadline', a.deadline], ['witness.validAfter', a.witness.validAfter]]) {
+    if (!isUint(v)) throw new Invalid(Reason.payload, `permit2Authorization.${name} is not a decimal string`);
+  }
+  const payer = getAddress(a.from);
+  const fail = (reason, message) => withPayer(new Invalid(reason, message), payer);
+  if (getAddress(a.spender) !== getAddress(x402UptoPermit2ProxyAddress)) throw fail(Reason.permit2Spender, `spender ${a.spender} is not the upto proxy`);
+  if (getAddress(a.witness.to) !== getAddress(req.payTo)) throw fail(Reason.permit2Recipient, `witness.to ${a.witness.to} is not payTo ${req.payTo}`);
+  if (getAddress(a.witness.facilitator) !== FACILITATOR_SIGNER) throw fail(Reason.uptoFacilitator, `witness.facilitator ${a.witness.facilitator} is not this facilitator`);
+  const now = BigInt(nowSeconds);
+  if (BigInt(a.deadline) < now + minValiditySeconds) throw fail(Reason.permit2Deadline, `deadline ${a.deadline} is before now+6`);
+  if (BigInt(a.witness.validAfter) > now) throw fail(Reason.permit2NotYetValid, `validAfter ${a.witness.validAfter} is in the future`);
+  if (getAddress(a.permitted.token) !== getAddress(req.asset)) throw fail(Reason.permit2Token, `permitted.token ${a.permitted.token} is not the asset`);
+  const maximum = BigInt(a.permitted.amount);
+  if (phase === 'settle') {
+    if (BigInt(req.amount) > maximum) throw fail(Reason.uptoExceeds, `settlement ${req.amount} exceeds the authorized ${maximum}`);
+  } else if (BigInt(req.amount) !== maximum) {
+    throw fail(Reason.permit2Amount, `permitted.amount ${maximum} is not the required ${req.amount}`);
+  }
+  let signed = false;
+  try {
+    signed = await verifyTypedData({
+      address: payer,
+      domain: { name: 'Permit2', chainId, verifyingContract: PERMIT2_ADDRESS },
+      types: uptoPermit2WitnessTypes,
+      primaryType: 'PermitWitnessTransferFrom',
+      message: {
+        permitted: { token: getAddress(a.permitted.token), amount: maximum },
+        spender: getAddress(a.spender),
+        nonce: BigInt(a.nonce),
+        deadline: BigInt(a.deadline),
+        witness: { to: getAddress(a.witness.to), facilitator: getAddress(a.witness.facilitator), validAfter: BigInt(a.witness.validAfter) },
+      },
+      signature: inner.signature,
+    });
+  } catch {
+    signed = false;
+  }
+  if (!signed) throw fail(Reason.permit2Signature, 'signature does not recover to permit2Authorization.from');
+  const nonceKey = `permit2:${chainId}:${payer}:${BigInt(a.nonce)}`;
+  if (usedNonces.has(nonceKey)) throw fail(Reason.nonceUsed, `Permit2 nonce ${a.nonce} was already settled`);
+  return { payer, network: req.network, payTo: getAddress(req.payTo), amount: req.amount, maximum: String(maximum), asset: getAddress(req.asset), nonce: a.nonce, nonceKey, x402Version: 2, scheme: 'upto' };
+}
+
 function withPayer(err, payer) {
   err.payer = payer;
   return err;
@@ -176,12 +263,14 @@ function newStats() {
  * createFacilitator builds the facilitator's request handler and state. now() returns Unix seconds.
  */
 export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } = {}) {
-  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0 };
+  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0, forge: {} };
 
   const supported = () => ({
     kinds: [
       ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'exact', network })),
       ...Object.keys(V1_NETWORKS).map((network) => ({ x402Version: 1, scheme: 'exact', network })),
+      // upto binds the facilitator allowed to settle: the seller's SDK copies this into extra.facilitatorAddress.
+      ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'upto', network, extra: { facilitatorAddress: FACILITATOR_SIGNER } })),
     ],
     extensions: [],
     signers: { 'eip155:*': [FACILITATOR_SIGNER] },
@@ -190,9 +279,9 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
   async function verify(body) {
     state.stats.verify.calls++;
     try {
-      await checkPayment(body, state.usedNonces, now());
+      const p = await checkPayment(body, state.usedNonces, now());
       state.stats.verify.valid++;
-      return { isValid: true, payer: getAddress(body.paymentPayload.payload.authorization.from) };
+      return { isValid: true, payer: p.payer };
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       state.stats.verify.invalid++;
@@ -205,7 +294,7 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
     state.stats.settle.calls++;
     const network = body?.paymentRequirements?.network ?? '';
     try {
-      const p = await checkPayment(body, state.usedNonces, now());
+      const p = await checkPayment(body, state.usedNonces, now(), 'settle');
       // Check again and mark with no await in between: two concurrent settles of one nonce cannot both pass.
       if (state.usedNonces.has(p.nonceKey)) throw withPayer(new Invalid(Reason.nonceUsed, `nonce ${p.nonce} was already settled`), p.payer);
       state.usedNonces.add(p.nonceKey);
@@ -215,7 +304,14 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
       state.stats.settled.push({
         x402Version: p.x402Version, network: p.network, payTo: p.payTo, amount: p.amount, asset: p.asset,
         payer: p.payer, nonce: p.nonce, transaction, resource: body.paymentRequirements.resource ?? body.paymentPayload.resource?.url,
+        ...(p.scheme === 'upto' ? { scheme: 'upto', maximum: p.maximum } : {}),
       });
+      if (p.scheme === 'upto') {
+        // A zero settlement moves nothing and has no transaction (scheme_upto_evm.md, Phase 4).
+        const amount = state.forge.uptoAmount ?? p.amount;
+        state.forge = {};
+        return { success: true, payer: p.payer, transaction: p.amount === '0' ? '' : transaction, network: p.network, amount };
+      }
       return { success: true, payer: p.payer, transaction, network: p.network };
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
@@ -241,8 +337,14 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
           await readJSON(req);
           state.usedNonces.clear();
           state.stats = newStats();
+          state.forge = {};
           state.outage = false;
           return send(res, 200, { ok: true });
+        case 'POST /_forge': {
+          const body = await readJSON(req);
+          state.forge = isObject(body) && typeof body.uptoAmount === 'string' ? { uptoAmount: body.uptoAmount } : {};
+          return send(res, 200, state.forge);
+        }
         case 'POST /_outage': {
           const body = await readJSON(req);
           state.outage = body?.on === true;

@@ -227,6 +227,7 @@ export function serveYAML({ listenAddr, dataDir, payTo, facilitatorUrl, network 
     'server:',
     `  listen: ${q(listenAddr)}`,
     `  base_url: ${q(`http://${listenAddr}`)}`,
+    '  contact: "mailto:interop@example.com"',
     '  fees:',
     `    network: ${q(network)}`,
     `    pay_to: ${q(payTo)}`,

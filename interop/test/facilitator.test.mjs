@@ -6,7 +6,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkPayment, startFacilitator } from '../lib/facilitator.mjs';
+import { FACILITATOR_SIGNER, checkPayment, startFacilitator } from '../lib/facilitator.mjs';
+import { UptoEvmScheme } from '@x402/evm/upto/client';
+import { privateKeyToAccount } from 'viem/accounts';
+import { BUYER_KEY, SELLER_PAY_TO } from '../lib/wallets.mjs';
 import { freePort } from '../lib/payguard.mjs';
 import { runNode, spawnReady } from '../lib/spawn.mjs';
 import { REPO_ROOT } from '../lib/payguard.mjs';
@@ -85,14 +88,15 @@ describe('facilitator verdicts match the captures', () => {
     }
   });
 
-  it('/supported lists v1 and v2 exact kinds for the served networks, in the captured shape', async () => {
+  it('/supported lists v1 and v2 exact kinds and v2 upto kinds for the served networks, in the captured shape', async () => {
     const fac = await startFacilitator();
     try {
       const got = await (await fetch(`${fac.url}/supported`)).json();
       const captured = fixture('facilitator-supported.json').response;
       assert.deepEqual(Object.keys(got).sort(), Object.keys(captured).sort());
       const kinds = got.kinds.map((k) => `${k.x402Version}/${k.scheme}/${k.network}`).sort();
-      assert.deepEqual(kinds, ['1/exact/base', '1/exact/base-sepolia', '2/exact/eip155:8453', '2/exact/eip155:84532']);
+      assert.deepEqual(kinds, ['1/exact/base', '1/exact/base-sepolia', '2/exact/eip155:8453', '2/exact/eip155:84532', '2/upto/eip155:8453', '2/upto/eip155:84532']);
+      assert.ok(got.kinds.filter((k) => k.scheme === 'upto').every((k) => k.extra.facilitatorAddress === FACILITATOR_SIGNER));
       assert.ok(Array.isArray(got.signers['eip155:*']));
     } finally {
       await fac.close();
@@ -152,5 +156,62 @@ describe('standalone programs', () => {
 
   it('a seller whose network the facilitator does not serve fails at start', async () => {
     await assert.rejects(spawnReady('seller-v2.mjs', ['--facilitator', facUrl, '--network', 'eip155:1']), /exited with 1/);
+  });
+});
+
+// upto: what the official client signs is checked as @x402/evm's upto facilitator checks it, offline.
+describe('facilitator: upto (Permit2 witness transfer)', () => {
+  const requirements = {
+    scheme: 'upto', network: 'eip155:8453', amount: '200000', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    payTo: SELLER_PAY_TO, maxTimeoutSeconds: 60,
+    extra: { name: 'USD Coin', version: '2', assetTransferMethod: 'permit2', facilitatorAddress: FACILITATOR_SIGNER },
+  };
+  const signed = async (req = requirements) => {
+    const p = await new UptoEvmScheme(privateKeyToAccount(BUYER_KEY)).createPaymentPayload(2, req);
+    return { x402Version: 2, paymentPayload: { ...p, accepted: req, resource: { url: 'http://127.0.0.1/metered' } }, paymentRequirements: req };
+  };
+  const now = () => Math.floor(Date.now() / 1000);
+  const reason = async (body, phase) => checkPayment(body, new Set(), now(), phase).then(() => 'valid', (e) => e.reason);
+
+  it('a payment signed by the official client verifies; at settle the usage is at most the maximum', async () => {
+    const body = await signed();
+    assert.equal(await reason(body), 'valid');
+    assert.equal(await reason({ ...body, paymentRequirements: { ...requirements, amount: '70000' } }, 'settle'), 'valid');
+    assert.equal(await reason({ ...body, paymentRequirements: { ...requirements, amount: '0' } }, 'settle'), 'valid');
+    assert.equal(await reason({ ...body, paymentRequirements: { ...requirements, amount: '200001' } }, 'settle'), 'invalid_upto_evm_payload_settlement_exceeds_amount');
+    // At verify the amount is the maximum, exactly (the seller's requirements must match what was accepted).
+    assert.equal(await reason({ ...body, paymentRequirements: { ...requirements, amount: '70000' } }), 'invalid_payment_requirements');
+  });
+
+  it('every signed field is bound: a change breaks the signature or is refused by name', async () => {
+    const body = await signed();
+    const edit = (f) => {
+      const b = structuredClone(body);
+      f(b.paymentPayload.payload.permit2Authorization);
+      return b;
+    };
+    assert.equal(await reason(edit((a) => { a.permitted.amount = '200001'; })), 'permit2_amount_mismatch');
+    assert.equal(await reason(edit((a) => { a.nonce = '1'; })), 'invalid_permit2_signature');
+    assert.equal(await reason(edit((a) => { a.deadline = String(now() + 3600); })), 'invalid_permit2_signature');
+    assert.equal(await reason(edit((a) => { a.witness.to = FACILITATOR_SIGNER; })), 'invalid_permit2_recipient_mismatch');
+    assert.equal(await reason(edit((a) => { a.witness.facilitator = SELLER_PAY_TO; })), 'invalid_upto_evm_facilitator_mismatch');
+    assert.equal(await reason(edit((a) => { a.spender = SELLER_PAY_TO; })), 'invalid_permit2_spender');
+    assert.equal(await reason(edit((a) => { a.deadline = String(now() - 1); })), 'permit2_deadline_expired');
+  });
+
+  it('a nonce settles once', async () => {
+    const fac = await startFacilitator();
+    try {
+      const body = await signed();
+      const settle = async () => (await fetch(`${fac.url}/settle`, { method: 'POST', body: JSON.stringify({ ...body, paymentRequirements: { ...requirements, amount: '5' } }) })).json();
+      const first = await settle();
+      assert.equal(first.success, true);
+      assert.equal(first.amount, '5');
+      const second = await settle();
+      assert.equal(second.success, false);
+      assert.equal(second.errorReason, 'invalid_exact_evm_nonce_already_used');
+    } finally {
+      await fac.close();
+    }
   });
 });

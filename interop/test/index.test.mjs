@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFacilitator } from '../lib/facilitator.mjs';
 import { startIndexSeller } from '../lib/seller-index.mjs';
-import { buy } from '../lib/buyer.mjs';
+import { buy, send } from '../lib/buyer.mjs';
 import { ALT_PAY_TO, SELLER_PAY_TO } from '../lib/wallets.mjs';
 import { startProxy } from '../lib/payguard.mjs';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,12 @@ async function waitObserved(url, n) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`fewer than ${n} observations of ${url}`);
+}
+
+// settledTo counts the facilitator's settlements to payTo.
+async function settledTo(payTo) {
+  const stats = await (await fetch(`${fac.url}/_stats`)).json();
+  return stats.settled.filter((s) => String(s.payTo || s.to || '').toLowerCase() === payTo.toLowerCase()).length;
 }
 
 // refusal is the proxy's 403 body: the agent never got a challenge to sign.
@@ -122,6 +128,71 @@ describe('Endpoint Index: observations from the proxy decide the Index rules', (
       assert.equal(seen.summary.live, true);
     } finally {
       await seller.close();
+    }
+  });
+
+  // The attack of issue 30, as run: a seller with a paid payee-A history at /weather answers 302 to
+  // another spelling of /weather (or another URL of its site) whose 402 names payee B. Each was allowed
+  // and paid on the previous main (a new Index key, no history); each is held now, and B is never paid.
+  it('a payee swap behind a redirect to another spelling or URL of the site is held, never paid', async () => {
+    const seller = await startIndexSeller({ facilitatorUrl: fac.url, payTo: SELLER_PAY_TO, host: '127.0.0.5' });
+    try {
+      const url = `${seller.url}/weather`;
+      const first = await viaGuard(url);
+      assert.equal(first.status, 200, `${first.status} ${first.body} ${first.error}`);
+      await waitObserved(url, 2);
+      const altBefore = await settledTo(ALT_PAY_TO);
+      const variants = ['/weather/', '/%77eather', '/Weather', '/weather;x'].map((p) => seller.url + p);
+      variants.push(`http://[::ffff:127.0.0.5]:${seller.port}/weather`, `${seller.url}/weather2`);
+      for (const v of variants) {
+        await seller.hijack(v, ALT_PAY_TO);
+        // Through the redirect: the variant's 402 itself is held, the agent never sees payee B's terms (on
+        // main it got them, allowed; only its paying retry of /weather happened to be held).
+        for (const target of [url, v]) { // and asked directly, as a link to the variant would be
+          const r = await viaGuard(target);
+          assert.equal(r.status, 403, `${target} (redirect to ${v}): ${r.status} ${r.body} ${r.error}`);
+          const body = refusal(r);
+          assert.equal(body.decision, 'hold', `${target}: ${r.body}`);
+          assert.ok(body.reasons.some((x) => x.startsWith('hold: endpoint_payto_changed: ')), `${target}: ${JSON.stringify(body.reasons)}`);
+        }
+      }
+      assert.equal(await settledTo(ALT_PAY_TO), altBefore, 'payee B was paid');
+    } finally {
+      await seller.close();
+    }
+  });
+
+  // The attack on the category median, as run: three 402s declaring "weather" at $0.0001 from three other
+  // addresses, fetched once each through the proxy and never paid. On the previous main the honest
+  // seller's next payment ($0.01, its own history $0.01) was then "more than 5x the median $0.0001"; unpaid
+  // 402s now describe only their own endpoints. The proxy is restarted on its data dir before that
+  // payment, as any proxy's cache of the sample is renewed within seconds.
+  it('unpaid 402s declaring a category at $0.0001 do not make an honest seller\'s next payment a hold', async () => {
+    const dir = path.join(tmp, 'category');
+    const opts = { dir, token: TOKEN, holdWait: '0s', rules: { max_per_payment_usd: 1, hold_above_usd: 0.25, daily_cap_usd: 25 },
+      args: ['--offline', '--sanctions-dir', SANCTIONS_DIR] };
+    let g = await startProxy(opts);
+    const honest = await startIndexSeller({ facilitatorUrl: fac.url, payTo: SELLER_PAY_TO, category: 'weather', host: '127.0.0.6' });
+    const cheap = [];
+    try {
+      const via = (u) => buy(u, { proxy: g.proxyUrl, ca: g.caPem, version: 2 });
+      const url = `${honest.url}/weather`;
+      const first = await via(url);
+      assert.equal(first.status, 200, `${first.status} ${first.body} ${first.error}`);
+      for (const host of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) {
+        const s = await startIndexSeller({ facilitatorUrl: fac.url, payTo: ALT_PAY_TO, price: '$0.0001', category: 'weather', host });
+        cheap.push(s);
+        const r = await send(`${s.url}/weather`, { proxy: g.proxyUrl, ca: g.caPem });
+        assert.equal(r.status, 402, `the cheap 402 of ${host}: ${r.status} ${r.body}`);
+      }
+      await g.stop();
+      g = await startProxy(opts);
+      const next = await via(url);
+      assert.equal(next.status, 200, `the honest seller's next payment: ${next.status} ${next.body} ${next.error}`);
+    } finally {
+      await g.stop();
+      await honest.close();
+      for (const s of cheap) await s.close();
     }
   });
 });

@@ -195,7 +195,12 @@ describe('payguard MCP with the official TypeScript client', () => {
       { amount: '10000', payTo: SERVICE_PAY_TO, asset: USDC[8453].address, resource: 'mcp://tool/check_payee' });
     assert.equal(s.settled[0].transaction, settlement.transaction);
 
-    const replay = await client.callTool({ name: 'check_payee', arguments: args, _meta: { 'x402/payment': payload } });
+    // The same payment again: the same question gets the kept result (SPEC §8.6), another is refused.
+    const retry = await client.callTool({ name: 'check_payee', arguments: args, _meta: { 'x402/payment': payload } });
+    assert.equal(retry.isError, undefined, JSON.stringify(retry));
+    assert.deepEqual(retry.structuredContent, paid.structuredContent);
+    assert.equal(retry._meta['x402/payment-response'].transaction, settlement.transaction);
+    const replay = await client.callTool({ name: 'check_payee', arguments: { wallet: BUYER_ADDRESS }, _meta: { 'x402/payment': payload } });
     assert.equal(paymentRequiredOf(replay).error, 'invalid_exact_evm_nonce_already_used');
     s = await facStats();
     assert.equal(s.settle.calls, 1, 'a replay never reaches /settle');

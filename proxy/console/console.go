@@ -16,10 +16,12 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,9 +42,14 @@ type Decision struct {
 	Host      string    `json:"host"`
 	Path      string    `json:"path"`
 	AmountUSD string    `json:"amount_usd,omitempty"`
-	PayTo     string    `json:"pay_to,omitempty"`
-	HoldID    string    `json:"hold_id,omitempty"`
-	ReceiptID string    `json:"receipt_id,omitempty"`
+	// Scheme is the payment scheme of the option decided or paid (exact, upto); for a settlement row,
+	// Authorized and Settled are its amounts in atomic units.
+	Scheme     string `json:"scheme,omitempty"`
+	Authorized string `json:"authorized,omitempty"`
+	Settled    string `json:"settled,omitempty"`
+	PayTo      string `json:"pay_to,omitempty"`
+	HoldID     string `json:"hold_id,omitempty"`
+	ReceiptID  string `json:"receipt_id,omitempty"`
 }
 
 // Error is a refused resolution; Status is the HTTP status to answer with.
@@ -79,6 +86,7 @@ type handler struct {
 	o        Options
 	want     [32]byte
 	sessions *sessions
+	throttle *throttle // sign-in failures per client address (throttle.go)
 	mux      *http.ServeMux
 }
 
@@ -93,7 +101,8 @@ func New(o Options) http.Handler {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = 30 * time.Minute
 	}
-	h := &handler{o: o, want: sha256.Sum256([]byte(o.Token)), sessions: newSessions(o.Now, o.SessionTTL), mux: http.NewServeMux()}
+	h := &handler{o: o, want: sha256.Sum256([]byte(o.Token)), sessions: newSessions(o.Now, o.SessionTTL),
+		throttle: newThrottle(o.Now), mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /{$}", h.asset("assets/index.html", "text/html; charset=utf-8"))
 	h.mux.HandleFunc("GET /console/app.js", h.asset("assets/app.js", "text/javascript; charset=utf-8"))
 	h.mux.HandleFunc("GET /console/app.css", h.asset("assets/app.css", "text/css; charset=utf-8"))
@@ -143,6 +152,11 @@ func sameOrigin(r *http.Request) bool {
 	return false
 }
 
+// hasSameOrigin is sameOrigin with an Origin header required.
+func hasSameOrigin(r *http.Request) bool {
+	return r.Header.Get("Origin") != "" && sameOrigin(r)
+}
+
 // jsonBody checks a state change's form: same origin and a JSON body (which a cross-site HTML form cannot
 // send without a CORS preflight this server never grants).
 func jsonBody(w http.ResponseWriter, r *http.Request) bool {
@@ -181,13 +195,23 @@ func decode(r *http.Request, v any) error {
 }
 
 // signIn exchanges the admin token for a session. The token is compared in constant time and never
-// logged; failures are throttled.
+// logged; failures are throttled per client address with backoff (throttle.go). A sign-in must come from
+// this origin: a browser sends Origin on every POST, and a request without one (a script, a form posted
+// by an old browser from elsewhere) has no business signing in: the CLI and the API use the bearer token.
 func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
+	if !hasSameOrigin(r) {
+		writeJSON(w, http.StatusForbidden, errBody{"origin_required", "sign-in needs an Origin header naming this console"})
+		return
+	}
 	if !jsonBody(w, r) {
 		return
 	}
-	if !h.sessions.mayTry() {
-		writeJSON(w, http.StatusTooManyRequests, errBody{"too_many_attempts", "too many failed sign-ins; wait a minute"})
+	client := clientKey(r.RemoteAddr)
+	if ok, wait := h.throttle.mayTry(client); !ok {
+		secs := int(wait/time.Second) + 1
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeJSON(w, http.StatusTooManyRequests, errBody{"too_many_attempts",
+			fmt.Sprintf("too many failed sign-ins from this address; try again in %d s", secs)})
 		return
 	}
 	var body struct {
@@ -199,11 +223,12 @@ func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := sha256.Sum256([]byte(body.Token))
 	if h.o.Token == "" || subtle.ConstantTimeCompare(sum[:], h.want[:]) != 1 {
-		h.sessions.failed()
+		h.throttle.failed(client)
 		h.o.Logger.Warn("console: sign-in refused", "remote", r.RemoteAddr)
 		writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "wrong admin token"})
 		return
 	}
+	h.throttle.succeeded(client)
 	id, s := h.sessions.create()
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(maxSessionAge / time.Second)})

@@ -15,8 +15,6 @@ const (
 	maxSessionAge = 12 * time.Hour
 	// maxSessions bounds memory: the oldest session is dropped past it.
 	maxSessions = 1000
-	// maxFailures sign-in failures per minute are allowed; then sign-in answers 429 until the minute ends.
-	maxFailures = 10
 )
 
 type session struct {
@@ -29,12 +27,10 @@ type session struct {
 // sessions are kept in memory, by the SHA-256 of the cookie value (a heap dump or a timing probe of the
 // map does not give a usable cookie). A restart signs everyone out.
 type sessions struct {
-	mu       sync.Mutex
-	now      func() time.Time
-	idle     time.Duration
-	byID     map[[32]byte]*session
-	fails    int
-	failFrom time.Time
+	mu   sync.Mutex
+	now  func() time.Time
+	idle time.Duration
+	byID map[[32]byte]*session
 }
 
 func newSessions(now func() time.Time, idle time.Duration) *sessions {
@@ -111,22 +107,6 @@ func (s *sessions) sweep(now time.Time) {
 			delete(s.byID, k)
 		}
 	}
-}
-
-// mayTry reports whether a sign-in may be tried now.
-func (s *sessions) mayTry() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.now().Sub(s.failFrom) >= time.Minute {
-		s.fails, s.failFrom = 0, s.now()
-	}
-	return s.fails < maxFailures
-}
-
-func (s *sessions) failed() {
-	s.mu.Lock()
-	s.fails++
-	s.mu.Unlock()
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -14,10 +14,13 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/x402"
 )
 
 // Event types.
@@ -52,9 +55,11 @@ type Hold struct {
 	AmountAtomic string     `json:"amount_atomic"`
 	Scheme       string     `json:"scheme"`
 	Network      string     `json:"network"`
+	NetworkName  string     `json:"network_name,omitempty"` // "Base" for eip155:8453 (x402.NetworkName); "" when unknown
 	Asset        string     `json:"asset"`
+	AssetName    string     `json:"asset_name,omitempty"` // "USDC" for a known USDC contract; "" otherwise
 	PayTo        string     `json:"pay_to"`
-	Description  string     `json:"description,omitempty"`
+	Description  string     `json:"description,omitempty"` // the seller's: v2 resource.description, else the v1 option's
 	Reasons      []string   `json:"reasons"`
 	ReceiptID    string     `json:"receipt_id,omitempty"`
 	DataAsOf     string     `json:"data_as_of,omitempty"`
@@ -94,9 +99,16 @@ func NewBudget(name, day string, st store.BudgetState, capMicros int64) Budget {
 // HoldOf reads a stored hold. The held decision is the engine's result JSON; a hold whose decision cannot
 // be read still shows its id, URL, amount and times.
 func HoldOf(h store.Hold, now time.Time) Hold {
+	v := holdOf(h, now)
+	v.name()
+	return v
+}
+
+func holdOf(h store.Hold, now time.Time) Hold {
 	v := Hold{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, Host: hostOf(h.URL),
 		AmountUSD: policy.USD(h.AmountMicros).String(), AmountMicros: h.AmountMicros,
-		CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note, Reasons: []string{}}
+		CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note, Reasons: []string{},
+		Description: h.Description}
 	if v.Status == "" {
 		v.Status = store.HoldPending
 	}
@@ -116,7 +128,10 @@ func HoldOf(h store.Hold, now time.Time) Hold {
 	}
 	v.ReceiptID, v.DataAsOf = res.Receipt.ID, res.DataAsOf
 	if o := res.ChosenOption; o != nil {
-		v.Scheme, v.Network, v.Asset, v.PayTo, v.AmountAtomic, v.Description = o.Scheme, o.Network, o.Asset, o.PayTo, o.Amount, o.Description
+		v.Scheme, v.Network, v.Asset, v.PayTo, v.AmountAtomic = o.Scheme, o.Network, o.Asset, o.PayTo, o.Amount
+		if v.Description == "" {
+			v.Description = o.Description // a hold recorded before holds kept the v2 description
+		}
 	}
 	if p := res.Payee; p != nil {
 		if v.PayTo == "" {
@@ -125,6 +140,12 @@ func HoldOf(h store.Hold, now time.Time) Hold {
 		v.Screening = &Screening{MerchantDomain: p.MerchantDomain, Sanctions: p.Sanctions, Domain: p.Domain}
 	}
 	return v
+}
+
+// name fills NetworkName and AssetName from the network and asset.
+func (v *Hold) name() {
+	v.NetworkName, _ = x402.NetworkName(v.Network)
+	v.AssetName, _ = x402.AssetName(v.Network, v.Asset)
 }
 
 // New makes the event of type typ for hold h. consoleURL "" leaves out the approve link.
@@ -138,8 +159,10 @@ func New(typ string, h Hold, b *Budget, consoleURL string, at time.Time) Event {
 	return ev
 }
 
-// text is the one-message summary for chat webhooks. Seller-controlled strings are quoted, not formatted:
-// Slack would otherwise turn <url|label> into a link the seller chose.
+// text is the one-message summary for chat webhooks. Every string a seller (or an approver) controls is
+// shown by quoted: inside an inline code span, where Slack (and Markdown renderers generally) make no link,
+// mention or formatting, with its own backticks, newlines and invisible characters made visible, so it
+// cannot end the span, start a line of its own (a forged "approved by" line) or hide a part of itself.
 func text(ev Event) string {
 	h := ev.Hold
 	var b strings.Builder
@@ -147,21 +170,27 @@ func text(ev Event) string {
 	case HoldCreated:
 		fmt.Fprintf(&b, "payguard: payment of $%s held for approval", h.AmountUSD)
 	case HoldApproved:
-		fmt.Fprintf(&b, "payguard: held payment of $%s approved by %s", h.AmountUSD, slackSafe(h.ResolvedBy))
+		fmt.Fprintf(&b, "payguard: held payment of $%s approved by %s", h.AmountUSD, quoted(h.ResolvedBy))
 	case HoldDenied:
-		fmt.Fprintf(&b, "payguard: held payment of $%s denied by %s", h.AmountUSD, slackSafe(h.ResolvedBy))
+		fmt.Fprintf(&b, "payguard: held payment of $%s denied by %s", h.AmountUSD, quoted(h.ResolvedBy))
 	case HoldExpired:
 		fmt.Fprintf(&b, "payguard: held payment of $%s expired unanswered", h.AmountUSD)
 	}
-	fmt.Fprintf(&b, "\nhold %s: %s %s", h.ID, slackSafe(h.Method), slackSafe(h.URL))
+	fmt.Fprintf(&b, "\nhold %s: %s %s", h.ID, quoted(h.Method), quoted(h.URL))
+	if h.Description != "" {
+		fmt.Fprintf(&b, "\nfor %s", quoted(h.Description))
+	}
 	if h.PayTo != "" {
-		fmt.Fprintf(&b, "\npay to %s on %s", slackSafe(h.PayTo), slackSafe(h.Network))
+		fmt.Fprintf(&b, "\npay to %s on %s", quoted(h.PayTo), named(h.NetworkName, h.Network))
+		if h.Asset != "" {
+			fmt.Fprintf(&b, " in %s", named(h.AssetName, h.Asset))
+		}
 	}
 	for _, r := range h.Reasons {
-		fmt.Fprintf(&b, "\n- %s", slackSafe(r))
+		fmt.Fprintf(&b, "\n- %s", quoted(r))
 	}
 	if h.Note != "" {
-		fmt.Fprintf(&b, "\nnote: %s", slackSafe(h.Note))
+		fmt.Fprintf(&b, "\nnote: %s", quoted(h.Note))
 	}
 	if ev.Type == HoldCreated {
 		fmt.Fprintf(&b, "\nexpires %s", h.ExpiresAt.UTC().Format(time.RFC3339))
@@ -172,10 +201,60 @@ func text(ev Event) string {
 	return b.String()
 }
 
-// slackSafe escapes Slack's three control characters (its documented escaping), so a seller's text is
-// shown as text and cannot make links or mentions.
-func slackSafe(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+// named is a network's or asset's known name with the raw value quoted beside it ("Base `eip155:8453`"),
+// or the raw value alone.
+func named(name, raw string) string {
+	if name == "" {
+		return quoted(raw)
+	}
+	return name + " " + quoted(raw)
+}
+
+// maxQuoted bounds one quoted value in the text (the event's other members carry it whole).
+const maxQuoted = 512
+
+// quoted shows s as text in a chat message: Slack's own escaping of & < > (its documented control
+// characters), then inside a code span (no links, mentions or formatting), with a backtick shown as ˋ
+// (U+02CB) so s cannot close the span, and every control, format or separator character (a newline, a
+// right-to-left override, a zero-width space) written as its escape (\n, \u202E), so s stays on its line
+// and shows all of itself. Cut at maxQuoted bytes.
+func quoted(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	var b strings.Builder
+	b.WriteByte('`')
+	n := 0
+	for _, r := range s {
+		if n >= maxQuoted {
+			b.WriteString("…")
+			break
+		}
+		n += utf8.RuneLen(r)
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '`':
+			b.WriteRune('ˋ')
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == utf8.RuneError || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co) ||
+			unicode.IsSpace(r) && r != ' ':
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('`')
+	return b.String()
 }
 
 func hostOf(raw string) string {

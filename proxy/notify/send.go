@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/payguard/payguard/internal/egress"
 )
 
 // Headers on every delivery. The signature is Stripe's scheme: t=<unix seconds>,v1=<hex HMAC-SHA256 over
@@ -72,7 +74,7 @@ func NewSender(o Options) *Sender {
 		o.Backoff = time.Second
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		o.Client = &http.Client{Transport: egress.Transport(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

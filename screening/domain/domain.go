@@ -17,6 +17,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/payguard/payguard/internal/egress"
 	"github.com/payguard/payguard/screening"
 )
 
@@ -49,7 +50,7 @@ type Options struct {
 	// CacheSize bounds each of the two caches (RDAP by registrable domain, DNS by name and type).
 	// Default 10000 entries.
 	CacheSize int
-	// Transport carries the RDAP and bootstrap requests. Default: a clone of http.DefaultTransport.
+	// Transport carries the RDAP and bootstrap requests. Default: egress.Transport() (never through payguard itself).
 	Transport http.RoundTripper
 	// Now is the clock for ages and cache expiry. Default time.Now.
 	Now func() time.Time
@@ -81,7 +82,7 @@ func (o *Options) setDefaults() {
 		o.CacheSize = 10000
 	}
 	if o.Transport == nil {
-		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		o.Transport = egress.Transport()
 	}
 	if o.Now == nil {
 		o.Now = time.Now

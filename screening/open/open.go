@@ -62,6 +62,7 @@ func Open(ctx context.Context, o Options) (*Screening, error) {
 		screener.Swap(list)
 		log.Info("sanctions list loaded", "dir", o.SanctionsDir, "entries", list.Len(), "data_as_of", list.DataAsOf(),
 			"data_as_of_source", list.DataAsOfSource())
+		warnFileModTime(log, list)
 		// Never refreshed, but its age is still watched.
 		if o.Registerer != nil {
 			if err := o.Registerer.Register(sanctions.NewCollector(screener, nil, time.Now)); err != nil {
@@ -77,6 +78,8 @@ func Open(ctx context.Context, o Options) (*Screening, error) {
 		}
 		if err := ref.LoadCache(); err != nil {
 			log.Warn("no cached sanctions list yet: "+o.NoList, "cache_dir", sc.CacheDir, "error", err.Error())
+		} else {
+			warnFileModTime(log, screener.List())
 		}
 		if !o.Offline {
 			go ref.Run(ctx)
@@ -119,4 +122,12 @@ func LoadOnce(c config.SanctionsConfig, dir string) (list *sanctions.List, notic
 		return nil, fmt.Sprintf("no sanctions list (%v; use --sanctions-dir): sanctions are reported unknown", err), nil
 	}
 	return list, "", nil
+}
+
+// warnFileModTime says loudly, at start, when the list's date is only its files' modification time.
+func warnFileModTime(log *slog.Logger, l *sanctions.List) {
+	if l.DataAsOfSource() == sanctions.AsOfFileModTime {
+		log.Warn("SANCTIONS LIST DATE UNKNOWN: "+sanctions.FileModTimeWarning, "data_as_of", l.DataAsOf().UTC(),
+			"data_as_of_source", l.DataAsOfSource(), "source", l.Source())
+	}
 }

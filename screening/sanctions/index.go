@@ -1,6 +1,7 @@
 package sanctions
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -29,6 +30,7 @@ type nameRec struct {
 	entry   int32
 	alias   int16
 	ntok    uint8
+	nlast   uint8   // tokens before the comma of an individual written "LAST, Given" (0: none; see explain)
 	derived bool    // a form people write the name in (variants.go), not the list's own: never exact
 	wsum    float32 // total token weight
 	units   []unit
@@ -42,22 +44,23 @@ type exactRef struct {
 
 // nameIndex is the name-matching index of a List.
 type nameIndex struct {
-	vocab    map[string]uint32
-	strs     []string
-	skels    []string
-	isToken  []bool    // the string occurs as a single token of some name (and so in the typo index)
-	idf      []float32 // of the string as a single token; 0 if it never is one
-	postings [][]uint32
-	bySkel   map[string][]uint32
-	delKeys  []uint64 // sorted hashes of one-deletion variants of tokens
-	delVocab []uint32 // parallel to delKeys
-	delStart []uint32 // delStart[b]: first position in delKeys whose top delBucketBits bits are b
-	exact    map[string][]exactRef
-	common   map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
-	names    []nameRec
-	nameW    []float32 // names[i].wsum, packed for the candidate filter
-	unitMaxW []float32 // per vocabulary string: the largest weight of a name unit that is that string
-	maxIDF   float32
+	vocab       map[string]uint32
+	strs        []string
+	skels       []string
+	isToken     []bool    // the string occurs as a single token of some name (and so in the typo index)
+	idf         []float32 // of the string as a single token; 0 if it never is one
+	postings    [][]uint32
+	bySkel      map[string][]uint32
+	delKeys     []uint64 // sorted hashes of one-deletion variants of tokens
+	delVocab    []uint32 // parallel to delKeys
+	delStart    []uint32 // delStart[b]: first position in delKeys whose top delBucketBits bits are b
+	exact       map[string][]exactRef
+	common      map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
+	particleIDs []uint32              // the particles that are tokens of some name (particlePairSim)
+	names       []nameRec
+	nameW       []float32 // names[i].wsum, packed for the candidate filter
+	unitMaxW    []float32 // per vocabulary string: the largest weight of a name unit that is that string
+	maxIDF      float32
 }
 
 // commonTokenDF is the name count from which a token's neighbors are precomputed.
@@ -90,9 +93,12 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		toks    []string
 		middle  int // tokens from this index on are middle names (see middleWeight)
 		derived bool
+		nlast   int
 	}
 	var fuzzy, derived []pending
 	df := map[string]int{}
+	listNames := 0            // names counted in the IDF
+	var nameOnlyToks []string // words of vessel and aircraft names
 	add := func(ei int, ai int, name string, weak bool) {
 		individual := entries[ei].Type == TypeIndividual
 		for _, k := range exactKeys(name, individual) {
@@ -111,17 +117,30 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		if len(toks) > maxNameTokens {
 			toks = toks[:maxNameTokens]
 		}
-		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks, middleStart(name, individual, len(toks)), false})
-		if individual {
-			for _, f := range derivedForms(name) {
-				derived = append(derived, pending{int32(ei), int16(ai), f, len(f), true})
-			}
-		}
+		listNames++
 		seen := map[string]bool{}
 		for _, t := range toks {
 			if !seen[t] {
 				seen[t] = true
 				df[t]++
+			}
+		}
+		if nameOnly(entries[ei].Type, false) {
+			// A vessel's or aircraft's name matches only as written (evidence.go): its words stay known to
+			// the IDF and the vocabulary, so other names weigh as before, but it is not a fuzzy candidate.
+			nameOnlyToks = append(nameOnlyToks, toks...)
+			return
+		}
+		nlast := 0
+		if last, _, ok := strings.Cut(name, ","); ok && individual {
+			if nlast = len(matchTokens(last)); nlast >= len(toks) {
+				nlast = 0
+			}
+		}
+		fuzzy = append(fuzzy, pending{int32(ei), int16(ai), toks, middleStart(name, individual, len(toks)), false, nlast})
+		if individual {
+			for _, f := range derivedForms(name) {
+				derived = append(derived, pending{int32(ei), int16(ai), f, len(f), true, 0})
 			}
 		}
 	}
@@ -137,7 +156,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 
 	// IDF counts the list's own names only: a derived form repeats its name's words. A derived form the
 	// entry already has (as its own name, or derived from another of its names) is indexed once.
-	n := float64(len(fuzzy))
+	n := float64(listNames)
 	have := make(map[string]bool, len(fuzzy)+len(derived))
 	key := func(p pending) string { return strconv.Itoa(int(p.entry)) + " " + strings.Join(p.toks, " ") }
 	for _, p := range fuzzy {
@@ -163,10 +182,16 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		return id
 	}
 	idfOf := func(t string) float32 { return float32(math.Log(1 + n/float64(max(1, df[t])))) }
+	for _, t := range nameOnlyToks {
+		id := intern(t)
+		ix.isToken[id] = true
+		ix.idf[id] = idfOf(t)
+		ix.maxIDF = max(ix.maxIDF, ix.idf[id])
+	}
 	ix.names = make([]nameRec, 0, len(fuzzy))
 	for _, p := range fuzzy {
 		nameID := uint32(len(ix.names))
-		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), derived: p.derived}
+		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), nlast: uint8(p.nlast), derived: p.derived}
 		rec.units = make([]unit, 0, unitCount(len(p.toks), p.derived))
 		for i, t := range p.toks {
 			id := intern(t)
@@ -209,6 +234,9 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		ix.names = append(ix.names, rec)
 		ix.nameW = append(ix.nameW, rec.wsum)
 	}
+	for len(ix.unitMaxW) < len(ix.strs) {
+		ix.unitMaxW = append(ix.unitMaxW, 0) // words of vessel names only: in no name unit
+	}
 	for id, s := range ix.strs {
 		ix.bySkel[ix.skels[id]] = append(ix.bySkel[ix.skels[id]], uint32(id))
 		if ix.isToken[id] && len(s) >= minDeleteLen {
@@ -229,12 +257,17 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 		ix.delStart[b] = uint32(i)
 	}
+	for _, p := range slices.Sorted(maps.Keys(connectors)) {
+		if id, ok := ix.vocab[p]; ok && ix.isToken[id] {
+			ix.particleIDs = append(ix.particleIDs, id)
+		}
+	}
 	// Frequent tokens (Muhammad, Al, Ahmad, Trading...) recur in most queries and have the longest skeleton
 	// buckets; their neighbor lists are computed once here.
 	ix.common = map[uint32][]neighbor{}
 	for t, d := range df {
 		if d >= commonTokenDF {
-			id := ix.vocab[t]
+			id := ix.vocab[t] // every counted word is interned (list names and vessel names alike)
 			ix.common[id] = ix.neighbors(t, ix.skels[id], true)
 		}
 	}

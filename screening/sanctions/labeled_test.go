@@ -63,6 +63,7 @@ func TestLabeledNames(t *testing.T) {
 		{"testdata/names_labeled.tsv", minDevRecall, maxDevFPR},
 		{"testdata/names_heldout.tsv", minHeldoutRecall, maxHeldoutFPR},
 		{"testdata/names_heldout2.tsv", minFreshRecall, maxFreshFPR},
+		{"testdata/names_heldout3.tsv", minHeldout3Recall, maxHeldout3FPR},
 	} {
 		t.Run(set.file, func(t *testing.T) { evalLabeled(t, l, set.file, set.minRecall, set.maxFPR) })
 	}
@@ -75,7 +76,7 @@ func evalLabeled(t *testing.T, l *List, file string, minLabeledRecall, maxLabele
 	}
 	type tally struct{ n, ok int }
 	byKind := map[string]*tally{}
-	var variants, found, misses, falsePos, topRight int
+	var variants, found, misses, falsePos, topRight, kindRule int
 	for _, q := range qs {
 		r := l.ScreenName(q.query)
 		all := append(slices.Clone(r.Exact), r.Possible...)
@@ -85,6 +86,17 @@ func evalLabeled(t *testing.T, l *List, file string, minLabeledRecall, maxLabele
 			byKind[q.kind] = tl
 		}
 		tl.n++
+		if e, ok := l.Entry(q.uid); ok && q.uid != 0 && nameOnly(e.Type, false) && !writtenAsListed(e, q.query) {
+			// A vessel's or aircraft's name changed by the generator (a typo): since issue 34 such names match
+			// only as written, so the entry must not come back (the issue's attack; not counted in recall).
+			kindRule++
+			if slices.ContainsFunc(all, func(m screeningMatch) bool { return m.UID == q.uid }) {
+				t.Errorf("%q (%s) matched the %s %q: a %s name matches only as written", q.query, q.kind, e.Type, e.Name, e.Type)
+			} else {
+				tl.ok++
+			}
+			continue
+		}
 		if q.uid != 0 {
 			variants++
 			hit := slices.ContainsFunc(all, func(m screeningMatch) bool { return m.UID == q.uid })
@@ -120,8 +132,8 @@ func evalLabeled(t *testing.T, l *List, file string, minLabeledRecall, maxLabele
 	}
 	recall := float64(found) / float64(variants)
 	fpr := float64(falsePos) / float64(misses)
-	t.Logf("recall %d/%d = %.1f%% (entry ranked first in %d); false positives %d/%d = %.1f%%; threshold %.2f",
-		found, variants, 100*recall, topRight, falsePos, misses, 100*fpr, PossibleThreshold)
+	t.Logf("recall %d/%d = %.1f%% (entry ranked first in %d); false positives %d/%d = %.1f%%; threshold %.2f; %d vessel/aircraft variants not written as listed, correctly unmatched",
+		found, variants, 100*recall, topRight, falsePos, misses, 100*fpr, PossibleThreshold, kindRule)
 	if recall < minLabeledRecall {
 		t.Errorf("recall %.3f below the floor %.3f", recall, minLabeledRecall)
 	}
@@ -148,18 +160,33 @@ func brief(ms []screeningMatch) string {
 	return b.String()
 }
 
-// Floors for TestLabeledNames (see docs/SCREENING.md for the measured figures). names_heldout2.tsv is the
-// fresh held-out set, generated after names_heldout.tsv's misses had become known and before the matcher
-// changes that followed; its floor is its first measurement with those changes, not tuned on its misses.
+// Floors for TestLabeledNames (see docs/SCREENING.md for the measured figures). names_heldout2.tsv and
+// names_heldout3.tsv were each generated before the matcher changes that followed them (issue 19's second
+// pass; issue 34); their misses have since been read, so none of the four sets is clean any more.
 const (
-	minDevRecall     = 0.995 // measured 404/405 = 99.8%
-	maxDevFPR        = 0.015 // measured 1/178 = 0.6%
-	minHeldoutRecall = 0.99  // measured 403/405 = 99.5%
-	maxHeldoutFPR    = 0.025 // measured 3/178 = 1.7%
-	minFreshRecall   = 0.99  // measured 401/405 = 99.0%
-	maxFreshFPR      = 0.015 // measured 1/178 = 0.6%
+	minDevRecall      = 0.995 // measured 403/403 = 100%
+	maxDevFPR         = 0.015 // measured 1/178 = 0.6%
+	minHeldoutRecall  = 0.995 // measured 400/402 = 99.5%
+	maxHeldoutFPR     = 0.025 // measured 2/178 = 1.1%
+	minFreshRecall    = 0.995 // measured 402/404 = 99.5%
+	maxFreshFPR       = 0.015 // measured 0/178
+	minHeldout3Recall = 0.995 // measured 403/404 = 99.8% (first measurement 401/404 = 99.3%)
+	maxHeldout3FPR    = 0.015 // measured 1/178 = 0.6%
 )
 
-// minKindRecall is the floor of every real-world kind (issue 19) on all three sets: each measured 47/48 or
+// minKindRecall is the floor of every real-world kind (issue 19) on all four sets: each measured 47/48 or
 // more.
 const minKindRecall = 0.95
+
+// writtenAsListed reports whether query is one of the entry's names as written (sameAsWritten).
+func writtenAsListed(e Entry, query string) bool {
+	if sameAsWritten(query, e.Name) {
+		return true
+	}
+	for _, a := range e.Aliases {
+		if sameAsWritten(query, a.Name) {
+			return true
+		}
+	}
+	return false
+}

@@ -53,6 +53,7 @@ type List struct {
 	byUID    map[int]int32
 	addrs    map[string][]addrRef // key: addressKey(address)
 	names    *nameIndex
+	facts    *nameFacts // per list name, what the match evidence needs (evidence.go)
 	dataAsOf time.Time
 	source   string
 	xml      bool // loaded from SDN.XML, whose Publish_Date is the data-as-of
@@ -207,6 +208,7 @@ func newList(entries []Entry, dataAsOf time.Time, source string, warnings []stri
 	}
 	if index {
 		l.names = buildNameIndex(l.entries)
+		l.facts = buildNameFacts(l.entries)
 	}
 	return l
 }

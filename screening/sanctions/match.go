@@ -49,6 +49,9 @@ func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
 	if a == b {
 		return 1
 	}
+	if aTok && bTok && connectors[a] && connectors[b] {
+		return particlePairSim
+	}
 	sameSkel := ska == skb
 	if !sameSkel && !(aTok && bTok && typoRelated(a, b)) {
 		return 0
@@ -102,6 +105,13 @@ func codeSwap(a, b string) bool {
 	return a[0] == b[1] && a[1] == b[0] && a[2] == b[2] || a[0] == b[0] && a[1] == b[2] && a[2] == b[1]
 }
 
+// particlePairSim is the similarity of two different connectors ("bin" and "al"; see connectors): one stands
+// for another as people write a name ("Given bin Family", "Given al-Family"), so a particle may partner
+// one of the name's particles instead of costing its weight when the name's other words are so common that
+// the particle's share is large ("Ahmed bin Ahmad" for AL-AHMAD, Ahmad). Particles weigh little
+// (particleWeight), so the pairing moves a score only by that little.
+const particlePairSim = 0.9
+
 // maxJoinedLenDiff bounds the length difference at which a joined unit meets another string by skeleton. A
 // word with no consonant after its first letter adds nothing to a skeleton, so without the bound the query
 // "comercializadora aia" joined would meet the list's single word "comercializadora" and take both query
@@ -117,6 +127,9 @@ func joinedSkelLen(a, b string) bool {
 func unitSims(a, ska string, aTok bool, b, skb string, bTok bool) (tok, big float64) {
 	if a == b {
 		return 1, 1
+	}
+	if aTok && bTok && connectors[a] && connectors[b] {
+		return particlePairSim, 0
 	}
 	sameSkel := ska == skb
 	if !sameSkel && !(aTok && bTok && typoRelated(a, b)) {
@@ -266,6 +279,9 @@ func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 		cand = append(cand, id)
 	}
 	cand = append(cand, ix.bySkel[skel]...)
+	if single && connectors[s] {
+		cand = append(cand, ix.particleIDs...)
+	}
 	if single && len(s) >= minDeleteLen {
 		var hs [48]uint64
 		for _, h := range deleteHashes(hs[:0], s) {
@@ -382,6 +398,7 @@ func (ix *nameIndex) weigh(q *query) {
 // pair is a candidate alignment of query unit q with name unit n.
 type pair struct {
 	q, n uint8
+	used bool // taken by the alignment (set by score)
 	sim  float32
 	gain float32
 }
@@ -427,13 +444,15 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(
 	}
 	var qmask, nmask uint64
 	var cq, cn, simSum, simW float32
-	for _, p := range pairs {
+	for i := range pairs {
+		p := &pairs[i]
 		qu, nu := &q.units[p.q], &rec.units[p.n]
 		qm := spanMask(qu.start, qu.span)
 		nm := spanMask(nu.start, nu.span)
 		if qmask&qm != 0 || nmask&nm != 0 {
 			continue
 		}
+		p.used = true
 		qmask |= qm
 		nmask |= nm
 		cq += qu.w
@@ -474,60 +493,111 @@ func sortScored(out []scored) {
 // ScreenName screens a name against the primary names and aliases of the list.
 //
 // Exact: the normalized name (see NormalizeName; tokens joined with no separator, and for individuals also
-// in "First LAST" order) equals that of a primary name or strong alias. A weak alias that matches exactly is
-// reported as possible, never exact: OFAC's weak aliases are too loose to block on.
-// Possible: a fuzzy score of at least PossibleThreshold. An entry appears once, under its best match.
+// in "First LAST" order) equals that of a primary name or strong alias of an individual or entity, with the
+// same legal form, or with a legal form on one side only when the name is not short (minExactLen). Every
+// other key match is possible: different legal forms, a short name with a legal form on one side only, a
+// name glued to its legal form. A vessel's or aircraft's name or a weak alias matches only when equal as
+// written (sameAsWritten), and then as possible. Fuzzy: a score of at least PossibleThreshold, and for a
+// short query the stronger evidence of shortNameEvidence. An entry appears once, under its best match, and
+// every match carries the steps it needed (evidence.go).
 func (l *List) ScreenName(name string) screening.NameResult {
 	var res screening.NameResult
 	if l == nil || l.names == nil {
 		return res
 	}
 	ix := l.names
-	seen := map[int32]bool{}
-	var weakExact []screening.SanctionsMatch
-	keys, glued := exactAndGluedKeys(name, true)
+	raw := rawTokens(name)
+	qToks, qForms := splitLegal(slices.Clone(raw), true)
+	keys, glued := keysOf(name, raw, qToks, true)
+	// A name with a legal form is a company's: it is not a listed person (OFAC FAQ 5, step 2), so it meets
+	// an individual's name by key as possible at most, and never fuzzily (unless the person's name has the
+	// same words).
+	qSet := legalSet(qForms)
+	company := len(qSet) > 0
+	// Key matches: the strongest finding per entry (exact over possible), in the order found.
+	type keyHit struct {
+		m     screening.SanctionsMatch
+		exact bool
+	}
+	var hits []keyHit
+	at := map[int32]int{}
+	record := func(entry int32, m screening.SanctionsMatch, exact bool) {
+		if i, ok := at[entry]; ok {
+			if exact && !hits[i].exact {
+				hits[i] = keyHit{m, exact}
+			}
+			return
+		}
+		at[entry] = len(hits)
+		hits = append(hits, keyHit{m, exact})
+	}
 	for _, key := range keys {
 		for _, ref := range ix.exact[key] {
-			if seen[ref.entry] && !ref.weak {
+			e := &l.entries[ref.entry]
+			listed := l.listedName(ref.entry, ref.alias)
+			if nameOnly(e.Type, ref.weak) {
+				if !sameAsWritten(name, listed) {
+					continue
+				}
+				var bits uint16
+				if ref.weak {
+					bits = stepWeak
+				}
+				record(ref.entry, l.match(ref.entry, ref.alias, 1, bits), false)
 				continue
 			}
-			m := l.match(ref.entry, ref.alias, 1)
-			if ref.weak {
-				weakExact = append(weakExact, m)
-				continue
-			}
-			seen[ref.entry] = true
-			res.Exact = append(res.Exact, m)
+			nSet, nTok := l.facts.of(ref.entry, ref.alias)
+			bits := exactSteps(qToks, qSet, nSet, nTok)
+			exact := bits&stepLegalDifferent == 0 && (bits&stepLegalRemoved == 0 || informativeLen(qToks) >= minExactLen) &&
+				!(company && e.Type == TypeIndividual && bits&stepLegalRemoved != 0)
+			record(ref.entry, l.match(ref.entry, ref.alias, 1, bits), exact)
 		}
 	}
 	// A name glued to its legal form: possible, never exact (see gluedLegalKeys).
 	for _, key := range glued {
 		for _, ref := range ix.exact[key] {
-			if !ref.weak {
-				weakExact = append(weakExact, l.match(ref.entry, ref.alias, 1))
+			if e := &l.entries[ref.entry]; !nameOnly(e.Type, ref.weak) {
+				nSet, _ := l.facts.of(ref.entry, ref.alias)
+				record(ref.entry, l.match(ref.entry, ref.alias, 1, stepGlued|legalSteps(qSet, nSet)), false)
 			}
 		}
 	}
-	for _, m := range weakExact {
-		if e, _ := l.byUID[m.UID]; !seen[e] {
-			seen[e] = true
-			res.Possible = append(res.Possible, m)
+	seen := map[int32]bool{}
+	for _, h := range hits {
+		if h.exact {
+			res.Exact = append(res.Exact, h.m)
+		} else {
+			res.Possible = append(res.Possible, h.m)
 		}
 	}
-	toks := matchTokens(name)
+	for e := range at {
+		seen[e] = true
+	}
+	toks := abdRewrite(slices.Clone(qToks)) // matchTokens(name), without tokenizing it again
 	if len(toks) == 0 {
 		return res
 	}
 	q := ix.prepare(toks)
-	found := ix.fuzzy(q)
-	q.release()
-	for _, s := range found {
+	defer q.release()
+	for _, s := range ix.fuzzy(q) {
 		rec := &ix.names[s.name]
 		if seen[rec.entry] {
 			continue
 		}
+		nSet, _ := l.facts.of(rec.entry, rec.alias)
+		legal := legalSteps(qSet, nSet)
+		// A company is not a person, unless the person's name has the same "form" words (AG ALBACHAR,
+		// Ahmed: a Tuareg "ag", son of, not an Aktiengesellschaft).
+		if company && legal != 0 && l.entries[rec.entry].Type == TypeIndividual {
+			continue
+		}
+		bits, ev := ix.explain(q, rec)
+		if !shortNameEvidence(ev, l.entries[rec.entry].Type, company && legal == 0) {
+			continue
+		}
 		seen[rec.entry] = true
-		res.Possible = append(res.Possible, l.match(rec.entry, rec.alias, s.score))
+		bits |= legal
+		res.Possible = append(res.Possible, l.match(rec.entry, rec.alias, s.score, bits))
 		if len(res.Possible) >= maxPossible {
 			break
 		}
@@ -535,14 +605,19 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	return res
 }
 
-func (l *List) match(entry int32, alias int16, score float64) screening.SanctionsMatch {
+// listedName is the entry's primary name (alias -1) or the alias.
+func (l *List) listedName(entry int32, alias int16) string {
 	e := &l.entries[entry]
-	matched := e.Name
 	if alias >= 0 {
-		matched = e.Aliases[alias].Name
+		return e.Aliases[alias].Name
 	}
+	return e.Name
+}
+
+func (l *List) match(entry int32, alias int16, score float64, steps uint16) screening.SanctionsMatch {
+	e := &l.entries[entry]
 	return screening.SanctionsMatch{
-		UID: e.UID, Name: e.Name, MatchedName: matched, Type: e.Type, Programs: e.Programs,
-		Score: math.Round(score*1000) / 1000,
+		UID: e.UID, Name: e.Name, MatchedName: l.listedName(entry, alias), Type: e.Type, Programs: e.Programs,
+		Score: math.Round(score*1000) / 1000, Steps: stepList(steps),
 	}
 }

@@ -59,8 +59,8 @@ func rawTokens(s string) []string {
 			b.WriteRune(unicode.ToLower(r))
 		default:
 			flush()
-			if r == '.' {
-				dot = true
+			if r == '.' || r == '/' {
+				dot = true // "S.A.", and "S/A", "A/S" as Brazilian and Danish firms write them
 			}
 		}
 	}
@@ -99,6 +99,13 @@ var legalForms = map[string]bool{
 	"sl": true, "kg": true, "pte": true, "pty": true, "fze": true, "fzco": true, "fzc": true, "fz": true,
 	"fzllc": true, "bhd": true, "sdn": true, "tov": true, "sro": true, "kft": true, "sapi": true,
 	"cv": true, "rl": true, "dmcc": true, "lda": true, "ltda": true, "sae": true, "saog": true, "wll": true,
+	// Nordic (Aktiebolag, Osakeyhtiö, Anpartsselskab, allmennaksjeselskap), Central European (Hungarian
+	// Zrt./Nyrt./Bt., German OHG/UG, Italian s.n.c.), Spanish (S.L.U., S.L.L., S.L.N.E.), Turkish (Ltd. Şti.),
+	// Indonesian (PT, Tbk) and Vietnamese (TNHH) forms (issue 34: a form left in the name is a word that can
+	// match, "Ahmed AB" against ABU ...).
+	"ab": true, "oy": true, "oyj": true, "aps": true, "asa": true, "zrt": true, "nyrt": true, "bt": true,
+	"ohg": true, "ug": true, "snc": true, "slu": true, "sll": true, "slne": true, "sti": true, "pt": true,
+	"tbk": true, "tnhh": true,
 }
 
 // legalPhrases are multi-token legal forms whose middle word ("de") is not a legal form by itself.
@@ -107,38 +114,66 @@ var legalPhrases = [][]string{
 	{"limited", "liability", "company"}, {"limited", "liability", "partnership"}, {"liability", "company"},
 	{"open", "joint", "stock", "company"}, {"closed", "joint", "stock", "company"},
 	{"public", "joint", "stock", "company"}, {"joint", "stock", "company"},
+	{"sp", "z", "oo"}, {"cong", "ty"}, // Polish sp. z o.o., Vietnamese công ty (company)
 }
 
 // nameTokens applies all normalization steps.
 func nameTokens(s string) []string {
-	toks := rawTokens(s)
+	toks, _ := splitLegal(rawTokens(s), false)
+	return toks
+}
+
+// nameTokensForms is nameTokens and the legal forms it removed, as canonical forms (see legalFormsOf).
+func nameTokensForms(s string) (toks, forms []string) { return splitLegal(rawTokens(s), true) }
+
+// splitLegal removes the legal forms from raw tokens (step 4) and, when withForms is set, returns their
+// canonical forms too. A name made only of legal-form words is kept whole, with no form removed.
+func splitLegal(toks []string, withForms bool) (kept, forms []string) {
 	if len(toks) <= 1 {
-		return toks
+		return toks, nil
 	}
-	kept := make([]string, 0, len(toks))
+	kept = make([]string, 0, len(toks))
 	for i, t := range toks {
-		toks[i] = stripGluedLegalPhrase(t)
+		if u, p := stripGluedLegalPhrase(t); p != "" {
+			toks[i] = u
+			if withForms {
+				forms = append(forms, legalCanon(p))
+			}
+		}
 	}
 	for i := 0; i < len(toks); i++ {
-		if n := legalPhraseAt(toks, i); n > 0 {
+		if n, p := legalPhraseOf(toks, i); n > 0 {
+			if withForms {
+				forms = append(forms, legalCanon(strings.Join(p, "")))
+			}
 			i += n - 1
 			continue
 		}
-		if legalForms[toks[i]] || misspelledLegalForm(toks[i]) {
+		if legalForms[toks[i]] {
+			if withForms {
+				forms = append(forms, legalCanon(toks[i]))
+			}
+			continue
+		}
+		if f := misspelledLegalFormOf(toks[i]); f != "" {
+			if withForms {
+				forms = append(forms, legalCanon(f))
+			}
 			continue
 		}
 		kept = append(kept, toks[i])
 	}
 	if len(kept) == 0 {
-		return toks
+		return toks, nil
 	}
-	return kept
+	return kept, forms
 }
 
-// legalPhraseAt returns the length of the legal phrase starting at toks[i] (0 if none). One word of the
+// legalPhraseOf returns the length of the legal phrase starting at toks[i] (0 if none). One word of the
 // phrase may be misspelled by one edit (a word of 4+ letters: "joint stcok company", "limited liabilty
 // company"): a typo in the legal form must not turn it into a distinctive word of the name.
-func legalPhraseAt(toks []string, i int) int {
+// It returns the phrase as legalPhrases spells it too.
+func legalPhraseOf(toks []string, i int) (int, []string) {
 	for _, p := range legalPhrases {
 		if i+len(p) > len(toks) {
 			continue
@@ -156,10 +191,10 @@ func legalPhraseAt(toks []string, i int) int {
 			break
 		}
 		if ok {
-			return len(p)
+			return len(p), p
 		}
 	}
-	return 0
+	return 0, nil
 }
 
 // gluedLegalPhrases are the legal phrases of two or more words written as one (10+ letters), which a word
@@ -177,52 +212,63 @@ var gluedLegalPhrases = func() []string {
 }()
 
 // stripGluedLegalPhrase removes a glued legal phrase from the end of a token that has at least two other
-// letters ("mpliabilitycompany" -> "mp"); a token that is only the phrase is left to the phrase rules.
-func stripGluedLegalPhrase(t string) string {
+// letters ("mpliabilitycompany" -> "mp"), or from its start when at least minGluedRest letters stay
+// ("liabilitycompanyinferit" -> "inferit": OFAC writes many Russian firms LIMITED LIABILITY COMPANY X, and
+// typed without spaces that is one word); a token that is only the phrase is left to the phrase rules. It
+// returns the rest and the phrase removed ("" when none).
+func stripGluedLegalPhrase(t string) (string, string) {
 	if len(t) < 12 {
-		return t
+		return t, ""
 	}
 	for _, p := range gluedLegalPhrases {
 		if len(t) >= len(p)+2 && strings.HasSuffix(t, p) {
-			return t[:len(t)-len(p)]
+			return t[:len(t)-len(p)], p
 		}
 	}
-	return t
+	for _, p := range gluedLegalPhrases {
+		if len(t) >= len(p)+minGluedRest && strings.HasPrefix(t, p) {
+			return t[len(p):], p
+		}
+	}
+	return t, ""
 }
 
 // longLegalForms are the legal-form words long enough (6+ letters) that one edit away from one is still
 // that word as someone typed it ("Limtied", "Copmany"), never another word of a name.
 var longLegalForms = []string{"limited", "company", "corporation", "incorporated"}
 
-// misspelledLegalForm reports whether t is one edit away from a long legal-form word.
-func misspelledLegalForm(t string) bool {
+// misspelledLegalFormOf returns the long legal-form word t is one edit away from, or "".
+func misspelledLegalFormOf(t string) string {
 	if len(t) < 5 {
-		return false
+		return ""
 	}
 	for _, f := range longLegalForms {
-		if deleteRelated(t, f) {
-			return true
+		if oneEdit(t, f) {
+			return f
 		}
 	}
-	return false
+	return ""
 }
 
-// nameVariants returns the token lists under which a name is known: its own order, and for an
-// individual written "LAST, First Middle" also "First Middle LAST".
-func nameVariants(name string, individual bool) [][]string {
-	toks := nameTokens(name)
-	if len(toks) == 0 {
-		return nil
+// oneEdit reports whether a and b differ by exactly one substitution, insertion, deletion or transposition
+// of adjacent letters. The deletion relation is looser (a deletion on each side is two substitutions:
+// "corporativo" and "corporation"), too loose for removing a word as a misspelled legal form: the Spanish
+// CORPORATIVO is a word of names.
+func oneEdit(a, b string) bool {
+	if a == b || len(a)-len(b) > 1 || len(b)-len(a) > 1 {
+		return false
 	}
-	out := [][]string{toks}
-	if last, given, ok := strings.Cut(name, ","); ok && individual {
-		l, g := nameTokens(last), nameTokens(given)
-		if len(l) > 0 && len(g) > 0 {
-			swapped := append(append([]string{}, g...), l...)
-			out = append(out, swapped)
-		}
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
 	}
-	return out
+	switch {
+	case len(a) == len(b):
+		return a[p+1:] == b[p+1:] || p+1 < len(a) && a[p] == b[p+1] && a[p+1] == b[p] && a[p+2:] == b[p+2:]
+	case len(a) < len(b):
+		return a[p:] == b[p+1:]
+	}
+	return a[p+1:] == b[p:]
 }
 
 // compactKey joins tokens with no separator, so that "Tornado Cash", "Tornado.Cash" and "TornadoCash" meet.
@@ -252,15 +298,28 @@ func exactKeys(name string, individual bool) []string {
 
 // exactAndGluedKeys returns exactKeys(name, individual) and the name's gluedLegalKeys.
 func exactAndGluedKeys(name string, individual bool) (keys, glued []string) {
+	raw := rawTokens(name)
+	toks, _ := splitLegal(slices.Clone(raw), false)
+	return keysOf(name, raw, toks, individual)
+}
+
+// keysOf is exactAndGluedKeys given the name's raw tokens and its nameTokens, which a query has computed
+// already (ScreenName): a name is tokenized once. raw is not modified.
+func keysOf(name string, raw, toks []string, individual bool) (keys, glued []string) {
 	addKey := func(toks []string) {
 		if k := compactKey(toks); k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	for _, v := range nameVariants(name, individual) {
-		addKey(v)
+	if len(toks) > 0 {
+		addKey(toks)
+		if last, given, ok := strings.Cut(name, ","); ok && individual {
+			l, g := nameTokens(last), nameTokens(given)
+			if len(l) > 0 && len(g) > 0 {
+				addKey(append(append([]string{}, g...), l...))
+			}
+		}
 	}
-	raw := rawTokens(name)
 	for len(raw) > 1 {
 		if n := legalSuffixLen(raw); n > 0 && n < len(raw) {
 			raw = raw[:len(raw)-n]

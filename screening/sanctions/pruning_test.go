@@ -18,7 +18,7 @@ func (ix *nameIndex) exhaustiveMatches(q *query) {
 		u := &q.units[qi]
 		for id, s := range ix.strs {
 			// The cheap necessary condition first (unitSim is 0 otherwise); addMatch decides.
-			if s == u.s || ix.skels[id] == u.skel || u.span == 1 && ix.isToken[id] && typoRelated(u.s, s) {
+			if s == u.s || ix.skels[id] == u.skel || u.span == 1 && ix.isToken[id] && (typoRelated(u.s, s) || connectors[u.s] && connectors[s]) {
 				ix.addMatch(q, qi, uint32(id))
 			}
 		}

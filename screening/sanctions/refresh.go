@@ -10,11 +10,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payguard/payguard/internal/egress"
 )
 
 // DefaultURLs are OFAC's Sanctions List Service downloads of the legacy CSV set. They can be replaced in
@@ -139,7 +142,7 @@ func NewRefresher(s *Screener, cfg RefresherConfig) (*Refresher, error) {
 		cfg.MinRatio = DefaultMinRatio
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 5 * time.Minute}
+		cfg.Client = &http.Client{Timeout: 5 * time.Minute, Transport: egress.Transport()}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -301,9 +304,17 @@ func (r *Refresher) refreshLogged(ctx context.Context, quiet bool) error {
 }
 
 func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, err error) {
-	if err := os.MkdirAll(r.cfg.CacheDir, 0o755); err != nil {
+	created, err := mkdirAllTracked(r.cfg.CacheDir)
+	if err != nil {
 		return false, fmt.Errorf("sanctions: cache directory: %w", err)
 	}
+	// A first refresh that fails leaves no empty cache directory behind (a later start would find a cache
+	// directory and no list in it, and `payguard sdn update` would seem to have done something).
+	defer func() {
+		if err != nil {
+			removeEmpty(created)
+		}
+	}()
 	cur := r.currentDir()
 	old, _ := readMeta(cur)
 	if old == nil || r.screener.List() == nil {
@@ -449,4 +460,32 @@ func writeMeta(dir string, m *cacheMeta) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, metaFile), b, 0o644)
+}
+
+// mkdirAllTracked is os.MkdirAll that returns the directories it created, deepest last.
+func mkdirAllTracked(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if parent := filepath.Dir(d); parent == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	slices.Reverse(missing)
+	return missing, nil
+}
+
+// removeEmpty removes the directories mkdirAllTracked created, deepest first, as long as they are empty.
+func removeEmpty(created []string) {
+	for i := len(created) - 1; i >= 0; i-- {
+		if os.Remove(created[i]) != nil {
+			return
+		}
+	}
 }

@@ -9,11 +9,13 @@ import (
 // Status is what /readyz and /health say about the list: the list being served (if any) and, when a
 // Refresher keeps it, how its refreshes go. Times that never happened are left out, not zero.
 type Status struct {
-	Loaded      bool      `json:"loaded"`
-	Entries     int       `json:"entries,omitempty"`
-	DataAsOf    time.Time `json:"data_as_of,omitzero"`
-	AgeSeconds  int64     `json:"age_seconds,omitempty"`
-	AsOfSource  string    `json:"data_as_of_source,omitempty"` // what DataAsOf is (AsOfSource values)
+	Loaded     bool      `json:"loaded"`
+	Entries    int       `json:"entries,omitempty"`
+	DataAsOf   time.Time `json:"data_as_of,omitzero"`
+	AgeSeconds int64     `json:"age_seconds,omitempty"`
+	AsOfSource string    `json:"data_as_of_source,omitempty"` // what DataAsOf is (AsOfSource values)
+	// AsOfWarning is set when DataAsOf is only a file's modification time (FileModTimeWarning).
+	AsOfWarning string    `json:"data_as_of_warning,omitempty"`
 	Source      string    `json:"source,omitempty"`
 	Refreshed   bool      `json:"refreshed"` // a Refresher keeps the list (false with --sanctions-dir)
 	LastSuccess time.Time `json:"last_success,omitzero"`
@@ -23,12 +25,21 @@ type Status struct {
 	NextAttempt time.Time `json:"next_attempt,omitzero"`
 }
 
+// FileModTimeWarning is what /readyz, /health and the start log say when a list's data_as_of is a file's
+// modification time: OFAC's CSV set carries no publication date, and a copy resets the time.
+const FileModTimeWarning = "data_as_of is the list files' modification time, not OFAC's publication date: a copy " +
+	"made today of an old list reports today. Load SDN.XML (it states its Publish_Date) or let payguard download " +
+	"the list (the server's Last-Modified is recorded)"
+
 // StatusOf describes the list s serves, with r's refresh state when r is not nil, at now.
 func StatusOf(s *Screener, r *Refresher, now time.Time) Status {
 	var st Status
 	if l := s.List(); l != nil {
 		st.Loaded, st.Entries, st.DataAsOf, st.Source = true, l.Len(), l.DataAsOf().UTC(), l.Source()
 		st.AsOfSource = l.DataAsOfSource()
+		if st.AsOfSource == AsOfFileModTime {
+			st.AsOfWarning = FileModTimeWarning
+		}
 		st.AgeSeconds = max(int64(now.Sub(l.DataAsOf())/time.Second), 0)
 	}
 	if r != nil {
@@ -55,6 +66,9 @@ var (
 		"Entries in the sanctions list being served (absent without a list).", nil, nil)
 	descAsOf = prometheus.NewDesc("payguard_sanctions_data_as_of_timestamp_seconds",
 		"Unix time of the served list's publication (data_as_of; absent without a list).", nil, nil)
+	descAsOfMtime = prometheus.NewDesc("payguard_sanctions_data_as_of_is_file_mtime",
+		"1 when the served list's data_as_of is only a file's modification time (a copy of an old list made today "+
+			"reports today), 0 when it is a publication date, a server's Last-Modified or a fetch time (absent without a list).", nil, nil)
 	descAge = prometheus.NewDesc("payguard_sanctions_list_age_seconds",
 		"Seconds since the served list's data_as_of (absent without a list).", nil, nil)
 	descSuccess = prometheus.NewDesc("payguard_sanctions_last_success_timestamp_seconds",
@@ -77,7 +91,7 @@ func NewCollector(s *Screener, r *Refresher, now func() time.Time) prometheus.Co
 }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLoaded, descEntries, descAsOf, descAge, descSuccess, descError, descFailures, descNext} {
+	for _, d := range []*prometheus.Desc{descLoaded, descEntries, descAsOf, descAsOfMtime, descAge, descSuccess, descError, descFailures, descNext} {
 		ch <- d
 	}
 }
@@ -96,6 +110,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descLoaded, 1)
 		gauge(descEntries, float64(st.Entries))
 		unix(descAsOf, st.DataAsOf)
+		mtime := 0.0
+		if st.AsOfSource == AsOfFileModTime {
+			mtime = 1
+		}
+		gauge(descAsOfMtime, mtime)
 		gauge(descAge, float64(st.AgeSeconds))
 	}
 	if st.Refreshed {

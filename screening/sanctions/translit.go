@@ -13,8 +13,11 @@ var abdArticle = map[string]bool{"abdul": true, "abdel": true, "abdal": true, "a
 // matchTokens returns the tokens of a name for fuzzy matching: nameTokens, with "abdul" and its spellings
 // written out as "abd al" when another word follows (a compound given name; a final Abdul is a family name
 // and stays).
-func matchTokens(s string) []string {
-	toks := nameTokens(s)
+func matchTokens(s string) []string { return abdRewrite(nameTokens(s)) }
+
+// abdRewrite writes "abdul" and its spellings out as "abd al" when another word follows (see matchTokens).
+// It returns toks itself when there is nothing to rewrite.
+func abdRewrite(toks []string) []string {
 	n := 0
 	for i, t := range toks {
 		if abdArticle[t] && i+1 < len(toks) {

@@ -33,6 +33,13 @@ var particles = map[string]bool{
 	"do": true, "dos": true, "di": true, "du": true, "van": true, "von": true, "der": true,
 }
 
+// connectors are the Arabic article and nasab particles, which stand for one another as people write a
+// name ("Given bin Family", "Given al-Family"): two different connectors partner at particlePairSim. The
+// other particles (de, van, ...) do not: they belong to other naming customs, and pairing them would make
+// every query with "al" meet the thousands of names with "de".
+var connectors = map[string]bool{"al": true, "el": true, "ul": true, "bin": true, "ibn": true, "bint": true,
+	"binti": true, "ben": true}
+
 // nasab are the particles that start a patronymic chain in a given-name part.
 var nasab = map[string]bool{"bin": true, "ibn": true, "bint": true, "binti": true, "ben": true}
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/store"
@@ -122,6 +123,9 @@ func EndpointURL(raw string) (string, *Error) {
 	}
 	if len(raw) > maxURLLen {
 		return "", Errorf(http.StatusBadRequest, CodeInvalidURL, fmt.Sprintf("url is longer than %d bytes", maxURLLen))
+	}
+	if !utf8.ValidString(raw) {
+		return "", Errorf(http.StatusBadRequest, CodeInvalidURL, "url is not valid UTF-8")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Fragment != "" {

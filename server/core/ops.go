@@ -3,8 +3,12 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/payguard/payguard/screening"
 )
 
 // SanctionsGate is 503 before payment when no sanctions list is loaded: screening without it would sell an
@@ -16,9 +20,21 @@ func (s *Service) SanctionsGate() *Error {
 	return Errorf(http.StatusServiceUnavailable, CodeSanctionsUnavailable, "sanctions data is not loaded yet; nothing was charged")
 }
 
-// Check prepares the check operation: at least one input, each valid (SPEC §10), and a sanctions list
-// loaded. The channel has already trimmed the fields and bounded their length.
+// Check prepares the check operation: at least one input, each valid UTF-8 and bounded (SPEC §10), then
+// the checker's own validation, and a sanctions list loaded. The channels hand over the fields as sent
+// (trimmed of surrounding white space); this is the one place they are judged, for HTTP and MCP alike.
 func (s *Service) Check(q CheckQuery) (*Op, *Error) {
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{{"name", q.Name, screening.MaxNameLen}, {"address", q.Address, screening.MaxAddressLen}, {"domain", q.Domain, screening.MaxDomainLen}} {
+		if !utf8.ValidString(f.value) {
+			return nil, Errorf(http.StatusBadRequest, CodeInvalidParameter, f.name+" is not valid UTF-8")
+		}
+		if len(f.value) > f.max {
+			return nil, Errorf(http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("%s is longer than %d bytes", f.name, f.max))
+		}
+	}
 	if q.Name == "" && q.Address == "" && q.Domain == "" {
 		return nil, Errorf(http.StatusBadRequest, CodeMissingInput, "give at least one of name, address (wallet) or domain")
 	}
@@ -28,7 +44,7 @@ func (s *Service) Check(q CheckQuery) (*Op, *Error) {
 	if e := s.SanctionsGate(); e != nil {
 		return nil, e
 	}
-	return &Op{Route: RouteCheck, Work: func(ctx context.Context) (Done, *Error) {
+	return &Op{Route: RouteCheck, Input: fingerprint(q.Name, q.Address, q.Domain), Work: func(ctx context.Context) (Done, *Error) {
 		res, err := s.o.Checker.Check(ctx, q)
 		if err != nil {
 			s.o.Logger.Error("check failed", "err", err)
@@ -48,7 +64,7 @@ func (s *Service) Preflight(body []byte) (*Op, *Error) {
 	if e := s.SanctionsGate(); e != nil {
 		return nil, e
 	}
-	return &Op{Route: RoutePreflight, Work: func(ctx context.Context) (Done, *Error) {
+	return &Op{Route: RoutePreflight, Input: fingerprint(string(body)), Work: func(ctx context.Context) (Done, *Error) {
 		d, err := s.o.Preflight.Decide(ctx, input)
 		if err != nil {
 			if errors.Is(err, ErrSigningUnavailable) {
@@ -70,6 +86,9 @@ func (s *Service) Endpoint(ctx context.Context, rawURL, method string, methodGiv
 	if e != nil {
 		return nil, e
 	}
+	if !utf8.ValidString(method) {
+		return nil, Errorf(http.StatusBadRequest, CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
+	}
 	method = strings.ToUpper(strings.TrimSpace(method))
 	if (methodGiven || method != "") && !knownMethods[method] {
 		return nil, Errorf(http.StatusBadRequest, CodeInvalidMethod, "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
@@ -78,7 +97,7 @@ func (s *Service) Endpoint(ctx context.Context, rawURL, method string, methodGiv
 	if e != nil {
 		return nil, e
 	}
-	return &Op{Route: RouteEndpoint, Work: func(context.Context) (Done, *Error) {
+	return &Op{Route: RouteEndpoint, Input: fingerprint(target, method), Work: func(context.Context) (Done, *Error) {
 		result.DataAsOf = s.DataAsOf()
 		return Done{Body: result}, nil
 	}}, nil

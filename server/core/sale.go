@@ -22,10 +22,12 @@ type Done struct {
 	ReceiptID string
 }
 
-// Op is an operation prepared from validated input, ready to sell: its route's terms and its work.
+// Op is an operation prepared from validated input, ready to sell: its route's terms, its work, and its
+// input's fingerprint (a kept result is given again only to the same payment for the same input).
 type Op struct {
 	Route Route
 	Work  Work
+	Input string
 }
 
 // Sale is one call of a prepared operation on a channel.
@@ -83,6 +85,10 @@ func (s *Service) Sell(ctx context.Context, c Sale) Outcome {
 	}
 	charge, err := s.o.Seller.Begin(ctx, c.Offer, c.Payment)
 	if err != nil {
+		// A payment presented again: the payer may have lost the answer to a settled call.
+		if out, ok := s.redeliverIfUsed(ctx, c, err); ok {
+			return out
+		}
 		return s.paymentFailure(c, err)
 	}
 	done, e := c.Op.Work(ctx)
@@ -91,12 +97,25 @@ func (s *Service) Sell(ctx context.Context, c Sale) Outcome {
 		s.o.CountPayment(c.Metric, PayNotDone)
 		return Outcome{Err: e}
 	}
-	settled, err := charge.Settle(ctx)
+	settled, err, e := s.settleAndKeep(ctx, c, charge, done)
+	if e != nil {
+		s.o.CountPayment(c.Metric, PayNotDone)
+		return Outcome{Err: e}
+	}
 	if err != nil {
 		return s.paymentFailure(c, err)
 	}
 	s.o.CountPayment(c.Metric, PaySettled)
 	return Outcome{Done: &done, Settled: settled}
+}
+
+// redeliverIfUsed is redeliver for a payment Begin refused as already presented.
+func (s *Service) redeliverIfUsed(ctx context.Context, c Sale, err error) (Outcome, bool) {
+	var perr *fees.PaymentError
+	if !errors.As(err, &perr) || perr.Reason != fees.ReasonNonceUsed {
+		return Outcome{}, false
+	}
+	return s.redeliver(ctx, c)
 }
 
 // sellTrial counts a free call for the client IP. Exhausted or uncountable: no free work it cannot count.
@@ -143,11 +162,7 @@ func (s *Service) paymentFailure(c Sale, err error) Outcome {
 		return Outcome{Required: &Required{Reason: failed.Response.ErrorReason, Failed: failed.Response}}
 	case errors.As(err, &unknown):
 		s.o.Logger.Error("settlement outcome unknown", "route", c.Metric, "nonce", unknown.Nonce, "err", err)
-		e := Errorf(StatusSettlementOutcomeUnknown, CodeSettlementOutcomeUnknown,
-			"the facilitator gave no usable answer to the settlement request; the transfer may have happened. "+
-				"Check the authorization nonce on chain; do not pay again automatically")
-		e.Nonce = unknown.Nonce
-		return Outcome{Err: e}
+		return Outcome{Err: outcomeUnknown(unknown.Nonce)}
 	case errors.Is(err, fees.ErrSigningUnavailable):
 		return Outcome{Err: SigningUnavailable(s.o.Logger, err)}
 	case errors.Is(err, fees.ErrFacilitatorUnavailable):

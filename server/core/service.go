@@ -12,6 +12,7 @@ import (
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/memory"
 )
 
 // Options wires a Service.
@@ -26,6 +27,12 @@ type Options struct {
 	IndexFreshness time.Duration
 	// TrustedProxies are the peers whose X-Forwarded-For is read for the client IP the trial counts.
 	TrustedProxies []netip.Prefix
+	// Deliveries keeps each paid call's result for its payment (DeliveryWindow); nil: an in-memory store
+	// (one process; `payguard serve` passes its store, shared by a fleet).
+	Deliveries Deliveries
+	// SettleWait is how long a retry of a payment whose settlement is still in flight waits for its outcome
+	// (the facilitator's settle timeout and a margin); 0: 30 s.
+	SettleWait time.Duration
 	// CountPayment and CountTrial receive the payment outcomes and trial results (nil: not counted).
 	CountPayment func(route, outcome string)
 	CountTrial   func(result string)
@@ -46,6 +53,12 @@ func New(o Options) (*Service, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Deliveries == nil {
+		o.Deliveries = memory.New()
+	}
+	if o.SettleWait <= 0 {
+		o.SettleWait = 30 * time.Second
 	}
 	if o.CountPayment == nil {
 		o.CountPayment = func(string, string) {}
@@ -88,6 +101,7 @@ const (
 	PayUnknown     = "settlement_unknown"      // settlement_outcome_unknown
 	PayUnavailable = "facilitator_unavailable" // 503, nothing settled
 	PayNotDone     = "work_failed"             // verified, the work failed, nothing settled
+	PayRedelivered = "redelivered"             // a settled payment presented again: its kept result, no charge
 )
 
 // Free-trial results counted in payguard_server_trial_calls_total.

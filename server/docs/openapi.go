@@ -23,6 +23,11 @@ func textBody(desc string) obj {
 		"content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}
 }
 
+func htmlBody(desc string) obj {
+	return obj{"description": desc, "headers": dataAsOfHeader(),
+		"content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}
+}
+
 func dataAsOfHeader() obj {
 	return obj{"X-Data-As-Of": obj{"description": "Time of the sanctions data (RFC 3339), or 1970-01-01T00:00:00Z while no list is loaded.",
 		"schema": obj{"type": "string"}}}
@@ -156,6 +161,7 @@ func OpenAPI(i Info) ([]byte, error) {
 		"/.well-known/payguard-keys.json": freeGet("Receipt verification keys (JWK Set; pin them)", "getReceiptKeys",
 			jsonBody("Public JWK Set.", ref("JWKS")), obj{"503": errResp("receipt_signing_unavailable: keys unavailable.")}),
 		"/mcp":                      mcpPath(i),
+		"/":                         freeGet("The page for people: what the service is, whether paid calls work, links", "getHome", htmlBody("An HTML page."), nil),
 		"/terms":                    freeGet("Terms of service", "getTerms", textBody("Plain text."), nil),
 		"/privacy":                  freeGet("Privacy notice", "getPrivacy", textBody("Plain text."), nil),
 		"/.well-known/security.txt": freeGet("Security contact (RFC 9116)", "getSecurityTxt", textBody("security.txt."), nil),

@@ -172,7 +172,9 @@ func schemas() obj {
 			"required": []string{"status", "version", "sanctions", "data_as_of"},
 			"properties": obj{
 				"status":  obj{"type": "string", "enum": []string{"ok", "degraded", "unavailable"}},
-				"version": obj{"type": "string"},
+				"version": obj{"type": "string", "description": "The HTTP API's version (openapi.json's info.version), not the build's: /status gives both."},
+				"paid_calls": obj{"type": "object", "description": "Whether a paid call would be answered now, and if not why (no sanctions list, store, facilitator).",
+					"properties": obj{"ok": obj{"type": "boolean"}, "why": obj{"type": "string"}}},
 				"sanctions": obj{"type": "object", "required": []string{"ready"}, "properties": obj{
 					"ready":       obj{"type": "boolean"},
 					"data_as_of":  obj{"type": "string", "format": "date-time"},

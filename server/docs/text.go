@@ -94,8 +94,9 @@ func Terms(i Info) string {
 func Privacy(i Info) string {
 	return fmt.Sprintf(`payguard privacy notice
 
-- Request bodies (preflight inputs, challenges, carts) are processed in memory and not stored.
-- Query parameters of checks (names, wallets, domains) are not logged or stored.
+- Request bodies (preflight inputs, challenges, carts) and query parameters of checks (names, wallets,
+  domains) are not logged. They are stored only inside the result of a paid call, kept one hour so that a
+  retry of the same payment gets the result it paid for, then deleted.
 - No receipt history is kept. Signed receipts are returned to you; keep them private, since a JWS is readable.
 - Free trial: a counter per client IP address (IPv6 per /64) and UTC day is kept for %s, then deleted.
 - Logs hold one line per request: method, path, status, size, latency, and for preflights the decision and

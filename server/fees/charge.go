@@ -11,6 +11,9 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
+// ReasonNonceUsed is the x402 reason of a payment presented again (Begin's refusal of a claimed payment).
+const ReasonNonceUsed = "invalid_exact_evm_nonce_already_used"
+
 // ErrAlreadyUsed is what a NonceGuard returns for a payment it has seen (store.ErrAlreadyUsed satisfies
 // errors.Is through the guard's adapter, see NonceGuardFunc).
 var ErrAlreadyUsed = errors.New("fees: payment already used")
@@ -154,7 +157,7 @@ func (s *Seller) Begin(ctx context.Context, o Offer, p *Payment) (*Charge, error
 	key := p.NonceKey(s.terms.Network)
 	if err := s.nonces.Mark(ctx, key, s.nonceTTL()); err != nil {
 		if errors.Is(err, ErrAlreadyUsed) {
-			return nil, &PaymentError{Reason: "invalid_exact_evm_nonce_already_used", Message: "this payment was already presented"}
+			return nil, &PaymentError{Reason: ReasonNonceUsed, Message: "this payment was already presented"}
 		}
 		return nil, fmt.Errorf("%w: nonce guard: %v", ErrFacilitatorUnavailable, err)
 	}

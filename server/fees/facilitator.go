@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/payguard/payguard/internal/egress"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -75,7 +76,7 @@ type Facilitator struct {
 // its own transport is made, so the service's other traffic never shares its pool).
 func NewFacilitator(baseURL string, client *http.Client, verifyTimeout, settleTimeout time.Duration) *Facilitator {
 	if client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr := egress.Transport() // never through payguard's own listener
 		tr.MaxIdleConnsPerHost = 64
 		client = &http.Client{Transport: tr}
 	}

@@ -8,12 +8,15 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
-// PayToMissing explains the one setting `payguard serve` cannot start without, and how to give it.
+// PayToMissing explains the setting `payguard serve` cannot start without, and how to give it (with the
+// operator's contact and, off the testnet, a facilitator: config.ServerConfig.ServeProblems).
 const PayToMissing = `server.fees.pay_to is not set: the service is paid in USDC and needs the public wallet
-address (0x…) that receives its fees. Everything else has a working default. To start:
+address (0x…) that receives its fees. To start:
 
   payguard config default > payguard.yaml
-  # edit payguard.yaml: server.fees.pay_to: "0xYourWallet"  (and server.base_url for a public host)
+  # edit payguard.yaml: server.fees.pay_to: "0xYourWallet", server.contact: "mailto:you@example.com",
+  # server.fees.facilitator_url (Base mainnet; or network: eip155:84532 for the public testnet facilitator),
+  # and server.base_url for a public host
   payguard serve --config payguard.yaml`
 
 // TermsFromConfig completes server.fees from the known USDC table: the asset, its EIP-712 name and version, and

@@ -195,10 +195,16 @@ func (h *Handler) addTools() {
 	sdk.AddTool(h.mcp, tool(ToolCheckEndpoint), h.checkEndpoint)
 }
 
-// sanctionsGate refuses paid screening without a sanctions list (never an "unknown" sold for money).
-func (h *Handler) checkPayee(ctx context.Context, req *sdk.CallToolRequest, in CheckPayeeArgs) (*sdk.CallToolResult, any, error) {
-	op, e := h.core.Check(core.CheckQuery{Name: strings.TrimSpace(in.Name), Address: strings.TrimSpace(in.Wallet),
-		Domain: strings.TrimSpace(in.Domain)})
+// checkPayee is the check operation (/v1/check's). Its text is read from the arguments as sent
+// (core.StringArgs), not from in: the SDK's decoding has turned bytes that are not UTF-8 into U+FFFD, and the
+// core must see them to refuse them before payment, as it does over HTTP.
+func (h *Handler) checkPayee(ctx context.Context, req *sdk.CallToolRequest, _ CheckPayeeArgs) (*sdk.CallToolResult, any, error) {
+	args, e := core.StringArgs(req.Params.Arguments)
+	if e != nil {
+		return h.errorResult(e), nil, nil
+	}
+	op, e := h.core.Check(core.CheckQuery{Name: strings.TrimSpace(args["name"]), Address: strings.TrimSpace(args["wallet"]),
+		Domain: strings.TrimSpace(args["domain"])})
 	if e != nil {
 		return h.errorResult(e), nil, nil
 	}
@@ -220,9 +226,13 @@ func (h *Handler) preflight(ctx context.Context, req *sdk.CallToolRequest, _ Pre
 }
 
 // checkEndpoint is the endpoint operation (/v1/endpoint's): URL and method checked, index fresh, the URL
-// listed and its method known, all before payment.
-func (h *Handler) checkEndpoint(ctx context.Context, req *sdk.CallToolRequest, in CheckEndpointArgs) (*sdk.CallToolResult, any, error) {
-	op, e := h.core.Endpoint(ctx, in.URL, in.Method, false)
+// listed and its method known, all before payment. The text is read as sent, as in checkPayee.
+func (h *Handler) checkEndpoint(ctx context.Context, req *sdk.CallToolRequest, _ CheckEndpointArgs) (*sdk.CallToolResult, any, error) {
+	args, e := core.StringArgs(req.Params.Arguments)
+	if e != nil {
+		return h.errorResult(e), nil, nil
+	}
+	op, e := h.core.Endpoint(ctx, args["url"], args["method"], false)
 	if e != nil {
 		return h.errorResult(e), nil, nil
 	}

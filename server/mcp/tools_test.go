@@ -237,8 +237,13 @@ func TestPaidCheckPayeeSettlesOnce(t *testing.T) {
 		t.Fatalf("settled %v", req)
 	}
 
-	// The same payment again: refused before /settle, and the work is not delivered.
+	// The same payment again for the same question: the kept result (SPEC §8.6), nothing settled again.
 	res, sc = e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p})
+	if res.IsError || sc["risk"] != "high" || res.Meta[MetaPaymentResponse].(map[string]any)["transaction"] != "0xabc" {
+		t.Fatalf("retry: %v %v", sc, res.Meta)
+	}
+	// For another question: refused before /settle, and the work is not delivered.
+	res, sc = e.call(s, ToolCheckPayee, map[string]any{"wallet": cleanAddr}, sdk.Meta{MetaPayment: p})
 	if pr := paymentRequired(t, res, sc); pr["error"] != "invalid_exact_evm_nonce_already_used" {
 		t.Fatalf("replay: %v", pr["error"])
 	}
@@ -612,7 +617,8 @@ func TestSalesAndTrialsAreCounted(t *testing.T) {
 	if res, sc := e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p}); res.IsError {
 		t.Fatalf("paid call: %v", sc)
 	}
-	e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p}) // the replay: refused by /verify
+	e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: p})                           // the retry: the kept result
+	e.call(s, ToolCheckPayee, map[string]any{"name": "Acme"}, sdk.Meta{MetaPayment: p}) // the replay: refused
 	e.fac.VerifyMode.Store("5xx")
 	e.call(s, ToolCheckPayee, args, sdk.Meta{MetaPayment: payment(e.challengeFor(s, ToolCheckPayee, args))})
 	got := metrictest.Counters(t, e.registry)
@@ -620,6 +626,7 @@ func TestSalesAndTrialsAreCounted(t *testing.T) {
 		"payguard_server_payments_total|settled|/mcp":                 1,
 		"payguard_server_payments_total|invalid|/mcp":                 3, // challengeFor's two malformed payments, the replay
 		"payguard_server_payments_total|facilitator_unavailable|/mcp": 1,
+		"payguard_server_payments_total|redelivered|/mcp":             1,
 		"payguard_server_trial_calls_total|granted":                   3,
 		"payguard_server_trial_calls_total|exhausted":                 1, // the fourth free call
 	} {

@@ -55,8 +55,12 @@ var (
 	bucketMeta         = []byte("meta")         // "index_updated_at" → time (MarshalBinary)
 	bucketSellers      = []byte("sellers")      // host that answered 402 → empty (store.Sellers)
 	bucketCatPrices    = []byte("catprices")    // category → nested bucket: URL → CategoryPrice JSON
+	bucketDeliveries   = []byte("deliveries")   // delivery key → value, expiry (unix ns) (store.Deliveries)
+	bucketSitePayees   = []byte("sitepayees")   // site → nested bucket: SitePayee.Key() → SitePayee JSON
+	bucketAlarms       = []byte("alarms")       // seller host → store.Alarm JSON (store.Alarms)
 	allBuckets         = [][]byte{bucketBudgets, bucketReservations, bucketHolds, bucketHoldKeys, bucketTickets,
-		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices}
+		bucketTicketIDs, bucketTicketExpiry, bucketSeen, bucketTrial, bucketObservations, bucketMeta, bucketSellers, bucketCatPrices,
+		bucketDeliveries, bucketSitePayees, bucketAlarms}
 	keyIndexUpdatedAt = []byte("index_updated_at")
 )
 
@@ -287,6 +291,9 @@ func (s *Store) purge(tx *bbolt.Tx, now time.Time) error {
 		return err
 	}
 	if err := expired(tx.Bucket(bucketTrial), second); err != nil {
+		return err
+	}
+	if err := expired(tx.Bucket(bucketDeliveries), second); err != nil {
 		return err
 	}
 	// Tickets are not swept here: an expired ticket's reservation is released with it, under the ledger's

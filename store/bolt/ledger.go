@@ -55,7 +55,20 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if err := store.CheckCommit(budget, day, reservationID); err != nil {
 		return err
 	}
-	return s.commit(ctx, budget, day, reservationID)
+	return s.commit(ctx, budget, day, reservationID, -1)
+}
+
+// Settle implements store.Ledger as Commit does (journaled, not waiting for the file): the settled amount
+// becomes spent and the rest of the reservation leaves reserved. A lost settle loses only the split between
+// reserved and spent, never budget, as for Commit.
+func (s *Store) Settle(ctx context.Context, budget, day, reservationID string, settledMicros int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := store.CheckSettle(budget, day, reservationID, settledMicros); err != nil {
+		return err
+	}
+	return s.commit(ctx, budget, day, reservationID, settledMicros)
 }
 
 // State implements store.Ledger; an unknown budget or day is all zeros. It counts queued operations, as the

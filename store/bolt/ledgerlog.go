@@ -57,7 +57,8 @@ import (
 const (
 	opReserve = "reserve"
 	opCommit  = "commit"
-	opTrial   = "trial" // a free-trial counter's new value (trial.go)
+	opSettle  = "settle" // a commit for less than the reservation: Amount is what was spent (an upto payment)
+	opTrial   = "trial"  // a free-trial counter's new value (trial.go)
 )
 
 // ledgerOp is one journaled ledger operation. The exported fields are its journal record.
@@ -478,7 +479,7 @@ func (s *Store) ticketIDFreeLocked(id string) error {
 
 // commit queues moving a reservation from reserved to spent; a reservation committed before is left as it
 // is. A reservation unknown under that budget and day is ErrNotFound; on any error nothing is queued.
-func (s *Store) commit(ctx context.Context, budget, day, id string) error {
+func (s *Store) commit(ctx context.Context, budget, day, id string, settled int64) error {
 	l := &s.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -499,15 +500,22 @@ func (s *Store) commit(ctx context.Context, budget, day, id string) error {
 	if r.committed {
 		return nil
 	}
+	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id}
+	spent := r.amount
+	if settled >= 0 {
+		if settled > r.amount {
+			return store.SettledAbove(id, settled, r.amount)
+		}
+		op.Kind, op.Amount, spent = opSettle, settled, settled
+	}
 	f, err := s.budgetLocked(key)
 	if err != nil {
 		return err
 	}
-	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id}
 	if err := s.enqueueLocked(op); err != nil {
 		return err
 	}
-	f.spent += r.amount
+	f.spent += spent
 	f.reserved -= r.amount
 	f.refs++
 	l.budgets[key] = f
@@ -724,14 +732,18 @@ func applyOp(tx *bbolt.Tx, op *ledgerOp) error {
 			return nil // checked when queued; kept from failing the whole batch should a record be replayed twice
 		}
 		return putTicketTx(tx, t, op.Ticket)
-	case opCommit:
+	case opCommit, opSettle:
 		rec := res.Get(resKey)
 		if len(rec) < 9 || string(rec[9:]) != string(key) || rec[8] != resOpen {
 			return nil
 		}
 		amount := int64(binary.BigEndian.Uint64(rec[:8]))
+		settled := amount
+		if op.Kind == opSettle && op.Amount >= 0 && op.Amount <= amount {
+			settled = op.Amount // checked when queued; a replayed record out of range commits the whole amount
+		}
 		spent, reserved := readBudget(budgets, key)
-		if err := writeBudget(budgets, key, spent+amount, reserved-amount); err != nil {
+		if err := writeBudget(budgets, key, spent+settled, reserved-amount); err != nil {
 			return err
 		}
 		done := append([]byte(nil), rec...)

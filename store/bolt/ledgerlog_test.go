@@ -316,3 +316,22 @@ func frame(payload []byte) []byte {
 	rec = binary.BigEndian.AppendUint32(rec, crc32.Checksum(payload, castagnoli))
 	return append(rec, payload...)
 }
+
+// A journaled settle (an upto payment's usage) replays as what was settled: the settled amount spent, the
+// rest of the reservation released; a record whose amount is out of range commits the whole reservation.
+func TestJournalReplaysSettle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	ctx := context.Background()
+	openLog(t, path).Close()
+	writeJournal(t, path, 0, nil,
+		ledgerOp{Seq: 1, Kind: opReserve, Budget: "agent", Day: logDay, ID: "u1", Amount: 200},
+		ledgerOp{Seq: 2, Kind: opReserve, Budget: "agent", Day: logDay, ID: "u2", Amount: 100},
+		ledgerOp{Seq: 3, Kind: opSettle, Budget: "agent", Day: logDay, ID: "u1", Amount: 70},
+		ledgerOp{Seq: 4, Kind: opSettle, Budget: "agent", Day: logDay, ID: "u2", Amount: 101},
+		ledgerOp{Seq: 5, Kind: opSettle, Budget: "agent", Day: logDay, ID: "u1", Amount: 0}) // settled already: no-op
+	s := openLog(t, path)
+	defer s.Close()
+	if st, err := s.State(ctx, "agent", logDay); err != nil || st.Spent != 170 || st.Reserved != 0 {
+		t.Fatalf("State after the replay = %+v, %v; want spent 170 (70 settled + 100 whole), reserved 0", st, err)
+	}
+}

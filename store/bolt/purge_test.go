@@ -58,6 +58,9 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	if err := s.MarkPaymentSeen(ctx, "sha256:aa", time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.PutDelivery(ctx, "pay:aa", []byte("result"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.ReserveTicket(ctx, "agent", today, 1, 100, store.Ticket{ID: "t", Key: "k", ExpiresAt: clock.now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]int{
-		"trial": 0, "seen": 0, "ticketids": 0, "tickets": 0, "ticketexpiry": 0,
+		"trial": 0, "seen": 0, "deliveries": 0, "ticketids": 0, "tickets": 0, "ticketexpiry": 0,
 		"budgets": 2, "reservations": 3, // today's two (one the ticket's, kept after it expired) and 2026-11-24's; 2026-10-01's is gone
 	} {
 		if got := s.countKeys(t, []byte(name)); got != want {

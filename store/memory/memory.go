@@ -19,20 +19,23 @@ const purgeEvery = time.Minute
 type Store struct {
 	now func() time.Time
 
-	mu        sync.Mutex
-	closed    bool
-	lastPurge time.Time
-	budgets   map[budgetDay]*budgetState
-	holds     map[string]*store.Hold
-	holdOrder []string                   // creation order, to break CreatedAt ties in FindHold
-	tickets   map[string][]*store.Ticket // by key, in put order
-	ticketIDs map[string]bool
-	seen      map[string]time.Time // payment digest → expiry
-	trials    map[trialKey]*trialEntry
-	obs       map[string][]store.Observation   // by URL, in put order
-	sellers   map[string]struct{}              // hosts that answered 402 (store.Sellers)
-	catPrices map[string][]store.CategoryPrice // category price sample (store.CategoryPrices)
-	updatedAt time.Time
+	mu         sync.Mutex
+	closed     bool
+	lastPurge  time.Time
+	budgets    map[budgetDay]*budgetState
+	holds      map[string]*store.Hold
+	holdOrder  []string                   // creation order, to break CreatedAt ties in FindHold
+	tickets    map[string][]*store.Ticket // by key, in put order
+	ticketIDs  map[string]bool
+	seen       map[string]time.Time // payment digest → expiry
+	deliveries map[string]delivery  // store.Deliveries
+	trials     map[trialKey]*trialEntry
+	obs        map[string][]store.Observation        // by URL, in put order
+	sellers    map[string]struct{}                   // hosts that answered 402 (store.Sellers)
+	catPrices  map[string][]store.CategoryPrice      // category price sample (store.CategoryPrices)
+	sitePayees map[string]map[string]store.SitePayee // site → key → entry (store.SitePayees)
+	alarms     map[string]store.Alarm                // settlement alarms by host (store.Alarms)
+	updatedAt  time.Time
 	// nextRelease is the earliest ExpiresAt of a stored ticket neither taken nor released (zero: none), so
 	// that finding nothing to release costs one comparison (release.go).
 	nextRelease time.Time
@@ -69,16 +72,19 @@ func New() *Store { return NewWithClock(time.Now) }
 // (UseHold's expiry check, payment-digest and trial-counter expiry).
 func NewWithClock(now func() time.Time) *Store {
 	return &Store{
-		now:       now,
-		budgets:   map[budgetDay]*budgetState{},
-		holds:     map[string]*store.Hold{},
-		tickets:   map[string][]*store.Ticket{},
-		ticketIDs: map[string]bool{},
-		seen:      map[string]time.Time{},
-		trials:    map[trialKey]*trialEntry{},
-		obs:       map[string][]store.Observation{},
-		sellers:   map[string]struct{}{},
-		catPrices: map[string][]store.CategoryPrice{},
+		now:        now,
+		budgets:    map[budgetDay]*budgetState{},
+		holds:      map[string]*store.Hold{},
+		tickets:    map[string][]*store.Ticket{},
+		ticketIDs:  map[string]bool{},
+		seen:       map[string]time.Time{},
+		deliveries: map[string]delivery{},
+		trials:     map[trialKey]*trialEntry{},
+		obs:        map[string][]store.Observation{},
+		sellers:    map[string]struct{}{},
+		catPrices:  map[string][]store.CategoryPrice{},
+		sitePayees: map[string]map[string]store.SitePayee{},
+		alarms:     map[string]store.Alarm{},
 	}
 }
 
@@ -139,6 +145,19 @@ func (s *Store) reserveLocked(budget, day string, amountMicros, capMicros int64)
 
 // Commit implements store.Ledger.
 func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) error {
+	return s.settle(ctx, budget, day, reservationID, -1)
+}
+
+// Settle implements store.Ledger.
+func (s *Store) Settle(ctx context.Context, budget, day, reservationID string, settledMicros int64) error {
+	if err := store.CheckSettle(budget, day, reservationID, settledMicros); err != nil {
+		return err
+	}
+	return s.settle(ctx, budget, day, reservationID, settledMicros)
+}
+
+// settle commits a reservation for settled micro-dollars; -1 is the whole amount (Commit).
+func (s *Store) settle(ctx context.Context, budget, day, reservationID string, settled int64) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -151,11 +170,18 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 	if r == nil {
 		return store.NoReservation(budget, day, reservationID)
 	}
-	if !r.committed {
-		r.committed = true
-		b.reserved -= r.amount
-		b.spent += r.amount
+	if r.committed {
+		return nil
 	}
+	if settled < 0 {
+		settled = r.amount
+	}
+	if settled > r.amount {
+		return store.SettledAbove(reservationID, settled, r.amount)
+	}
+	r.committed = true
+	b.reserved -= r.amount
+	b.spent += settled
 	return nil
 }
 

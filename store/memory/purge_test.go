@@ -25,6 +25,9 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	if err := s.MarkPaymentSeen(ctx, "d", time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.PutDelivery(ctx, "pay:d", []byte("result"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.ReserveTicket(ctx, "agent", "2026-11-22", 1, 100, store.Ticket{ID: "t", Key: "k", ExpiresAt: now.Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.trials) != 0 || len(s.seen) != 0 || len(s.tickets) != 0 || len(s.ticketIDs) != 0 || len(s.budgets) != 2 {
+	if len(s.trials) != 0 || len(s.seen) != 0 || len(s.deliveries) != 0 || len(s.tickets) != 0 || len(s.ticketIDs) != 0 || len(s.budgets) != 2 {
 		t.Fatalf("after the sweep: %d trials, %d digests, %d ticket keys, %d ticket ids, %d budget days; want 0, 0, 0, 0, 2",
 			len(s.trials), len(s.seen), len(s.tickets), len(s.ticketIDs), len(s.budgets))
 	}

@@ -252,6 +252,11 @@ func (s *Store) purgeLocked() {
 			delete(s.seen, d)
 		}
 	}
+	for k, d := range s.deliveries {
+		if d.expires.Before(now) {
+			delete(s.deliveries, k)
+		}
+	}
 	for key, list := range s.tickets {
 		kept := list[:0]
 		for _, t := range list {

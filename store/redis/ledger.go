@@ -95,6 +95,32 @@ redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], amount)
 return 1
 `)
 
+// settleScript: KEYS[1] ledger hash; ARGV id, settled micros (canonical decimal). Like commitScript, but
+// only the settled amount becomes spent: the whole reservation leaves reserved, and the rest leaves total.
+// Amounts are compared as canonical decimal strings and moved with HINCRBY, never as Lua numbers. Returns 1 (settled now, or committed
+// before), 0 (unknown) or {2, reserved} (settled above the reservation: nothing changes).
+var settleScript = guarded(`
+local function gt(a, b)
+  if #a ~= #b then return #a > #b end
+  return a > b
+end
+if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 1 then return 1 end
+local amount = redis.call('HGET', KEYS[1], 'r:' .. ARGV[1])
+if not amount then return 0 end
+if gt(ARGV[2], amount) then return {2, amount} end
+if amount ~= '0' then
+  redis.call('HINCRBY', KEYS[1], 'reserved', '-' .. amount)
+  redis.call('HINCRBY', KEYS[1], 'total', '-' .. amount)
+end
+if ARGV[2] ~= '0' then
+  redis.call('HINCRBY', KEYS[1], 'spent', ARGV[2])
+  redis.call('HINCRBY', KEYS[1], 'total', ARGV[2])
+end
+redis.call('HDEL', KEYS[1], 'r:' .. ARGV[1])
+redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], ARGV[2])
+return 1
+`)
+
 func (s *Store) ledgerKey(budget, day string) string { return s.key("ledger:", day, ":", budget) }
 
 // ledgerKeys are a budget day's hash and its leases.
@@ -152,6 +178,32 @@ func (s *Store) Commit(ctx context.Context, budget, day, reservationID string) e
 		return store.NoReservation(budget, day, reservationID)
 	}
 	return nil
+}
+
+// Settle implements store.Ledger in one script.
+func (s *Store) Settle(ctx context.Context, budget, day, reservationID string, settledMicros int64) error {
+	if err := store.CheckSettle(budget, day, reservationID, settledMicros); err != nil {
+		return err
+	}
+	res, err := s.run(ctx, settleScript, []string{s.ledgerKey(budget, day)}, reservationID,
+		strconv.FormatInt(settledMicros, 10)).Result()
+	if err != nil {
+		return fmt.Errorf("store/redis: settle %s in budget %s on %s: %w", reservationID, budget, day, s.lost(err))
+	}
+	switch v := res.(type) {
+	case int64:
+		if v == 1 {
+			return nil
+		}
+		return store.NoReservation(budget, day, reservationID)
+	case []any:
+		if len(v) == 2 && v[0] == int64(2) {
+			reserved, _ := v[1].(string)
+			n, _ := strconv.ParseInt(reserved, 10, 64)
+			return store.SettledAbove(reservationID, settledMicros, n)
+		}
+	}
+	return fmt.Errorf("store/redis: settle script returned %v", res)
 }
 
 // State implements store.Ledger; an unknown budget or day is all zeros.

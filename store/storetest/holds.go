@@ -12,7 +12,7 @@ func newHold(id, key string, created, expires time.Time) store.Hold {
 	return store.Hold{
 		ID: id, Key: key, Method: "GET", URL: "https://seller.example/" + key,
 		Decision:     []byte(`{"decision":"hold","reasons":["hold: amount $0.50 above hold threshold $0.25"]}`),
-		AmountMicros: 500_000, CreatedAt: created, ExpiresAt: expires,
+		AmountMicros: 500_000, CreatedAt: created, ExpiresAt: expires, Description: "Weather report for <city>\n",
 	}
 }
 
@@ -21,7 +21,8 @@ func sameHold(t *testing.T, what string, got, want store.Hold) {
 	if got.ID != want.ID || got.Status != want.Status || got.Key != want.Key || got.Method != want.Method ||
 		got.URL != want.URL || !bytes.Equal(got.Decision, want.Decision) || got.AmountMicros != want.AmountMicros ||
 		!got.CreatedAt.Equal(want.CreatedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) ||
-		got.ResolvedBy != want.ResolvedBy || got.Note != want.Note || !got.ResolvedAt.Equal(want.ResolvedAt) {
+		got.ResolvedBy != want.ResolvedBy || got.Note != want.Note || !got.ResolvedAt.Equal(want.ResolvedAt) ||
+		got.Description != want.Description {
 		t.Fatalf("%s:\n got %+v\nwant %+v", what, got, want)
 	}
 }

@@ -126,3 +126,41 @@ func testLedgerOverflow(t *testing.T, s store.Store) {
 	wantErr(t, "Reserve 1 over 2^53+1", err, store.ErrBudgetExceeded)
 	wantState(t, s, "exact", day, 0, p)
 }
+
+// testSettle: an upto payment settles its usage, at most the reservation; the rest is released at once.
+func testSettle(t *testing.T, s store.Store) {
+	r1, err := s.Reserve(ctx, "agent", day, 500_000, 1_000_000)
+	must(t, "Reserve r1", err)
+	r2, err := s.Reserve(ctx, "agent", day, 400_000, 1_000_000)
+	must(t, "Reserve r2", err)
+	wantState(t, s, "agent", day, 0, 900_000)
+
+	wantErr(t, "Settle above the reservation", s.Settle(ctx, "agent", day, r1, 500_001), store.ErrInvalid)
+	wantErr(t, "Settle a negative amount", s.Settle(ctx, "agent", day, r1, -1), store.ErrInvalid)
+	wantErr(t, "Settle an unknown reservation", s.Settle(ctx, "agent", day, "nope", 1), store.ErrNotFound)
+	wantErr(t, "Settle under another budget", s.Settle(ctx, "other", day, r1, 1), store.ErrNotFound)
+	wantState(t, s, "agent", day, 0, 900_000)
+
+	must(t, "Settle r1 for 120000", s.Settle(ctx, "agent", day, r1, 120_000))
+	wantState(t, s, "agent", day, 120_000, 400_000)
+	// Idempotent, whatever the second call says: the first settlement stands.
+	must(t, "Settle r1 again", s.Settle(ctx, "agent", day, r1, 500_000))
+	must(t, "Commit r1 after its settle", s.Commit(ctx, "agent", day, r1))
+	wantState(t, s, "agent", day, 120_000, 400_000)
+
+	// Zero is a settlement (no usage): the whole reservation is released.
+	must(t, "Settle r2 for 0", s.Settle(ctx, "agent", day, r2, 0))
+	wantState(t, s, "agent", day, 120_000, 0)
+	// The released share is budget again.
+	_, err = s.Reserve(ctx, "agent", day, 880_000, 1_000_000)
+	must(t, "Reserve what the settlements released", err)
+	_, err = s.Reserve(ctx, "agent", day, 1, 1_000_000)
+	wantErr(t, "Reserve past the cap", err, store.ErrBudgetExceeded)
+
+	// A settlement of the whole amount is a commit; a committed reservation cannot be settled lower.
+	r3, err := s.Reserve(ctx, "c", day, 300, 1_000)
+	must(t, "Reserve r3", err)
+	must(t, "Commit r3", s.Commit(ctx, "c", day, r3))
+	must(t, "Settle r3 after its commit", s.Settle(ctx, "c", day, r3, 1))
+	wantState(t, s, "c", day, 300, 0)
+}

@@ -31,7 +31,7 @@ HELM="${HELM:-helm}"
 if command -v "$HELM" >/dev/null 2>&1; then "$HELM" lint --strict "$HERE" --set example.enabled=true; fi
 
 # The fleet's and serve's configurations are accepted by the binary.
-for mode in "proxyFleet.enabled=true" "serve.enabled=true --set serve.server.fees.pay_to=0x1111111111111111111111111111111111111111"; do
+for mode in "proxyFleet.enabled=true" "serve.enabled=true --set serve.server.fees.pay_to=0x1111111111111111111111111111111111111111 --set serve.server.contact=mailto:ops@example.com --set serve.server.fees.facilitator_url=https://facilitator.example.com"; do
   # shellcheck disable=SC2086
   template --set store.driver=redis --set store.redis.urlSecret=r --set receiptKeys.existingSecret=k --set $mode >"$WORK/mode.yaml"
   "$WORK/chartcheck" config "$WORK/mode.yaml" "$WORK/mode-config.yaml"

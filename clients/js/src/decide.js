@@ -47,3 +47,27 @@ export function decideChallenge({ paymentRequired, accepts, rules, spentToday = 
   }
   return evaluate(facts);
 }
+
+/**
+ * judgedChallenge is the challenge as the guard judges it, the proxy's way (proxy/decide.go
+ * decisionChallenge): the merchant is the URL the agent requested, never the seller's claim. The v2
+ * resource.url is replaced by that URL (emptied when it is unknown) and every v1 accepts[].resource is
+ * dropped, so the domain rules, the remote screening and the sidecar all see the requested URL or nothing
+ * (hold: could not determine merchant domain).
+ * @param {object} paymentRequired the challenge as received
+ * @param {string|undefined} requestedUrl the URL the agent requested (after redirects), if known
+ */
+export function judgedChallenge(paymentRequired, requestedUrl) {
+  const pr = paymentRequired && typeof paymentRequired === 'object' ? paymentRequired : {};
+  const out = { ...pr };
+  if (pr.x402Version !== 1) out.resource = { ...(pr.resource && typeof pr.resource === 'object' ? pr.resource : {}), url: requestedUrl ?? '' };
+  if (Array.isArray(pr.accepts)) out.accepts = pr.accepts.map(stripResource);
+  return out;
+}
+
+/** stripResource drops a requirement's own (v1) resource claim. */
+export function stripResource(req) {
+  if (!req || typeof req !== 'object' || !('resource' in req)) return req;
+  const { resource, ...rest } = req;
+  return rest;
+}

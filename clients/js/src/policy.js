@@ -29,8 +29,9 @@ const R = {
   networkNotAllowed: (n) => reason('block', `network ${n} not allowed`),
   assetNotUSDC: (a) => reason('block', `asset ${a} is not a known USDC contract`),
   unpriced: () => reason('hold', 'amount could not be priced in USD'),
-  aboveMax: (a, m) => reason('block', `amount $${formatUSD(a)} exceeds max $${formatUSD(m)}`),
-  aboveHold: (a, t) => reason('hold', `amount $${formatUSD(a)} above hold threshold $${formatUSD(t)}`),
+  aboveMax: (w, a, m) => reason('block', `${w} $${formatUSD(a)} exceeds max $${formatUSD(m)}`),
+  aboveHold: (w, a, t) => reason('hold', `${w} $${formatUSD(a)} above hold threshold $${formatUSD(t)}`),
+  schemeUnsupported: (o) => reason('block', schemeUnsupportedText(o.scheme)),
   dailyCap: (cap, spent) => reason('block', `daily cap $${formatUSD(cap)} would be exceeded (spent $${formatUSD(spent)})`),
   payToBlocked: (p) => reason('block', `payTo ${p} is on blocklist`),
   payToNotAllowlisted: (p) => reason('hold', `payTo ${p} not on allowlist`),
@@ -70,7 +71,9 @@ export function optionFacts(req, version) {
     o.knownUSDC = true;
     if (atomic.ok) o.usd = atomic.value; // six decimals: one atomic unit is one micro-dollar
   }
-  o.payToMalformed = o.payTo !== '' && isEVMNetwork(o.network) && !isEVMAddress(o.payTo);
+  o.evm = isEVMNetwork(o.network);
+  o.v1 = version === 1;
+  o.payToMalformed = o.payTo !== '' && o.evm && !isEVMAddress(o.payTo);
   return o;
 }
 
@@ -138,6 +141,20 @@ function networkAllowed(o, allowed) {
   return ids.some((id) => id !== '' && allowed.some((a) => a.trim().toLowerCase() === id.toLowerCase()));
 }
 
+// Schemes (policy/schemes.go): exact anywhere, upto only as an x402 v2 option on an EVM network (its
+// amount is the maximum the agent authorizes); batch-settlement and auth-capture are refused, since the
+// money moves after the request, where what is spent cannot be reconciled.
+const schemeSupported = (o) => o.scheme === 'exact' || (o.scheme === 'upto' && !o.v1 && o.evm);
+const amountWord = (o) => (o.scheme === 'upto' ? 'upto maximum' : 'amount');
+function schemeUnsupportedText(scheme) {
+  switch (scheme) {
+    case 'upto': return 'payment scheme upto is supported only in x402 v2 on an EVM network';
+    case 'batch-settlement': return 'payment scheme batch-settlement is not supported: the seller redeems vouchers against a deposit after the request, so payguard cannot reconcile what is spent';
+    case 'auth-capture': return 'payment scheme auth-capture is not supported: an operator captures, voids or refunds the escrowed authorization after the request, so payguard cannot reconcile what is spent';
+    default: return `payment scheme ${/^[a-z0-9][a-z0-9_.-]{0,39}$/.test(scheme) ? scheme : '(unreadable)'} is not supported`;
+  }
+}
+
 // judgeOption applies the per-option rules; the order here is the order reasons are listed in.
 function judgeOption(o, r) {
   const v = { reasons: [], worst: 'allow' };
@@ -146,7 +163,7 @@ function judgeOption(o, r) {
     v.reasons.push(x);
     if (stronger(x.decision, v.worst)) v.worst = x.decision;
   };
-  if (o.scheme !== 'exact') add(R.malformedOption());
+  if (!schemeSupported(o)) add(R.schemeUnsupported(o));
   if (o.amount === 'malformed' || o.amount === 'oversized') add(R.malformedOption());
   if (o.amount === 'negative') add(R.invalidAmount());
   if (o.payToMalformed) add(R.malformedOption());
@@ -156,7 +173,7 @@ function judgeOption(o, r) {
     if (r.usdcOnly) add(R.assetNotUSDC(o.asset));
     else if (o.amount === 'ok') add(R.unpriced());
   }
-  if (priced(o) && o.usd > r.maxPerPaymentUsd) add(R.aboveMax(o.usd, r.maxPerPaymentUsd));
+  if (priced(o) && o.usd > r.maxPerPaymentUsd) add(R.aboveMax(amountWord(o), o.usd, r.maxPerPaymentUsd));
   if (payeeListed(o.payTo, r.paytoBlocklist)) add(R.payToBlocked(o.payTo));
   else if (r.strictAllowlist && r.paytoAllowlist.length > 0 && o.payTo !== '' && !payeeListed(o.payTo, r.paytoAllowlist)) {
     add(R.payToNotAllowlisted(o.payTo));
@@ -189,6 +206,16 @@ const payeeOf = ({ chosen, rejected, best }) => (chosen < 0 && rejected >= 0 && 
 
 /** payeeIndex is the option whose payee is screened: the chosen one, or a held one a person may approve. */
 export const payeeIndex = (options, rules) => payeeOf(choose(options, rules));
+
+/**
+ * selectIndex is the option the engine decides on: the chosen one, else the best rejected one (held or
+ * blocked), so that the refusal names the reasons the engine would give; 0 for no usable option.
+ */
+export function selectIndex(options, rules) {
+  const c = choose(options, rules);
+  if (c.chosen >= 0) return c.chosen;
+  return c.rejected >= 0 ? c.rejected : 0;
+}
 
 /**
  * evaluate decides (policy.Evaluate). facts: {options (optionFacts), merchantDomain, merchantName,
@@ -232,14 +259,17 @@ export function evaluate(f) {
   if (c.chosen < 0) {
     reasons.push(...c.best.reasons);
     if (payee >= 0) {
+      // A held option is the one a person approves: the hold carries it and its amount (SPEC §4.2).
       const o = f.options[payee];
+      out.chosen = payee;
+      if (priced(o)) out.amountMicros = o.usd;
       if (priced(o) && o.usd > r.dailyCapUsd - spent) reasons.push(R.dailyCap(r.dailyCapUsd, spent));
     }
   } else {
     const amount = f.options[c.chosen].usd;
     out.chosen = c.chosen;
     out.amountMicros = amount;
-    if (amount > r.holdAboveUsd) reasons.push(R.aboveHold(amount, r.holdAboveUsd));
+    if (amount > r.holdAboveUsd) reasons.push(R.aboveHold(amountWord(f.options[c.chosen]), amount, r.holdAboveUsd));
     if (amount > r.dailyCapUsd - spent) reasons.push(R.dailyCap(r.dailyCapUsd, spent));
   }
   return finish(out, reasons);

@@ -99,11 +99,28 @@ function issuedAt(payloadText) {
   throw noTS('neither receipt.ts nor iat is present');
 }
 
+// nowMs reads the `now` option as users pass it: a clock function (returning a Date or epoch milliseconds), a
+// Date, or epoch milliseconds; anything else is a TypeError naming what is wanted.
+function nowMs(now) {
+  const v = typeof now === 'function' ? now() : now ?? new Date();
+  const ms = v instanceof Date ? v.getTime() : v;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+    throw new TypeError('verifyReceipt: now must be a Date, epoch milliseconds, or a function returning one');
+  }
+  return ms;
+}
+
+function maxAgeSeconds(v) {
+  if (v === undefined || v === null || v === 0) return DEFAULT_MAX_AGE_S;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new TypeError('verifyReceipt: maxAgeSeconds must be a positive number of seconds');
+  return v;
+}
+
 /**
  * verifyJWS checks a compact JWS receipt; returns {payload (text), claims}. Throws ReceiptError.
  * @param {string} jws
  * @param {string|object} jwks the pinned public key set (e.g. /.well-known/payguard-keys.json, kept locally)
- * @param {{archival?: boolean, maxAgeSeconds?: number, now?: () => Date}} [opts]
+ * @param {{archival?: boolean, maxAgeSeconds?: number, now?: Date | number | (() => Date | number)}} [opts]
  */
 export function verifyJWS(jws, jwks, opts = {}) {
   const keys = publicKeys(jwks);
@@ -133,9 +150,9 @@ export function verifyJWS(jws, jwks, opts = {}) {
   if (!ok) throw new ReceiptError('signature', `signature does not verify (kid ${JSON.stringify(kid)})`);
   const payload = b64url(parts[1]).toString('utf8');
   const { ms, claims } = issuedAt(payload);
-  const now = (opts.now ?? (() => new Date()))().getTime();
+  const now = nowMs(opts.now);
   if (ms > now + LEEWAY_MS) throw new ReceiptError('not_yet_valid', 'receipt is dated in the future');
-  const maxAgeMs = (opts.maxAgeSeconds > 0 ? opts.maxAgeSeconds : DEFAULT_MAX_AGE_S) * 1000;
+  const maxAgeMs = maxAgeSeconds(opts.maxAgeSeconds) * 1000;
   if (!opts.archival && now - ms > maxAgeMs + LEEWAY_MS) throw new ReceiptError('expired', 'receipt is older than the maximum age');
   return { payload, claims: { keyId: kid, issuedAt: new Date(ms), ...claims } };
 }
@@ -147,7 +164,7 @@ export function verifyJWS(jws, jwks, opts = {}) {
  * checked).
  * @param {string|object} receipt
  * @param {string|object} jwks
- * @param {{archival?: boolean, maxAgeSeconds?: number, now?: () => Date}} [opts]
+ * @param {{archival?: boolean, maxAgeSeconds?: number, now?: Date | number | (() => Date | number)}} [opts]
  */
 export function verifyReceipt(receipt, jwks, opts = {}) {
   const text = typeof receipt === 'string' ? receipt.trim() : JSON.stringify(receipt);

@@ -19,16 +19,20 @@ async function sidecarCall(sidecar, path, body) {
 }
 
 /**
- * sidecarDecide asks the sidecar about one selected offer; on a hold it asks onHold and, approved, approves
- * the sidecar's hold and asks again (the approval is used once, with a reservation).
- * @returns {Promise<{decision: string, reasons: string[], amountMicros: bigint, approved: boolean, holdId?: string}>}
+ * sidecarDecide asks the sidecar about one selected offer for the URL the agent requested (omitted when the
+ * guard cannot know it: the sidecar then judges the domain unknown and holds; the seller's resource.url is
+ * never sent as that URL). On a hold it asks onHold and, approved, approves the sidecar's hold and asks again
+ * (the approval is used once, with a reservation). Approving needs the admin token: with the decide-only
+ * token the approval is refused (401) and the payment with it.
+ * @returns {Promise<{decision: string, reasons: string[], amountMicros: bigint, approved: boolean, holdId?: string, receipt?: object}>}
  */
-export async function sidecarDecide(sidecar, { paymentRequired, selected, resourceUrl }, askHold) {
-  const url = resourceUrl ?? paymentRequired?.resource?.url ?? selected?.resource;
-  const body = { url, challenge: { ...paymentRequired, accepts: [selected] } };
+export async function sidecarDecide(sidecar, { paymentRequired, selected, requestedUrl }, askHold) {
+  const body = { challenge: { ...paymentRequired, accepts: [selected] } };
+  if (requestedUrl) body.url = requestedUrl;
   const first = await sidecarCall(sidecar, '/v1/decide', body);
   const answer = (d, approved) => ({
     decision: d.decision, reasons: d.reasons ?? [], amountMicros: BigInt(d.amount_micros ?? 0), approved, holdId: d.hold_id,
+    receipt: d.result?.receipt ?? (d.receipt_id ? { id: d.receipt_id } : null),
   });
   if (first.decision === 'allow') return answer(first, true);
   if (first.decision !== 'hold' || !first.hold_id) return answer(first, false);

@@ -5,7 +5,7 @@
 // lets the paying retry out only when it pays exactly the approved option. The proxy's mechanism, in process.
 
 import { Guard } from './guard.js';
-import { optionFacts, payeeIndex } from './policy.js';
+import { optionFacts, selectIndex } from './policy.js';
 import { sameAddress } from './x402.js';
 
 /**
@@ -41,11 +41,12 @@ export function guardV1Fetch(innerFetch, guardOrOptions = {}) {
     }
     // The guard selects as the engine would (the cheapest acceptable option, else the one a person may
     // approve) and screens only that one.
+    // The merchant is the URL this fetch reached (after redirects), never the requirements' resource claim.
     const options = body.accepts.map((a) => optionFacts(a ?? {}, 1));
-    const selected = body.accepts[Math.max(0, payeeIndex(options, g.rules))];
+    const selected = body.accepts[selectIndex(options, g.rules)];
     let d;
     try {
-      d = await g.decide({ paymentRequired: body, selected, resourceUrl: url });
+      d = await g.decide({ paymentRequired: body, selected, resourceUrl: res.url || url });
     } catch (e) {
       return refusal('hold', [`hold: guard failed: ${e.message}`]);
     }

@@ -4,41 +4,41 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createGuard, feeGuard, guard } from '../src/index.js';
-import { challenge, clock, countingClient } from './helpers.mjs';
+import { challenge, clock, countingClient, payVia } from './helpers.mjs';
 
 const LOCAL = { screenSanctions: false }; // local mode has no sanctions list: acknowledged explicitly
 
 test('an allowed payment is signed and reserved', async () => {
-  const { client, signer } = countingClient();
+  const { client, signer, http } = countingClient();
   const g = createGuard({ rules: LOCAL });
-  g.attach(client);
-  const payload = await client.createPaymentPayload(challenge(10000));
+  g.attach(http);
+  const payload = await payVia(http, challenge(10000));
   assert.equal(payload.accepted.amount, '10000');
   assert.equal(signer.signs, 1);
   assert.equal(g.spent().spentUsd, '0.01');
 });
 
 test('a payment over the cap is refused before signing', async () => {
-  const { client, signer } = countingClient();
-  guard(client, { rules: LOCAL });
-  await assert.rejects(client.createPaymentPayload(challenge(5_000_000)), /payguard: block: block: amount \$5 exceeds max \$1/);
+  const { client, signer, http } = countingClient();
+  guard(http, { rules: LOCAL });
+  await assert.rejects(payVia(http, challenge(5_000_000)), /payguard: block: amount \$5 exceeds max \$1/);
   assert.equal(signer.signs, 0);
 });
 
 test('defaults hold without a sanctions source, and a hold without onHold is refused', async () => {
-  const { client, signer } = countingClient();
-  guard(client, {});
-  await assert.rejects(client.createPaymentPayload(challenge(10000)), /hold: sanctions data unavailable/);
+  const { client, signer, http } = countingClient();
+  guard(http, {});
+  await assert.rejects(payVia(http, challenge(10000)), /hold: sanctions data unavailable/);
   assert.equal(signer.signs, 0);
 });
 
 test('onHold decides holds: false and errors refuse, true pays', async () => {
   for (const [answer, pays] of [[false, false], [undefined, false], ['yes', false], [() => { throw new Error('x'); }, false], [true, true]]) {
-    const { client, signer } = countingClient();
+    const { client, signer, http } = countingClient();
     const seen = [];
     const g = createGuard({ rules: LOCAL, onHold: (h) => { seen.push(h); return typeof answer === 'function' ? answer() : answer; } });
-    g.attach(client);
-    const p = client.createPaymentPayload(challenge(500_000));
+    g.attach(http);
+    const p = payVia(http, challenge(500_000));
     if (pays) await p; else await assert.rejects(p, /hold: amount \$0.5 above hold threshold \$0.25/);
     assert.equal(signer.signs, pays ? 1 : 0);
     assert.equal(seen.length, 1);
@@ -49,21 +49,21 @@ test('onHold decides holds: false and errors refuse, true pays', async () => {
 });
 
 test('the reservation is kept when signing fails', async () => {
-  const { client, signer } = countingClient({ failSigning: true });
+  const { client, signer, http } = countingClient({ failSigning: true });
   const g = createGuard({ rules: { ...LOCAL, dailyCapUsd: 0.015 } });
-  g.attach(client);
-  await assert.rejects(client.createPaymentPayload(challenge(10000)), /unplugged/);
+  g.attach(http);
+  await assert.rejects(payVia(http, challenge(10000)), /unplugged/);
   assert.equal(signer.signs, 1);
   assert.equal(g.spent().spentUsd, '0.01');
   // The kept reservation counts: a second cent would exceed the cap.
-  await assert.rejects(client.createPaymentPayload(challenge(10000)), /daily cap \$0.015 would be exceeded \(spent \$0.01\)/);
+  await assert.rejects(payVia(http, challenge(10000)), /daily cap \$0.015 would be exceeded \(spent \$0.01\)/);
 });
 
 test('20 concurrent payments against a $0.05 cap at $0.01: exactly 5 are signed', async () => {
-  const { client, signer } = countingClient();
+  const { client, signer, http } = countingClient();
   const g = createGuard({ rules: { ...LOCAL, dailyCapUsd: 0.05 } });
-  g.attach(client);
-  const results = await Promise.allSettled(Array.from({ length: 20 }, () => client.createPaymentPayload(challenge(10000))));
+  g.attach(http);
+  const results = await Promise.allSettled(Array.from({ length: 20 }, () => payVia(http, challenge(10000))));
   assert.equal(results.filter((r) => r.status === 'fulfilled').length, 5);
   assert.equal(signer.signs, 5);
   assert.equal(g.spent().spentUsd, '0.05');
@@ -71,27 +71,27 @@ test('20 concurrent payments against a $0.05 cap at $0.01: exactly 5 are signed'
 
 test('the budget resets only when the UTC day advances', async () => {
   const now = clock('2026-11-22T23:59:58Z');
-  const { client } = countingClient();
+  const { http } = countingClient();
   const g = createGuard({ rules: { ...LOCAL, dailyCapUsd: 0.02 }, now });
-  g.attach(client);
-  await client.createPaymentPayload(challenge(20000));
-  await assert.rejects(client.createPaymentPayload(challenge(10000)), /daily cap/);
+  g.attach(http);
+  await payVia(http, challenge(20000));
+  await assert.rejects(payVia(http, challenge(10000)), /daily cap/);
   now.set('2026-11-23T00:00:00Z'); // a new UTC day
-  await client.createPaymentPayload(challenge(20000));
+  await payVia(http, challenge(20000));
   assert.deepEqual(g.spent(), { day: '2026-11-23', spentUsd: '0.02', dailyCapUsd: '0.02' });
   now.set('2026-11-22T12:00:00Z'); // a clock that goes back does not start a fresh day
-  await assert.rejects(client.createPaymentPayload(challenge(10000)), /daily cap/);
+  await assert.rejects(payVia(http, challenge(10000)), /daily cap/);
   now.set('2026-11-23T23:00:00+05:00'); // 18:00 UTC: still the same UTC day
-  await assert.rejects(client.createPaymentPayload(challenge(10000)), /daily cap/);
+  await assert.rejects(payVia(http, challenge(10000)), /daily cap/);
 });
 
 test('only the selected offer is screened', async () => {
-  const { client, signer } = countingClient();
-  guard(client, { rules: { ...LOCAL, paytoBlocklist: ['0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'] } });
+  const { client, signer, http } = countingClient();
+  guard(http, { rules: { ...LOCAL, paytoBlocklist: ['0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'] } });
   const ch = challenge(10000);
   // A blocklisted second offer the client does not select (the default selector takes the first).
   ch.accepts.push({ ...ch.accepts[0], payTo: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' });
-  await client.createPaymentPayload(ch);
+  await payVia(http, ch);
   assert.equal(signer.signs, 1);
 });
 
@@ -126,9 +126,9 @@ async function fakeService(answer) {
 test('remote screening: the trial with plain fetch, the stronger decision wins, the selected offer only', async () => {
   const svc = await fakeService(() => [200, { decision: 'block', reasons: ['block: payTo 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 is an OFAC SDN-listed address'] }]);
   try {
-    const { client, signer } = countingClient();
-    guard(client, { remote: true, remoteUrl: svc.url });
-    await assert.rejects(client.createPaymentPayload(challenge(10000)), /OFAC SDN-listed/);
+    const { client, signer, http } = countingClient();
+    guard(http, { remote: true, remoteUrl: svc.url });
+    await assert.rejects(payVia(http, challenge(10000)), /OFAC SDN-listed/);
     assert.equal(signer.signs, 0);
     assert.equal(svc.asked[0].url, '/v1/preflight?trial=1');
     assert.equal(svc.asked[0].body.challenge.accepts.length, 1);
@@ -141,10 +141,10 @@ test('remote screening: the trial with plain fetch, the stronger decision wins, 
 test('remote screening: allow from the service still obeys the local caps', async () => {
   const svc = await fakeService(() => [200, { decision: 'allow', reasons: ['allow: all rules passed'] }]);
   try {
-    const { client, signer } = countingClient();
-    guard(client, { remote: true, remoteUrl: svc.url, rules: { dailyCapUsd: 0.01 } });
-    await client.createPaymentPayload(challenge(10000));
-    await assert.rejects(client.createPaymentPayload(challenge(10000)), /daily cap/);
+    const { client, signer, http } = countingClient();
+    guard(http, { remote: true, remoteUrl: svc.url, rules: { dailyCapUsd: 0.01 } });
+    await payVia(http, challenge(10000));
+    await assert.rejects(payVia(http, challenge(10000)), /daily cap/);
     assert.equal(signer.signs, 1);
   } finally {
     await svc.close();
@@ -154,15 +154,15 @@ test('remote screening: allow from the service still obeys the local caps', asyn
 test('remote screening failures hold by default, never pay for screening, and onError "allow" waives them', async () => {
   const svc = await fakeService(() => [402, { x402Version: 2, accepts: [] }]);
   try {
-    const { client, signer } = countingClient();
-    guard(client, { remote: true, remoteUrl: svc.url });
-    await assert.rejects(client.createPaymentPayload(challenge(10000)), /hold: remote screening failed: the screening service asked for payment/);
+    const { client, signer, http } = countingClient();
+    guard(http, { remote: true, remoteUrl: svc.url });
+    await assert.rejects(payVia(http, challenge(10000)), /hold: remote screening failed: the screening service asked for payment/);
     const down = countingClient();
-    guard(down.client, { remote: true, remoteUrl: 'http://127.0.0.1:9' });
-    await assert.rejects(down.client.createPaymentPayload(challenge(10000)), /hold: remote screening failed/);
+    guard(down.http, { remote: true, remoteUrl: 'http://127.0.0.1:9' });
+    await assert.rejects(payVia(down.http, challenge(10000)), /hold: remote screening failed/);
     const waived = countingClient();
-    guard(waived.client, { remote: true, remoteUrl: svc.url, onError: 'allow' });
-    await waived.client.createPaymentPayload(challenge(10000));
+    guard(waived.http, { remote: true, remoteUrl: svc.url, onError: 'allow' });
+    await payVia(waived.http, challenge(10000));
     assert.equal(signer.signs + down.signer.signs, 0);
     assert.equal(waived.signer.signs, 1);
   } finally {
@@ -172,11 +172,11 @@ test('remote screening failures hold by default, never pay for screening, and on
 
 test('feeGuard pays exactly the service wallet, network and asset', async () => {
   const svcPayTo = '0x90F79bf6EB2c4f870365E785982E1f101E93b906';
-  const { client, signer } = countingClient();
-  feeGuard(client, { payTo: svcPayTo, network: 'eip155:8453', serviceUrl: 'https://screen.example' });
-  await client.createPaymentPayload(challenge(10000, { payTo: svcPayTo, url: 'https://screen.example/v1/check' }));
-  await assert.rejects(client.createPaymentPayload(challenge(10000, { url: 'https://screen.example/v1/check' })), /not on allowlist/);
-  await assert.rejects(client.createPaymentPayload(challenge(10000, { payTo: svcPayTo, url: 'https://evil.example/v1/check' })), /not on allowlist/);
-  await assert.rejects(client.createPaymentPayload(challenge(30000, { payTo: svcPayTo, url: 'https://screen.example/v1/check' })), /exceeds max/);
+  const { client, signer, http } = countingClient();
+  feeGuard(http, { payTo: svcPayTo, network: 'eip155:8453', serviceUrl: 'https://screen.example' });
+  await payVia(http, challenge(10000, { payTo: svcPayTo, url: 'https://screen.example/v1/check' }));
+  await assert.rejects(payVia(http, challenge(10000, { url: 'https://screen.example/v1/check' })), /not on allowlist/);
+  await assert.rejects(payVia(http, challenge(10000, { payTo: svcPayTo, url: 'https://evil.example/v1/check' })), /not on allowlist/);
+  await assert.rejects(payVia(http, challenge(30000, { payTo: svcPayTo, url: 'https://screen.example/v1/check' })), /exceeds max/);
   assert.equal(signer.signs, 1);
 });

@@ -1,7 +1,8 @@
 // Test helpers: a real @x402/core client with the official EVM scheme and a counting signer, and challenges
 // shaped as the official sellers write them.
-import { x402Client } from '@x402/core/client';
+import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { privateKeyToAccount } from 'viem/accounts';
 
 export const BUYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'; // Anvil #0
@@ -23,7 +24,19 @@ export function countingClient({ failSigning = false } = {}) {
   // The SDK's own spend controls ($1 default cap) are off, so that what refuses is the guard.
   const client = new x402Client().setSpendControls(false);
   registerExactEvmScheme(client, { signer });
-  return { client, signer };
+  client.register('eip155:*', new UptoEvmScheme(signer)); // upto options: a Permit2 authorization of the maximum
+  // The HTTP client the SDK's fetch/axios wrappers drive: its onPaymentRequired hook carries the request URL.
+  return { client, signer, http: new x402HTTPClient(client) };
+}
+
+/**
+ * payVia does what wrapFetchWithPayment does with a 402 from `url` (default: the URL the challenge names):
+ * the HTTP client's payment-required hooks with the request URL, then the payment payload.
+ */
+export async function payVia(http, ch, url = ch.resource?.url) {
+  const headers = await http.handlePaymentRequired(ch, url);
+  if (headers) throw new Error('a payment-required hook answered headers');
+  return http.createPaymentPayload(ch);
 }
 
 /** challenge is a v2 PaymentRequired for one Base USDC option of `atomic` units. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { createWalletClient, http as viemHttp } from 'viem';
@@ -18,7 +18,7 @@ import { startSellerV2 } from '../../../interop/lib/seller-v2.mjs';
 import { startSellerV1 } from '../../../interop/lib/seller-v1.mjs';
 import { adminClient, startProxy, startServe } from '../../../interop/lib/payguard.mjs';
 import { BUYER_KEY, SELLER_PAY_TO } from '../../../interop/lib/wallets.mjs';
-import { createGuard, guardV1Fetch, verifyReceipt } from '../src/index.js';
+import { PaymentRefusedError, createGuard, guardV1Fetch, verifyJWS, verifyReceipt } from '../src/index.js';
 
 const LOCAL = { screenSanctions: false }; // no sanctions list in process: acknowledged explicitly
 const SERVICE_PAY_TO = '0x90F79bf6EB2c4f870365E785982E1f101E93b906';
@@ -46,8 +46,8 @@ function buyer(options) {
   const client = new x402Client().setSpendControls(false);
   registerExactEvmScheme(client, { signer: privateKeyToAccount(BUYER_KEY) });
   const g = createGuard(options);
-  g.attach(client);
-  return { pay: wrapFetchWithPayment(fetch, client), guard: g };
+  const http = g.attach(new x402HTTPClient(client)); // the HTTP client carries the request URL to the guard
+  return { pay: wrapFetchWithPayment(fetch, http), guard: g };
 }
 
 test('v2: an allowed payment settles', async () => {
@@ -66,7 +66,7 @@ test('v2: a payment over the cap is refused before signing; the facilitator sees
   await reset();
   const before = v2.stats().paymentHeaders;
   const { pay } = buyer({ rules: LOCAL });
-  await assert.rejects(pay(`${v2.url}/pricey`), /payguard: block: block: amount \$5 exceeds max \$1/);
+  await assert.rejects(pay(`${v2.url}/pricey`), /payguard: block: amount \$5 exceeds max \$1/);
   const s = await facStats();
   assert.equal(s.verify.calls + s.settle.calls, 0);
   assert.equal(v2.stats().paymentHeaders, before);
@@ -128,7 +128,12 @@ test('payguard serve: remote screening blocks a sanctioned payee, and its receip
   // A seller whose payTo is on the OFAC excerpt: the service blocks it, nothing is signed.
   const sanctioned = await startSellerV2({ facilitatorUrl: fac.url, payTo: '0x098B716B8Aaf21512996dC57EB0615e2383E2f96' });
   t.after(() => sanctioned.close());
-  await assert.rejects(pay(`${sanctioned.url}/cheap`), /OFAC SDN-listed address/);
+  const err = await pay(`${sanctioned.url}/cheap`).then(() => null, (e) => e);
+  assert.ok(err instanceof PaymentRefusedError, String(err));
+  assert.equal(err.decision, 'block');
+  assert.match(err.reasons.join(' '), /OFAC SDN-listed address/);
+  // The refusal carries the service's signed receipt, which verifies offline against the pinned keys.
+  assert.equal(verifyJWS(err.receipt.jws, jwks).claims.decision, 'block');
   assert.equal((await facStats()).settle.success, 1);
 
   // A receipt from payguard serve verifies in JS; altered, it does not.
@@ -176,7 +181,7 @@ test('sidecar: a hold waits in the sidecar\'s approval queue; onHold false pays 
   const auth = { headers: { authorization: `Bearer ${token}` } };
   const opts = { sidecar: { url: sidecar.adminUrl, token } };
   const refused = buyer({ ...opts, onHold: () => false });
-  await assert.rejects(refused.pay(`${v2.url}/mid`), /payguard: hold: hold: amount \$0.5 above hold threshold \$0.02/);
+  await assert.rejects(refused.pay(`${v2.url}/mid`), /payguard: hold: amount \$0.5 above hold threshold \$0.02/);
   const pending = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=pending`, auth)).json();
   assert.equal(pending.holds.length, 1, JSON.stringify(pending));
   assert.equal((await facStats()).verify.calls, 0);
@@ -188,4 +193,31 @@ test('sidecar: a hold waits in the sidecar\'s approval queue; onHold false pays 
   assert.equal(budget.spent_micros + budget.reserved_micros, 500000);
   const used = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=used`, auth)).json();
   assert.equal(used.holds.length, 1, JSON.stringify(used));
+});
+
+test('sidecar: the decide-only token decides but cannot approve; a person approves with the admin token', async (t) => {
+  await reset();
+  const token = 'guard-test-token-0123456789abcdef';
+  const decideToken = 'guard-decide-only-0123456789abcdef';
+  const sidecar = await startProxy({
+    dir: path.join(tmp, 'sidecar-decide-only'), token, rules: { daily_cap_usd: 1, hold_above_usd: 0.02 },
+    args: ['--offline', '--sanctions-dir', SANCTIONS_DIR], env: { PAYGUARD_DECIDE_TOKEN: decideToken },
+  });
+  t.after(() => sidecar.stop());
+  const auth = { headers: { authorization: `Bearer ${token}` } };
+  // The agent approves its own hold: refused by the sidecar (401), so nothing is paid.
+  const agent = buyer({ sidecar: { url: sidecar.adminUrl, token: decideToken }, onHold: () => true });
+  await assert.rejects(agent.pay(`${v2.url}/mid`), (e) => e instanceof PaymentRefusedError && /approve answered 401/.test(e.message));
+  assert.equal((await facStats()).verify.calls, 0);
+  const pending = await (await fetch(`${sidecar.adminUrl}/v1/holds?status=pending`, auth)).json();
+  assert.equal(pending.holds.length, 1, JSON.stringify(pending));
+  assert.equal(pending.holds[0].amount_micros, 500000); // the hold shows the amount a person approves
+  assert.equal(pending.holds[0].url, `${v2.url}/mid`); // the URL the agent requested
+  // A person approves with the admin token; the agent's next try is allowed once and paid.
+  const res = await fetch(`${sidecar.adminUrl}/v1/holds/${pending.holds[0].id}/approve`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"by":"alice"}',
+  });
+  assert.equal(res.status, 200);
+  assert.equal((await agent.pay(`${v2.url}/mid`)).status, 200);
+  assert.equal((await facStats()).settle.success, 1);
 });

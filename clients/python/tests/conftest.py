@@ -5,8 +5,10 @@ from datetime import datetime, timezone
 import pytest
 from eth_account import Account
 from x402 import x402Client
+from x402.http import x402HTTPClient
 from x402.mechanisms.evm.exact import register_exact_evm_client
 from x402.mechanisms.evm.signers import EthAccountSigner
+from x402.mechanisms.evm.upto.client import UptoEvmScheme
 
 BUYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"  # Anvil #0
 PAY_TO = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -25,13 +27,26 @@ class CountingSigner(EthAccountSigner):
         return super().sign_typed_data(*args, **kwargs)
 
 
-def counting_client(fail=False):
+def counting_client(fail=False, bare=False):
+    """An x402HTTPClient (what x402HttpxClient drives; its payment-required hook carries the request URL) over an
+    x402Client with the official EVM scheme, or with bare=True the x402Client alone; and the counting signer."""
     signer = CountingSigner(fail)
     # The SDK's own spend controls are off, so that what refuses is the guard.
     client = x402Client()
     client.set_spend_controls(False)
     register_exact_evm_client(client, signer)
-    return client, signer
+    client.register("eip155:*", UptoEvmScheme(signer))  # upto options: a Permit2 authorization of the maximum
+    return (client if bare else x402HTTPClient(client)), signer
+
+
+async def pay_via(http, ch, url=None):
+    """What x402HttpxClient does with a 402 from url (default: the URL the challenge names): the HTTP client's
+    payment-required hooks with the request URL, then the payment payload."""
+    if url is None:
+        url = ch.resource.url if getattr(ch, "resource", None) else ""
+    if await http.handle_payment_required(ch, url):
+        raise AssertionError("a payment-required hook answered headers")
+    return await http.create_payment_payload(ch)
 
 
 def challenge(atomic, pay_to=PAY_TO, url="https://api.shop.example/data"):

@@ -3,10 +3,9 @@ reset only when the UTC day advances. The signer counts signatures: a refusal mu
 
 import asyncio
 import pytest
-from conftest import Clock, challenge, counting_client
-from x402 import PaymentAbortedError
+from conftest import Clock, challenge, counting_client, pay_via
 
-from payguard import Guard, fee_guard, guard
+from payguard import PaymentRefused, Guard, fee_guard, guard
 
 LOCAL = {"screen_sanctions": False}  # no sanctions list in process: acknowledged explicitly
 
@@ -19,7 +18,7 @@ def test_allowed_payment_is_signed_and_reserved():
     client, signer = counting_client()
     g = Guard(LOCAL)
     g.attach(client)
-    payload = run(client.create_payment_payload(challenge(10000)))
+    payload = run(pay_via(client, challenge(10000)))
     assert payload.accepted.amount == "10000"
     assert signer.signs == 1
     assert g.spent()["spent_usd"] == "0.01"
@@ -28,8 +27,8 @@ def test_allowed_payment_is_signed_and_reserved():
 def test_over_the_cap_refused_before_signing():
     client, signer = counting_client()
     guard(client, LOCAL)
-    with pytest.raises(PaymentAbortedError, match=r"block: amount \$5 exceeds max \$1"):
-        run(client.create_payment_payload(challenge(5_000_000)))
+    with pytest.raises(PaymentRefused, match=r"block: amount \$5 exceeds max \$1"):
+        run(pay_via(client, challenge(5_000_000)))
     assert signer.signs == 0
 
 
@@ -39,8 +38,8 @@ def test_defaults():
     assert g.rules.allowed_networks == ["eip155:8453", "base"] and g.rules.usdc_only
     client, signer = counting_client()
     g.attach(client)
-    with pytest.raises(PaymentAbortedError, match="hold: sanctions data unavailable"):
-        run(client.create_payment_payload(challenge(10000)))
+    with pytest.raises(PaymentRefused, match="hold: sanctions data unavailable"):
+        run(pay_via(client, challenge(10000)))
     assert signer.signs == 0
 
 
@@ -62,10 +61,10 @@ def test_on_hold(answer, pays):
     g = Guard(LOCAL, on_hold=on_hold)
     g.attach(client)
     if pays:
-        run(client.create_payment_payload(challenge(500_000)))
+        run(pay_via(client, challenge(500_000)))
     else:
-        with pytest.raises(PaymentAbortedError, match=r"hold: amount \$0.5 above hold threshold \$0.25"):
-            run(client.create_payment_payload(challenge(500_000)))
+        with pytest.raises(PaymentRefused, match=r"hold: amount \$0.5 above hold threshold \$0.25"):
+            run(pay_via(client, challenge(500_000)))
     assert signer.signs == (1 if pays else 0)
     assert seen[0]["amount_usd"] == "0.5"
     assert g.spent()["spent_usd"] == ("0.5" if pays else "0")
@@ -76,10 +75,10 @@ def test_reservation_kept_when_signing_fails():
     g = Guard({**LOCAL, "daily_cap_usd": 0.015})
     g.attach(client)
     with pytest.raises(Exception, match="unplugged"):
-        run(client.create_payment_payload(challenge(10000)))
+        run(pay_via(client, challenge(10000)))
     assert signer.signs == 1 and g.spent()["spent_usd"] == "0.01"
-    with pytest.raises(PaymentAbortedError, match=r"daily cap \$0.015 would be exceeded \(spent \$0.01\)"):
-        run(client.create_payment_payload(challenge(10000)))
+    with pytest.raises(PaymentRefused, match=r"daily cap \$0.015 would be exceeded \(spent \$0.01\)"):
+        run(pay_via(client, challenge(10000)))
 
 
 def test_twenty_concurrent_against_five_cents():
@@ -88,7 +87,7 @@ def test_twenty_concurrent_against_five_cents():
     g.attach(client)
 
     async def many():
-        return await asyncio.gather(*(client.create_payment_payload(challenge(10000)) for _ in range(20)), return_exceptions=True)
+        return await asyncio.gather(*(pay_via(client, challenge(10000)) for _ in range(20)), return_exceptions=True)
 
     results = run(many())
     assert sum(not isinstance(r, Exception) for r in results) == 5
@@ -107,7 +106,7 @@ def test_concurrent_holds_see_each_other():
     g.attach(client)
 
     async def two():
-        return await asyncio.gather(*(client.create_payment_payload(challenge(500_000)) for _ in range(2)), return_exceptions=True)
+        return await asyncio.gather(*(pay_via(client, challenge(500_000)) for _ in range(2)), return_exceptions=True)
 
     results = run(two())
     assert sum(not isinstance(r, Exception) for r in results) == 1
@@ -121,20 +120,20 @@ def test_utc_day_reset_with_injected_clock():
     g.attach(client)
 
     async def pay(atomic):
-        return await client.create_payment_payload(challenge(atomic))
+        return await pay_via(client, challenge(atomic))
 
     async def scenario():
         await pay(20000)
-        with pytest.raises(PaymentAbortedError, match="daily cap"):
+        with pytest.raises(PaymentRefused, match="daily cap"):
             await pay(10000)
         now.set("2026-11-23T00:00:00+00:00")
         await pay(20000)
         assert g.spent() == {"day": "2026-11-23", "spent_usd": "0.02", "daily_cap_usd": "0.02"}
         now.set("2026-11-22T12:00:00+00:00")  # the clock goes back: not a fresh day
-        with pytest.raises(PaymentAbortedError, match="daily cap"):
+        with pytest.raises(PaymentRefused, match="daily cap"):
             await pay(10000)
         now.set("2026-11-23T23:00:00+05:00")  # 18:00 UTC, same UTC day
-        with pytest.raises(PaymentAbortedError, match="daily cap"):
+        with pytest.raises(PaymentRefused, match="daily cap"):
             await pay(10000)
 
     run(scenario())
@@ -153,7 +152,7 @@ def test_one_guard_per_event_loop():
             errors.append(str(e))
 
     async def main():
-        await client.create_payment_payload(challenge(10000))  # binds the budget to this (live) loop
+        await pay_via(client, challenge(10000))  # binds the budget to this (live) loop
         await asyncio.to_thread(other_loop)
 
     run(main())
@@ -165,7 +164,7 @@ def test_only_the_selected_offer_is_screened():
     guard(client, {**LOCAL, "payto_blocklist": ["0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"]})
     ch = challenge(10000)
     ch.accepts.append(ch.accepts[0].model_copy(update={"pay_to": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"}))
-    run(client.create_payment_payload(ch))
+    run(pay_via(client, ch))
     assert signer.signs == 1
 
 
@@ -184,10 +183,10 @@ def test_fee_guard_pays_exactly_the_service():
     svc = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
     client, signer = counting_client()
     fee_guard(client, pay_to=svc, network="eip155:8453", service_url="https://screen.example")
-    run(client.create_payment_payload(challenge(10000, pay_to=svc, url="https://screen.example/v1/check")))
+    run(pay_via(client, challenge(10000, pay_to=svc, url="https://screen.example/v1/check")))
     for ch, msg in [(challenge(10000, url="https://screen.example/v1/check"), "not on allowlist"),
                     (challenge(10000, pay_to=svc, url="https://evil.example/x"), "not on allowlist"),
                     (challenge(30000, pay_to=svc, url="https://screen.example/v1/check"), "exceeds max")]:
-        with pytest.raises(PaymentAbortedError, match=msg):
-            run(client.create_payment_payload(ch))
+        with pytest.raises(PaymentRefused, match=msg):
+            run(pay_via(client, ch))
     assert signer.signs == 1

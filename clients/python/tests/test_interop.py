@@ -14,7 +14,7 @@ import pytest
 from conftest import counting_client
 from x402.http.clients import x402HttpxClient
 
-from payguard import Guard, verify_receipt
+from payguard import Guard, PaymentRefused, verify_jws, verify_receipt
 
 LOCAL = {"screen_sanctions": False}
 
@@ -115,12 +115,14 @@ def test_remote_screening_and_receipt_from_payguard_serve(peers):
     # The free trial of the real service screens the seller's offer: allowed and settled.
     assert asyncio.run(go(peers["seller"] + "/cheap")).status_code == 200
     # A payee on the OFAC excerpt: blocked by the service, nothing signed.
-    with pytest.raises(Exception, match="OFAC SDN-listed address"):
+    with pytest.raises(PaymentRefused, match="OFAC SDN-listed address") as refused:
         asyncio.run(go(peers["sanctioned"] + "/cheap"))
     assert signer.signs == 1 and fac(peers, "/_stats")["settle"]["success"] == 1
 
-    # A receipt from payguard serve verifies offline; altered, it does not.
+    # A receipt from payguard serve verifies offline; altered, it does not. The refusal carries its own.
     jwks = httpx.get(peers["serve"] + "/.well-known/payguard-keys.json").text
+    assert refused.value.decision == "block" and refused.value.receipt is not None
+    assert verify_jws(refused.value.receipt["jws"], jwks)[1].decision == "block"
     ch = httpx.get(peers["seller"] + "/cheap")
     challenge = json.loads(base64.b64decode(ch.headers["payment-required"]))
     res = httpx.post(peers["serve"] + "/v1/preflight", params={"trial": "1"},

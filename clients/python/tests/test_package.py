@@ -30,3 +30,16 @@ def test_installed_distribution_ships_every_module():
     installed_from_source = Path(payguard.__file__).resolve().parent == (HERE / "src" / "payguard").resolve()
     if not installed_from_source:  # a regular (not editable) install copies every module
         assert {m for m in modules if f"payguard/{m}" in files} == modules
+
+
+def test_installed_package_is_typed_and_passes_mypy_strict():
+    """py.typed is shipped, so a user's type checker reads the package's annotations, and they pass --strict."""
+    import os
+    import subprocess
+    import sys
+
+    files = {str(f) for f in importlib.metadata.files("payguard-guard") or []}
+    assert any(f.endswith("payguard/py.typed") for f in files) or (Path(payguard.__file__).parent / "py.typed").exists()
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull, "-p", "payguard"],
+                       capture_output=True, text=True, timeout=600, cwd="/")
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -8,10 +8,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import challenge, counting_client
-from x402 import PaymentAbortedError
+from conftest import challenge, counting_client, pay_via
 
-from payguard import guard
+from payguard import PaymentRefused, guard
 
 PAY_TO = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 
@@ -62,8 +61,8 @@ def test_trial_block_wins_and_only_the_selected_offer_is_sent(service):
     guard(client, remote=True, remote_url=service.url)
     ch = challenge(10000)
     ch.accepts.append(ch.accepts[0].model_copy(update={"amount": "20000"}))
-    with pytest.raises(PaymentAbortedError, match="OFAC SDN-listed"):
-        run(client.create_payment_payload(ch))
+    with pytest.raises(PaymentRefused, match="OFAC SDN-listed"):
+        run(pay_via(client, ch))
     assert signer.signs == 0
     assert service.asked[0]["path"] == "/v1/preflight?trial=1"
     assert len(service.asked[0]["body"]["challenge"]["accepts"]) == 1
@@ -74,9 +73,9 @@ def test_trial_block_wins_and_only_the_selected_offer_is_sent(service):
 def test_remote_allow_still_obeys_local_caps(service):
     client, signer = counting_client()
     guard(client, {"daily_cap_usd": 0.01}, remote=True, remote_url=service.url)
-    run(client.create_payment_payload(challenge(10000)))
-    with pytest.raises(PaymentAbortedError, match="daily cap"):
-        run(client.create_payment_payload(challenge(10000)))
+    run(pay_via(client, challenge(10000)))
+    with pytest.raises(PaymentRefused, match="daily cap"):
+        run(pay_via(client, challenge(10000)))
     assert signer.signs == 1
 
 
@@ -84,14 +83,14 @@ def test_remote_allow_still_obeys_local_caps(service):
 def test_failed_screening_holds_never_pays_and_allow_waives(service):
     client, signer = counting_client()
     guard(client, remote=True, remote_url=service.url)
-    with pytest.raises(PaymentAbortedError, match="hold: remote screening failed"):
-        run(client.create_payment_payload(challenge(10000)))
+    with pytest.raises(PaymentRefused, match="hold: remote screening failed"):
+        run(pay_via(client, challenge(10000)))
     down, down_signer = counting_client()
     guard(down, remote=True, remote_url="http://127.0.0.1:9")
-    with pytest.raises(PaymentAbortedError, match="hold: remote screening failed"):
-        run(down.create_payment_payload(challenge(10000)))
+    with pytest.raises(PaymentRefused, match="hold: remote screening failed"):
+        run(pay_via(down, challenge(10000)))
     waived, waived_signer = counting_client()
     guard(waived, remote=True, remote_url=service.url, on_error="allow")
-    run(waived.create_payment_payload(challenge(10000)))
+    run(pay_via(waived, challenge(10000)))
     assert (signer.signs, down_signer.signs, waived_signer.signs) == (0, 0, 1)
     assert all(a["path"] == "/v1/preflight?trial=1" for a in service.asked)  # the trial, never a paid call

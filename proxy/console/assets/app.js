@@ -74,7 +74,35 @@ function money(s) {
 
 function row(dl, name, value) {
   if (value === undefined || value === null || value === "") return;
-  dl.append(el("dt", { text: name }), el("dd", { text: String(value) }));
+  dl.append(el("dt", { text: name }), el("dd", {}, value instanceof Node ? value : String(value)));
+}
+
+// pathText shows a URL or path as text that wraps at its separators ("/", "?", "&", "=", ";", "#", "-"): a
+// <wbr> after each, and CSS (.path) breaks inside a segment only when the segment alone is wider than the
+// line. The text itself is unchanged (textContent is the same string).
+function pathText(s) {
+  const span = el("span", { class: "path" });
+  let part = "";
+  for (const ch of String(s || "")) {
+    part += ch;
+    if ("/?&=;#-".includes(ch)) {
+      span.append(document.createTextNode(part), document.createElement("wbr"));
+      part = "";
+    }
+  }
+  if (part) span.append(document.createTextNode(part));
+  return span;
+}
+
+// named shows a network's or asset's known name with the raw value beside it: "Base (eip155:8453)".
+function named(name, raw) {
+  if (!raw) return "";
+  return name ? name + " (" + raw + ")" : raw;
+}
+
+// holdStatusText is what a hold's status says to a person: a used hold was approved (and then paid).
+function holdStatusText(status) {
+  return status === "used" ? "approved · used" : status;
 }
 
 function screeningRows(dl, s) {
@@ -84,7 +112,8 @@ function screeningRows(dl, s) {
   row(dl, "sanctions", (sc.status || "unknown") + (sc.note ? " (" + sc.note + ")" : ""));
   for (const m of sc.matches || []) {
     row(dl, "sanctions match", (m.name || "") + (m.matched_name && m.matched_name !== m.name ? " (as " + m.matched_name + ")" : "") +
-      (m.address ? " " + m.address : "") + " score " + m.score + (m.programs && m.programs.length ? " [" + m.programs.join(", ") + "]" : ""));
+      (m.address ? " " + m.address : "") + " score " + m.score + (m.programs && m.programs.length ? " [" + m.programs.join(", ") + "]" : "") +
+      (m.steps && m.steps.length ? " — needed: " + m.steps.join(", ").replaceAll("_", " ") : ""));
   }
   const d = s.domain || {};
   if (d.checked) {
@@ -96,8 +125,9 @@ function screeningRows(dl, s) {
 function holdCard(h, pending) {
   const card = el("article", { class: "card", id: "hold-" + h.id, "data-hold": h.id, "data-status": h.status });
   if (h.id === targetHold()) card.classList.add("target");
-  card.append(el("h3", {}, money(h.amount_usd) + " ", el("span", { class: "status " + h.status, text: h.status })));
-  card.append(el("div", { class: "url", text: h.method + " " + h.url }));
+  card.append(el("h3", {}, money(h.amount_usd) + " ", el("span", { class: "status " + h.status, text: holdStatusText(h.status) })));
+  card.append(el("div", { class: "url" }, h.method + " ", pathText(h.url)));
+  if (h.description) card.append(el("p", { class: "description", text: h.description }));
   if (h.reasons && h.reasons.length) {
     const ul = el("ul", { class: "reasons" });
     for (const r of h.reasons) ul.append(el("li", { text: r }));
@@ -107,10 +137,9 @@ function holdCard(h, pending) {
   row(dl, "hold", h.id);
   row(dl, "host", h.host);
   row(dl, "pay to", h.pay_to);
-  row(dl, "network", h.network);
-  row(dl, "asset", h.asset);
-  row(dl, "amount (atomic)", h.amount_atomic);
-  row(dl, "description", h.description);
+  row(dl, "network", named(h.network_name, h.network));
+  row(dl, "asset", named(h.asset_name, h.asset));
+  row(dl, "amount (atomic)", h.amount_atomic ? h.amount_atomic + (h.asset_name ? " " + h.asset_name : "") : "");
   screeningRows(dl, h.screening);
   row(dl, "created", fmtTime(h.created_at));
   row(dl, "expires", fmtTime(h.expires_at));
@@ -164,18 +193,33 @@ function renderBudget(b) {
   }
 }
 
-function renderDecisions(ds) {
+// settledText says what a settlement row authorized and settled (atomic units of the option's asset).
+function settledText(d) {
+  if (d.stage !== "settlement") return "";
+  return "authorized " + (d.authorized || "?") + ", settled " + (d.settled || "unknown (the authorized amount counts)") +
+    (d.reasons && d.reasons.length ? "; " : "");
+}
+
+// LAST_DECISIONS is how many decisions the table lists: all the proxy keeps (docs/approvals.md).
+const LAST_DECISIONS = 50;
+
+// renderDecisions lists the last decisions, newest first. A hold's row says what became of the hold
+// (approved, denied, expired) once a person or the clock decided it, not "hold" forever.
+function renderDecisions(ds, holds) {
   const tb = $("decisions").tBodies[0];
   tb.replaceChildren();
-  for (const d of ds.slice(0, 20)) {
-    tb.append(el("tr", {},
+  const status = new Map((holds || []).map((h) => [h.id, h.status]));
+  for (const d of ds.slice(0, LAST_DECISIONS)) {
+    const outcome = d.decision === "hold" && d.hold_id ? status.get(d.hold_id) : "";
+    const shown = outcome && outcome !== "pending" ? outcome : d.decision;
+    tb.append(el("tr", { "data-decision": d.decision, "data-hold": d.hold_id || "", "data-outcome": shown },
       el("td", { class: "nowrap", text: new Date(d.at).toLocaleTimeString() }),
-      el("td", {}, el("span", { class: "status " + d.decision, text: d.decision }),
+      el("td", {}, el("span", { class: "status " + shown, text: shown === d.decision ? d.decision : "hold · " + holdStatusText(shown) }),
         el("span", { class: "class", text: d.stage + (d.class ? " · " + d.class : "") })),
-      el("td", { text: d.method + " " + d.host + d.path }),
-      el("td", { class: "nowrap", text: money(d.amount_usd) }),
+      el("td", {}, d.method + " ", pathText(d.host + d.path)),
+      el("td", { class: "nowrap", text: money(d.amount_usd) }, el("span", { class: "class", text: d.scheme || "" })),
       el("td", { text: d.pay_to || "" }),
-      el("td", { text: (d.reasons || []).join("; ") })));
+      el("td", { text: settledText(d) + (d.reasons || []).join("; ") })));
   }
 }
 
@@ -205,7 +249,7 @@ async function refresh() {
   $("pending-count").textContent = pending.length ? String(pending.length) : "";
   $("pending-empty").hidden = pending.length > 0;
   $("history").replaceChildren(...done.map((h) => holdCard(h, false)));
-  renderDecisions(s.decisions);
+  renderDecisions(s.decisions, s.holds);
 }
 
 async function start() {

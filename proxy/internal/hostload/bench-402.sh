@@ -4,9 +4,10 @@
 # bench-side-by-side.sh up: PG_SERVE=$PWD/bench-402.sh ./bench-side-by-side.sh. CS="1" runs only the c=1 cells.
 # With bench-side-by-side.sh's PG2_STORE, a second payguard (another store) is target payguard2.
 set -euo pipefail
-# proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
+# proxy-bench (tools/proxy-bench, not part of this repository) is copied from PROXY_BENCH to BENCH_DIR (it writes
+# bin/ and out/); with neither, the script says so and stops.
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
-[ -d "$BENCH_DIR" ] || { cp -r "${PROXY_BENCH:-/work/shared/tools/proxy-bench}" "$BENCH_DIR"; chmod -R u+w "$BENCH_DIR"; }
+[ -d "$BENCH_DIR" ] || { cp -r "${PROXY_BENCH:?BENCH_DIR $BENCH_DIR does not exist: set PROXY_BENCH to a proxy-bench checkout}" "$BENCH_DIR"; chmod -R u+w "$BENCH_DIR"; }
 cd "$BENCH_DIR"
 ROUNDS=${ROUNDS:-3} SLICE=${SLICE:-4s}
 PGCA=${PGCA:-/tmp/pgbench/payguard-data/ca/payguard-ca.pem}

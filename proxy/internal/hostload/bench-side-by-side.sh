@@ -10,13 +10,20 @@
 #   PG2_STORE=bolt PG2_BIN=/path/to/other ...                               # ... or another build (or a wrapper setting its env)
 #   PG_INDEX=every PG2_STORE=bolt PG2_INDEX=off ...                         # Endpoint Index writing every 402 against none
 set -euo pipefail
-# proxy-bench lives read-only in /work/shared/tools; it is copied to BENCH_DIR (it writes bin/ and out/).
+REPO=$(cd "$(dirname "$0")/../../.." && pwd)
+# proxy-bench (tools/proxy-bench, not part of this repository) is copied from PROXY_BENCH to BENCH_DIR (it writes
+# bin/ and out/); with neither, the script says so and stops.
 BENCH_DIR=${BENCH_DIR:-/tmp/proxy-bench}
-[ -d "$BENCH_DIR" ] || { cp -r "${PROXY_BENCH:-/work/shared/tools/proxy-bench}" "$BENCH_DIR"; chmod -R u+w "$BENCH_DIR"; }
+[ -d "$BENCH_DIR" ] || { cp -r "${PROXY_BENCH:?BENCH_DIR $BENCH_DIR does not exist: set PROXY_BENCH to a proxy-bench checkout}" "$BENCH_DIR"; chmod -R u+w "$BENCH_DIR"; }
 cd "$BENCH_DIR"
 PG_BIN=${PG_BIN:-/tmp/pgbin/payguard}
 PG_DIR=${PG_DIR:-/tmp/pgbench}
-SANCTIONS=${SANCTIONS:-/work/shared/data/ofac/sdn_csv_2024-05-03}
+# The list: SANCTIONS when set, else the repository's copy of OFAC's 2024-05-03 sdn.csv, decompressed.
+if [ -z "${SANCTIONS:-}" ]; then
+  SANCTIONS=$BENCH_DIR/out/sdn
+  mkdir -p "$SANCTIONS"
+  gzip -dc "$REPO/testdata/ofac/sdn_csv_2024-05-03/sdn.csv.gz" >"$SANCTIONS/sdn.csv"
+fi
 go build -o bin/ ./cmd/...
 mkdir -p out
 PIDS=()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -20,6 +21,25 @@ type Facilitator struct {
 	Verifies, Settles      atomic.Int32
 	VerifyMode, SettleMode atomic.Value // string
 	lastSettle             atomic.Value // []byte
+	hold                   atomic.Pointer[settleHold]
+}
+
+// settleHold keeps /settle requests waiting (HoldSettle).
+type settleHold struct {
+	arrived chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+// HoldSettle makes every later /settle wait, after it was counted, until release is called (the facilitator
+// is executing the transfer); arrived receives once per waiting /settle. release is also called when the
+// test ends.
+func (f *Facilitator) HoldSettle(t testing.TB) (arrived <-chan struct{}, release func()) {
+	h := &settleHold{arrived: make(chan struct{}, 64), release: make(chan struct{})}
+	f.hold.Store(h)
+	release = func() { h.once.Do(func() { close(h.release) }) }
+	t.Cleanup(release)
+	return h.arrived, release
 }
 
 // New starts a facilitator that names payer in its answers; it stops with the test.
@@ -48,6 +68,10 @@ func New(t testing.TB, payer string) *Facilitator {
 		case "/settle":
 			f.Settles.Add(1)
 			f.lastSettle.Store(body)
+			if h := f.hold.Load(); h != nil {
+				h.arrived <- struct{}{}
+				<-h.release
+			}
 			switch f.SettleMode.Load().(string) {
 			case "success":
 				w.Write([]byte(`{"success":true,"payer":"` + payer + `","transaction":"0xabc","network":"eip155:84532"}`))

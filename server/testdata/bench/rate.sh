@@ -24,7 +24,6 @@ VEGETA=${VEGETA:-/tmp/gobin/vegeta}
 WRK2=${WRK2:-/tmp/wrk2/wrk}
 WRK2_CONNS=${WRK2_CONNS:-16}
 if [ "$LOADGEN" = vegeta ]; then DURATION=${DURATION:-6s}; else DURATION=${DURATION:-12s}; fi
-SANCTIONS_DIR=${SANCTIONS_DIR:-/work/shared/data/ofac/sdn_csv_2024-05-03}
 case $LOADGEN in
 openloop) ;;
 vegeta) [ -x "$VEGETA" ] || { echo "vegeta not found at $VEGETA" >&2; exit 2; } ;;
@@ -36,6 +35,14 @@ work=$(mktemp -d /tmp/payguard-rate.XXXXXX)
 pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT INT TERM
+# The list: SANCTIONS_DIR when set, else the repository's own copy of OFAC's 2024-05-03 sdn.csv (the benchmark
+# list), decompressed into the work directory: the script needs nothing outside the repository.
+if [ -z "${SANCTIONS_DIR:-}" ]; then
+	SANCTIONS_DIR=$work/sdn
+	mkdir -p "$SANCTIONS_DIR"
+	gzip -dc "$root/testdata/ofac/sdn_csv_2024-05-03/sdn.csv.gz" >"$SANCTIONS_DIR/sdn.csv"
+fi
+[ -d "$SANCTIONS_DIR" ] || { echo "SANCTIONS_DIR $SANCTIONS_DIR is not a directory" >&2; exit 2; }
 (cd "$root" && go build -o "$work/payguard" ./cmd/payguard && go build -o "$work/floor" ./server/testdata/bench/floor &&
 	go build -o "$work/openloop" ./server/testdata/bench/openloop)
 sed -e "s#/tmp/payguard-bench/receipt-keys.json#$work/receipt-keys.json#" "$here/bench.yaml" >"$work/mem.yaml"

@@ -5,7 +5,7 @@
 #
 # Run from anywhere:   server/testdata/bench/run.sh
 # Knobs (environment): DURATION=15s THREADS=2 CONNS=32 WARMUP=3s STORES="memory bolt"
-#                      SANCTIONS_DIR=/work/shared/data/ofac/sdn_csv_2024-05-03 KEEP=1 (keep the work dir)
+#                      SANCTIONS_DIR=DIR (default: testdata/ofac/sdn_csv_2024-05-03, decompressed) KEEP=1 (keep the work dir)
 #                      PAYGUARD_BIN=/path/to/payguard (use that binary instead of building one, e.g. an older
 #                      commit's for a before/after comparison)
 #
@@ -20,12 +20,9 @@ THREADS=${THREADS:-2}
 CONNS=${CONNS:-32}
 WARMUP=${WARMUP:-3s}
 STORES=${STORES:-memory bolt}
-SANCTIONS_DIR=${SANCTIONS_DIR:-/work/shared/data/ofac/sdn_csv_2024-05-03}
 
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install -y wrk)" >&2; exit 2; }
 command -v curl >/dev/null || { echo "curl is not installed" >&2; exit 2; }
-[ -d "$SANCTIONS_DIR" ] || { echo "SANCTIONS_DIR $SANCTIONS_DIR is not a directory" >&2; exit 2; }
-
 work=$(mktemp -d /tmp/payguard-bench.XXXXXX)
 pid=""
 cleanup() {
@@ -36,6 +33,14 @@ cleanup() {
 	if [ "${KEEP:-0}" = 1 ]; then echo "work dir kept: $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT INT TERM
+# The list: SANCTIONS_DIR when set, else the repository's own copy of OFAC's 2024-05-03 sdn.csv, decompressed
+# into the work directory: the script needs nothing outside the repository.
+if [ -z "${SANCTIONS_DIR:-}" ]; then
+	SANCTIONS_DIR=$work/sdn
+	mkdir -p "$SANCTIONS_DIR"
+	gzip -dc "$root/testdata/ofac/sdn_csv_2024-05-03/sdn.csv.gz" >"$SANCTIONS_DIR/sdn.csv"
+fi
+[ -d "$SANCTIONS_DIR" ] || { echo "SANCTIONS_DIR $SANCTIONS_DIR is not a directory" >&2; exit 2; }
 
 if [ -n "${PAYGUARD_BIN:-}" ]; then
 	cp "$PAYGUARD_BIN" "$work/payguard"

@@ -38,8 +38,8 @@ var combos = map[string][]string{
 	"digest":           {"example.enabled=true", "image.digest=sha256:" + strings.Repeat("ab", 32)},
 	"example-netpol":   {"example.enabled=true", "networkPolicy.enabled=true"},
 	"fleet":            {"proxyFleet.enabled=true", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "networkPolicy.agentPodSelector.app=my-agent", "networkPolicy.adminFrom[0].namespaceSelector.matchLabels.name=monitoring", "serviceMonitor.enabled=true"},
-	"serve":            {"serve.enabled=true", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "serviceMonitor.enabled=true"},
-	"everything":       {"example.enabled=true", "proxyFleet.enabled=true", "serve.enabled=true", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "networkPolicy.agentPodSelector.app=my-agent", "serviceMonitor.enabled=true", "example.replicas=2"},
+	"serve":            {"serve.enabled=true", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "serve.server.contact=mailto:ops@example.com", "serve.server.fees.facilitator_url=https://facilitator.example.com", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "serviceMonitor.enabled=true"},
+	"everything":       {"example.enabled=true", "proxyFleet.enabled=true", "serve.enabled=true", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "serve.server.contact=mailto:ops@example.com", "serve.server.fees.facilitator_url=https://facilitator.example.com", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "networkPolicy.agentPodSelector.app=my-agent", "serviceMonitor.enabled=true", "example.replicas=2"},
 }
 
 var kubeVersions = []string{"v1.27.16", "v1.31.4"}
@@ -291,6 +291,8 @@ func TestBadCombinationsFail(t *testing.T) {
 		{[]string{"proxyFleet.enabled=true"}, "v1.31.4", "store.driver redis"},
 		{[]string{"proxyFleet.enabled=true", "store.driver=redis", "store.redis.urlSecret=r"}, "v1.31.4", "receiptKeys.existingSecret"},
 		{[]string{"serve.enabled=true", "serve.replicas=1"}, "v1.31.4", "pay_to"},
+		{[]string{"serve.enabled=true", "serve.replicas=1", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111"}, "v1.31.4", "serve.server.contact is required"},
+		{[]string{"serve.enabled=true", "serve.replicas=1", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "serve.server.contact=mailto:a@b.c"}, "v1.31.4", "facilitator_url is required on eip155:8453"},
 		{[]string{"example.enabled=true", "sidecar.native=true"}, "v1.27.16", "needs Kubernetes >= 1.28"},
 		{[]string{"example.enabled=true", "store.driver=redis"}, "v1.31.4", "urlSecret is required"},
 		{nil, "v1.26.5", "kubeVersion"},

@@ -51,3 +51,24 @@ def decide_challenge(
         # As the engine: nothing to screen when the rule is off or no payee is judged (no merchant name here).
         sanctions = {"state": "nothing"} if not rules.screen_sanctions or pay_to == "" else s
     return evaluate(options, rules, domain, spent_today, sanctions, domain_facts)
+
+
+def judged_challenge(payment_required: dict[str, Any], requested_url: str | None) -> dict[str, Any]:
+    """The challenge as the guard judges it, the proxy's way (proxy/decide.go decisionChallenge): the merchant
+    is the URL the agent requested, never the seller's claim. The v2 resource.url becomes that URL (empty when
+    unknown: hold, could not determine merchant domain) and every v1 accepts[].resource is dropped."""
+    out = dict(payment_required)
+    if payment_required.get("x402Version") != 1:
+        res = payment_required.get("resource")
+        out["resource"] = {**(res if isinstance(res, dict) else {}), "url": requested_url or ""}
+    accepts = payment_required.get("accepts")
+    if isinstance(accepts, list):
+        out["accepts"] = [strip_resource(a) for a in accepts]
+    return out
+
+
+def strip_resource(req: Any) -> Any:
+    """A requirement without its own (v1) resource claim."""
+    if not isinstance(req, dict) or "resource" not in req:
+        return req
+    return {k: v for k, v in req.items() if k != "resource"}

@@ -46,6 +46,8 @@ class Option:
     known_usdc: bool = False
     network_ids: list[str] = field(default_factory=list)
     pay_to_malformed: bool = False
+    v1: bool = False
+    evm: bool = False
 
     @property
     def priced(self) -> bool:
@@ -77,7 +79,9 @@ def option_facts(req: dict[str, Any], version: int) -> Option:
         o.known_usdc = True
         if value is not None:
             o.usd = value  # six decimals: one atomic unit is one micro-dollar
-    o.pay_to_malformed = o.pay_to != "" and is_evm_network(o.network) and not is_evm_address(o.pay_to)
+    o.evm = is_evm_network(o.network)
+    o.v1 = version == 1
+    o.pay_to_malformed = o.pay_to != "" and o.evm and not is_evm_address(o.pay_to)
     return o
 
 
@@ -172,11 +176,36 @@ class _Verdict:
             self.worst = r[0]
 
 
+def _scheme_supported(o: Option) -> bool:
+    """exact anywhere; upto only as an x402 v2 option on an EVM network (policy/schemes.go)."""
+    return o.scheme == "exact" or (o.scheme == "upto" and not o.v1 and o.evm)
+
+
+def _amount_word(o: Option) -> str:
+    return "upto maximum" if o.scheme == "upto" else "amount"
+
+
+_SCHEME_WHY = {
+    "upto": "payment scheme upto is supported only in x402 v2 on an EVM network",
+    "batch-settlement": "payment scheme batch-settlement is not supported: the seller redeems vouchers against a deposit "
+    "after the request, so payguard cannot reconcile what is spent",
+    "auth-capture": "payment scheme auth-capture is not supported: an operator captures, voids or refunds the escrowed "
+    "authorization after the request, so payguard cannot reconcile what is spent",
+}
+
+
+def _scheme_unsupported(scheme: str) -> tuple[str, str]:
+    if scheme in _SCHEME_WHY:
+        return ("block", _SCHEME_WHY[scheme])
+    name = scheme if re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,39}", scheme) else "(unreadable)"
+    return ("block", f"payment scheme {name} is not supported")
+
+
 def _judge(o: Option, r: Rules) -> _Verdict:
     v = _Verdict()
     malformed = ("block", "unsupported or malformed payment option")
-    if o.scheme != "exact":
-        v.add(malformed)
+    if not _scheme_supported(o):
+        v.add(_scheme_unsupported(o.scheme))
     if o.amount in ("malformed", "oversized"):
         v.add(malformed)
     if o.amount == "negative":
@@ -193,7 +222,7 @@ def _judge(o: Option, r: Rules) -> _Verdict:
         elif o.amount == "ok":
             v.add(("hold", "amount could not be priced in USD"))
     if o.priced and o.usd > r.max_per_payment_usd:
-        v.add(("block", f"amount {_usd(o.usd)} exceeds max {_usd(r.max_per_payment_usd)}"))
+        v.add(("block", f"{_amount_word(o)} {_usd(o.usd)} exceeds max {_usd(r.max_per_payment_usd)}"))
     if _payee_listed(o.pay_to, r.payto_blocklist):
         v.add(("block", f"payTo {o.pay_to} is on blocklist"))
     elif r.strict_allowlist and r.payto_allowlist and o.pay_to and not _payee_listed(o.pay_to, r.payto_allowlist):
@@ -233,6 +262,15 @@ def _payee_of(chosen: int, rejected: int, best: _Verdict | None) -> int:
 def payee_index(options: list[Option], rules: Rules) -> int:
     """The option whose payee is screened: the chosen one, or a held one a person may approve."""
     return _payee_of(*_choose(options, rules))
+
+
+def select_index(options: list[Option], rules: Rules) -> int:
+    """The option the engine decides on: the chosen one, else the best rejected one (held or blocked), so that
+    a refusal names the engine's reasons; 0 when there is no usable option."""
+    chosen, rejected, _ = _choose(options, rules)
+    if chosen >= 0:
+        return chosen
+    return rejected if rejected >= 0 else 0
 
 
 @dataclass
@@ -296,14 +334,17 @@ def evaluate(
     if chosen < 0:
         assert best is not None
         reasons.extend(best.reasons)
-        if payee >= 0:
-            o = options[payee]
-            if o.priced and o.usd > r.daily_cap_usd - spent_today:
-                reasons.append(cap)
-        return _finish(-1, 0, reasons)
+        if payee < 0:
+            return _finish(-1, 0, reasons)
+        # A held option is the one a person approves: the hold carries it and its amount (SPEC 4.2).
+        o = options[payee]
+        held = o.usd if o.priced else 0
+        if o.priced and o.usd > r.daily_cap_usd - spent_today:
+            reasons.append(cap)
+        return _finish(payee, held, reasons)
     amount = options[chosen].usd
     if amount > r.hold_above_usd:
-        reasons.append(("hold", f"amount {_usd(amount)} above hold threshold {_usd(r.hold_above_usd)}"))
+        reasons.append(("hold", f"{_amount_word(options[chosen])} {_usd(amount)} above hold threshold {_usd(r.hold_above_usd)}"))
     if amount > r.daily_cap_usd - spent_today:
         reasons.append(cap)
     return _finish(chosen, amount, reasons)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
@@ -126,7 +126,8 @@ def _parse_rfc3339(s: str) -> datetime | None:
     if not m:
         return None
     try:
-        t = datetime(*(int(m.group(i)) for i in range(1, 7)), tzinfo=timezone.utc)
+        y, mo, d, h, mi, sec = (int(m.group(i)) for i in range(1, 7))
+        t = datetime(y, mo, d, h, mi, sec, tzinfo=timezone.utc)
     except ValueError:
         return None
     if m.group(7):
@@ -178,8 +179,38 @@ def _issued_at(payload: str) -> tuple[datetime, dict[str, str]]:
     raise no_ts("neither receipt.ts nor iat is present")
 
 
-def verify_jws(jws: str, jwks: Any, *, archival: bool = False, max_age: timedelta | None = None,
-               now: Callable[[], datetime] | None = None) -> tuple[str, Claims]:
+Now = Union[datetime, float, int, Callable[[], datetime], None]
+
+
+def _current(now: Now) -> datetime:
+    """The `now` option as users pass it: a clock function, a timezone-aware datetime, or epoch seconds."""
+    v = now() if callable(now) else now
+    if v is None:
+        return datetime.now(timezone.utc)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return datetime.fromtimestamp(v, timezone.utc)
+    if isinstance(v, datetime):
+        if v.tzinfo is None or v.utcoffset() is None:
+            raise TypeError("verify_receipt: now must be timezone-aware (e.g. datetime.now(timezone.utc))")
+        return v
+    raise TypeError("verify_receipt: now must be a datetime, epoch seconds, or a function returning a datetime")
+
+
+def _max_age(max_age: timedelta | float | int | None) -> timedelta:
+    """max_age as a timedelta or a number of seconds; None or zero is the default (one hour)."""
+    if max_age is None:
+        return DEFAULT_MAX_AGE
+    if isinstance(max_age, (int, float)) and not isinstance(max_age, bool):
+        max_age = timedelta(seconds=max_age)
+    if isinstance(max_age, timedelta) and max_age == timedelta(0):
+        return DEFAULT_MAX_AGE
+    if not isinstance(max_age, timedelta) or max_age < timedelta(0):
+        raise TypeError("verify_receipt: max_age must be a positive timedelta or number of seconds")
+    return max_age
+
+
+def verify_jws(jws: str, jwks: Any, *, archival: bool = False, max_age: timedelta | float | None = None,
+               now: Now = None) -> tuple[str, Claims]:
     """Check a compact JWS receipt; return (payload text, claims). Raises ReceiptError."""
     keys = _public_keys(jwks)
     parts = jws.strip().split(".")
@@ -214,10 +245,10 @@ def verify_jws(jws: str, jwks: Any, *, archival: bool = False, max_age: timedelt
         raise ReceiptError("signature", f"signature does not verify (kid {kid!r})") from None
     payload = payload_bytes.decode("utf-8", errors="replace")
     issued, c = _issued_at(payload)
-    current = (now or (lambda: datetime.now(timezone.utc)))()
+    current = _current(now)
     if issued > current + LEEWAY:
         raise ReceiptError("not_yet_valid", "receipt is dated in the future")
-    limit = max_age if max_age and max_age > timedelta(0) else DEFAULT_MAX_AGE
+    limit = _max_age(max_age)
     if not archival and current - issued > limit + LEEWAY:
         raise ReceiptError("expired", "receipt is older than the maximum age")
     return payload, Claims(key_id=kid or "", issued_at=issued, **c)
@@ -253,22 +284,21 @@ def _first_difference(path: str, got: Any, want: Any) -> str:
 
 
 def verify_receipt(receipt: str | dict[str, Any], jwks: Any, *, archival: bool = False,
-                   max_age: timedelta | None = None, now: Callable[[], datetime] | None = None) -> Claims:
+                   max_age: timedelta | float | None = None, now: Now = None) -> Claims:
     """Verify what `payguard verify-receipt` reads: a whole PreflightResult (JSON text or a dict) field by field
     against its signed receipt.jws, or a bare compact JWS. Returns the claims; raises ReceiptError."""
     text = receipt.strip() if isinstance(receipt, str) else json.dumps(receipt)
-    opts = {"archival": archival, "max_age": max_age, "now": now}
     if not text.startswith("{"):
-        return verify_jws(text, jwks, **opts)[1]
+        return verify_jws(text, jwks, archival=archival, max_age=max_age, now=now)[1]
     try:
         result = _loads(text, reject_repeats=True)
     except ValueError as e:
         raise ReceiptError("result_invalid", str(e)) from None
     rcpt = result.get("receipt") if isinstance(result, dict) else None
     jws = rcpt.get("jws") if isinstance(rcpt, dict) else None
-    if not isinstance(jws, str) or jws == "":
+    if not isinstance(rcpt, dict) or not isinstance(jws, str) or jws == "":
         raise ReceiptError("result_invalid", "the result has no receipt.jws")
-    payload, claims = verify_jws(jws, jwks, **opts)
+    payload, claims = verify_jws(jws, jwks, archival=archival, max_age=max_age, now=now)
     del rcpt["jws"]
     try:
         signed = _loads(payload)

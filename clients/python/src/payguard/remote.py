@@ -23,7 +23,7 @@ async def remote_screen(url: str, client: httpx.AsyncClient | None, payment_requ
         body["resource_url"] = resource_url
     params = {} if paid else {"trial": "1"}
     try:
-        if paid:
+        if client is not None:
             res = await client.post(url.rstrip("/") + "/v1/preflight", json=body, params=params, timeout=10)
         else:
             async with httpx.AsyncClient(timeout=10) as plain:

@@ -1,0 +1,102 @@
+// README.md's agent snippets, run as written: the ```js block (global fetch with undici's EnvHttpProxyAgent,
+// @x402/fetch) and the ```python block (the PyPI x402 client's httpx transport) each pay an official seller through a
+// payguard proxy, configured only by the shell README gives (HTTP(S)_PROXY, the CA variables, AGENT_KEY).
+// A snippet that drifts from the SDKs, or from what payguard needs, fails here.
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startFacilitator } from '../lib/facilitator.mjs';
+import { startSellerV2 } from '../lib/seller-v2.mjs';
+import { startProxy } from '../lib/payguard.mjs';
+import { BUYER_KEY } from '../lib/wallets.mjs';
+
+const INTEROP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.join(INTEROP, '..');
+const SANCTIONS_DIR = path.join(INTEROP, 'testdata', 'ofac');
+const PYTHON = path.join(ROOT, 'clients', 'python', '.venv', 'bin', 'python');
+
+// block returns README.md's first fenced block in lang.
+function block(lang) {
+  const md = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const m = md.match(new RegExp('```' + lang + '\\n([\\s\\S]*?)```'));
+  assert.ok(m, `README.md has no \`\`\`${lang} block`);
+  return m[1];
+}
+
+function run(cmd, args, env) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (c) => { stdout += c; });
+    p.stderr.on('data', (c) => { stderr += c; });
+    p.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let tmp;
+let fac;
+let seller;
+let guard;
+let shell; // README's exports, pointing at this guard
+
+before(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'interop-readme-'));
+  fac = await startFacilitator();
+  seller = await startSellerV2({ facilitatorUrl: fac.url, network: 'base' });
+  guard = await startProxy({ dir: path.join(tmp, 'guard'), token: 'readme-admin-token-0123456789abcdef', holdWait: '0s',
+    args: ['--offline', '--sanctions-dir', SANCTIONS_DIR] });
+  shell = {
+    ...process.env,
+    HTTP_PROXY: guard.proxyUrl, HTTPS_PROXY: guard.proxyUrl, http_proxy: guard.proxyUrl, https_proxy: guard.proxyUrl,
+    NO_PROXY: '', no_proxy: '',
+    SSL_CERT_FILE: guard.caFile, CURL_CA_BUNDLE: guard.caFile, NODE_EXTRA_CA_CERTS: guard.caFile, REQUESTS_CA_BUNDLE: guard.caFile,
+    AGENT_KEY: BUYER_KEY,
+  };
+});
+
+after(async () => {
+  await guard?.stop();
+  await Promise.all([fac?.close(), seller?.close()]);
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const settled = async () => (await (await fetch(`${fac.url}/_stats`)).json()).settled.length;
+
+describe("README's agents pay through payguard", () => {
+  it('Node: global fetch with EnvHttpProxyAgent and @x402/fetch', async () => {
+    // Written inside interop/ so that its imports resolve to interop's pinned packages.
+    const file = path.join(INTEROP, `.readme-agent-${process.pid}.mjs`);
+    fs.writeFileSync(file, block('js'));
+    try {
+      const before = await settled();
+      const r = await run(process.execPath, [file, `${seller.url}/cheap`], shell);
+      assert.equal(r.code, 0, r.stderr);
+      // "allow" comes from payguard: the request went through the proxy, and the payment was released.
+      assert.match(r.stdout, /^200 allow /, r.stdout + r.stderr);
+      assert.equal(await settled(), before + 1);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  });
+
+  it('Python: the x402 httpx transport through HTTPS_PROXY', async (t) => {
+    if (!fs.existsSync(PYTHON)) {
+      if (process.env.CI === 'true') assert.fail(`${PYTHON} is missing (CI=true: scripts/test-python.sh --setup makes it)`);
+      t.skip(`no ${PYTHON}: run scripts/test-python.sh --setup to run README's Python agent`);
+      return;
+    }
+    const file = path.join(tmp, 'agent.py');
+    fs.writeFileSync(file, block('python'));
+    const before = await settled();
+    const r = await run(PYTHON, [file, `${seller.url}/cheap`], shell);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^200 allow /, r.stdout + r.stderr);
+    assert.equal(await settled(), before + 1);
+  });
+});

@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/store"
+)
+
+// A settlement alarm: a seller reported a settlement its authorization does not allow (an upto settlement
+// above the authorized maximum, on another network, for another payer or to another recipient). That
+// seller's next payments are held for a person (policy.SettlementAlarmReason) until the alarm expires or
+// an operator clears it (DELETE /v1/alarms/{host} on the admin API). The store keeps the alarms
+// (store.Alarms: every replica of a bolt or redis store sees them, and restarts keep them); a State that
+// keeps none gets a process-local set.
+
+// alarmTTL is how long an alarm holds its seller's payments.
+const alarmTTL = 24 * time.Hour
+
+// alarmsOf is the store's alarms, or a process-local set when the store keeps none.
+func alarmsOf(st State) store.Alarms {
+	if a, ok := st.(store.Alarms); ok {
+		return a
+	}
+	return &localAlarms{m: map[string]store.Alarm{}}
+}
+
+// localAlarms is store.Alarms in this process's memory, bounded by store.MaxAlarms.
+type localAlarms struct {
+	mu sync.Mutex
+	m  map[string]store.Alarm
+}
+
+func (a *localAlarms) RaiseAlarm(_ context.Context, x store.Alarm) error {
+	if err := store.CheckAlarm(x); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.m[x.Host]; !ok && len(a.m) >= store.MaxAlarms {
+		oldest := ""
+		for h, y := range a.m {
+			if oldest == "" || y.At.Before(a.m[oldest].At) {
+				oldest = h
+			}
+		}
+		delete(a.m, oldest)
+	}
+	a.m[x.Host] = x
+	return nil
+}
+
+func (a *localAlarms) Alarm(_ context.Context, host string, now time.Time) (store.Alarm, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	x, ok := a.m[host]
+	if !ok || !now.Before(x.Until) {
+		return store.Alarm{}, store.ErrNotFound
+	}
+	return x, nil
+}
+
+func (a *localAlarms) ClearAlarm(ctx context.Context, host string, now time.Time) error {
+	if _, err := a.Alarm(ctx, host, now); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, host)
+	return nil
+}
+
+func (a *localAlarms) ListAlarms(_ context.Context, now time.Time) ([]store.Alarm, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := []store.Alarm{}
+	for _, x := range a.m {
+		if now.Before(x.Until) {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// raiseSellerAlarm records an alarm on host; a store that cannot record it is logged (the settlement itself
+// is already counted at its worst, the whole maximum).
+func (p *Proxy) raiseSellerAlarm(ctx context.Context, host, what string) {
+	now := p.opts.Now()
+	if err := p.alarms.RaiseAlarm(ctx, store.Alarm{Host: host, What: what, At: now, Until: now.Add(alarmTTL)}); err != nil {
+		p.log.Error("settlement alarm not recorded", "host", host, "error", err.Error())
+	}
+}
+
+// holdForAlarm turns an engine result for a seller under an alarm into a hold that says why: an allow
+// becomes a hold with the alarm's reason alone, a hold gains it; a block stays as it is. The result is
+// unsigned (the caller signs what it shows), so the receipt carries the hold. Alarms that cannot be read
+// hold too (fail closed), with an internal-error reason.
+func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url string) {
+	if res.Decision != allow && res.Decision != hold {
+		return
+	}
+	host := policy.MerchantDomain(url)
+	if host == "" {
+		return
+	}
+	x, err := p.alarms.Alarm(ctx, host, p.opts.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	r := policy.SettlementAlarmReason(host, x.What)
+	if err != nil {
+		r = policy.InternalErrorReason("settlement alarms unavailable: " + err.Error())
+	}
+	if res.Decision == allow {
+		res.Decision, res.Reasons, res.ReasonCodes = hold, nil, nil
+		res.Receipt.Decision = hold
+	}
+	res.Reasons = append(res.Reasons, r.String())
+	res.ReasonCodes = append(res.ReasonCodes, r.Code)
+}
+
+// listAlarms answers GET /v1/alarms: the sellers whose payments are held by a settlement alarm.
+func (p *Proxy) listAlarms(w http.ResponseWriter, r *http.Request) {
+	list, err := p.alarms.ListAlarms(r.Context(), p.opts.Now())
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"alarms": list})
+}
+
+// clearAlarm answers DELETE /v1/alarms/{host}: an operator who has looked into the seller lets its payments
+// be decided by the rules again. The host is read as the engine reads a merchant domain.
+func (p *Proxy) clearAlarm(w http.ResponseWriter, r *http.Request) {
+	host := policy.MerchantDomain(r.PathValue("host"))
+	err := errors.New("no host")
+	if host != "" {
+		err = p.alarms.ClearAlarm(r.Context(), host, p.opts.Now())
+	}
+	switch {
+	case host == "" || errors.Is(err, store.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, apiError{"not_found", "no settlement alarm on that host"})
+		return
+	case err != nil:
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		return
+	}
+	p.log.Info("settlement alarm cleared", "host", host)
+	writeJSON(w, http.StatusOK, map[string]string{"cleared": host})
+}
