@@ -13,14 +13,15 @@ import (
 	"github.com/payguard/payguard/x402/jsonscan"
 )
 
-// guardMCPAnswer guards what answers an MCP request: an application/json answer to a request with a
-// tools/call is read (at most 64 KiB) and decided message by message; an event stream (the answer to a
-// JSON-RPC POST, or a GET stream: Streamable HTTP's and the older HTTP+SSE transport's) is decided event by
-// event as it streams (sseGuard). Everything else passes untouched.
+// guardMCPAnswer guards what answers an MCP request: an application/json answer to a request that may call
+// a tool is read (at most 64 KiB) and decided message by message; an event stream answering such a request,
+// or a GET stream (Streamable HTTP's and the older HTTP+SSE transport's), is decided event by event as it
+// streams (sseGuard). Everything else (tools/list, initialize, ...) passes untouched: only a tools/call result
+// carries terms a client pays from.
 func (p *Proxy) guardMCPAnswer(req *http.Request, resp *http.Response, st *reqState) *http.Response {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
-	case mt == "text/event-stream" && (st.mcp != nil || req.Method == http.MethodGet):
+	case mt == "text/event-stream" && (st.mcp.inspectsAnswers() || req.Method == http.MethodGet):
 		if coding := resp.Header.Get("Content-Encoding"); coding != "" && !strings.EqualFold(coding, "identity") {
 			resp.Body.Close()
 			return p.mcpAnswerRefused(req, st, "an MCP event stream in a content coding payguard cannot read ("+coding+")")
