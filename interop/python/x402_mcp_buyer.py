@@ -8,7 +8,8 @@ Prints one JSON line: what the session returned (is_error, payment_made, payment
 structuredContent and text) and, for replay and forge, what the second call returned.
 
 --guard attaches the payguard Python guard (clients/python) to the x402 client with RULES_JSON: it decides
-in the client's before-payment-creation hook, which x402MCPSession's create_payment_payload runs.
+in the client's before-payment-creation hook, which x402MCPSession's create_payment_payload runs;
+--approve-holds gives it an on_hold that approves (a person saying yes).
 """
 
 import argparse
@@ -59,7 +60,11 @@ async def run(args) -> dict:
     if args.guard is not None:
         from payguard import Guard
 
-        Guard(json.loads(args.guard), on_decision=lambda d: decisions.append(getattr(d, "decision", str(d)))).attach(client)
+        def record(d):
+            decisions.append(d.get("decision") if isinstance(d, dict) else getattr(d, "decision", str(d)))
+
+        on_hold = (lambda hold: True) if args.approve_holds else None
+        Guard(json.loads(args.guard), on_decision=record, on_hold=on_hold).attach(client)
     tool_args = json.loads(args.args)
     out: dict = {}
     async with streamablehttp_client(args.url) as (read, write, _):
@@ -96,6 +101,7 @@ def main() -> None:
     ap.add_argument("--args", default="{}")
     ap.add_argument("--mode", default="pay", choices=["pay", "replay", "forge"])
     ap.add_argument("--guard", default=None)
+    ap.add_argument("--approve-holds", action="store_true", help="the guard's on_hold approves (a person said yes)")
     args = ap.parse_args()
     print(json.dumps(asyncio.run(run(args)), default=str), flush=True)
 

@@ -21,7 +21,9 @@ import { SELLER_PAY_TO } from '../lib/wallets.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PYDIR = path.join(HERE, '..', 'python');
 const SANCTIONS_DIR = path.join(HERE, '..', 'testdata', 'ofac');
-const SERVICE_PAY_TO = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'; // Anvil account 3
+// Both peers listen on 127.0.0.1 and the proxy's Index keeps one payee history per site (hold_on_payto_change):
+// they are paid to the same address, so neither looks like the other's payee change.
+const SERVICE_PAY_TO = SELLER_PAY_TO;
 const TOKEN = 'interop-mcp-python-token-0123456789';
 const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 
@@ -50,9 +52,10 @@ function startPySeller(facilitatorUrl) {
 }
 
 /** buy runs the official Python buyer (x402_mcp_buyer.py) through proxy (or directly with proxy null). */
-function buy(proxy, url, tool, args, { mode = 'pay', guardRules } = {}) {
+function buy(proxy, url, tool, args, { mode = 'pay', guardRules, approveHolds } = {}) {
   const argv = [path.join(PYDIR, 'x402_mcp_buyer.py'), url, tool, '--args', JSON.stringify(args), '--mode', mode];
   if (guardRules) argv.push('--guard', JSON.stringify(guardRules));
+  if (approveHolds) argv.push('--approve-holds');
   const env = { ...process.env, HTTP_PROXY: proxy ?? '', http_proxy: proxy ?? '', NO_PROXY: '', no_proxy: '' };
   if (!proxy) { delete env.HTTP_PROXY; delete env.http_proxy; }
   return new Promise((resolve, reject) => {
@@ -187,21 +190,32 @@ describe('the official Python x402 MCP buyer through payguard proxy', { skip }, 
 });
 
 describe('the Python guard in the official x402 MCP buyer\'s payment path', { skip }, () => {
-  it('refuses in process, before signing: no verify, no settle (no proxy at all)', async () => {
+  // x402MCPSession pays through x402Client.create_payment_payload, whose before-payment-creation hook is
+  // where the guard decides. It sees the terms, not the MCP server's host: a bare client's guard holds with
+  // "could not determine merchant domain" (its caps and lists still block), and pays only when on_hold says yes.
+  const rules = { screen_sanctions: false };
+
+  it('blocks over its maximum before signing: no verify, no settle (no proxy at all)', async () => {
     const before = await counts();
     const r = await buy(null, seller.url, 'weather', { city: 'sf' },
-      { guardRules: { max_per_payment_usd: 0.005, screen_sanctions: false } });
-    assert.match(r.raised ?? '', /payguard: block/, JSON.stringify(r));
+      { guardRules: { ...rules, max_per_payment_usd: 0.005 }, approveHolds: true });
+    assert.match(r.raised ?? '', /payguard: block: amount \$0\.01 exceeds max \$0\.005/, JSON.stringify(r));
     assert.deepEqual(r.guard_decisions, ['block'], JSON.stringify(r));
     assert.deepEqual(await counts(), before);
   });
 
-  it('allows in process and the payment goes through', async () => {
+  it('holds without an approver: nothing signed', async () => {
     const before = await counts();
-    const r = await buy(null, seller.url, 'weather', { city: 'sf' },
-      { guardRules: { max_per_payment_usd: 0.05, screen_sanctions: false } });
+    const r = await buy(null, seller.url, 'weather', { city: 'sf' }, { guardRules: rules });
+    assert.match(r.raised ?? '', /payguard: hold/, JSON.stringify(r));
+    assert.deepEqual(await counts(), before);
+  });
+
+  it('a hold its on_hold approves is paid once', async () => {
+    const before = await counts();
+    const r = await buy(null, seller.url, 'weather', { city: 'sf' }, { guardRules: rules, approveHolds: true });
     assert.equal(r.payment_made, true, JSON.stringify(r));
-    assert.deepEqual(r.guard_decisions, ['allow'], JSON.stringify(r));
+    assert.equal(r.payment_response?.success, true, JSON.stringify(r));
     assert.deepEqual(await counts(), { verify: before.verify + 1, settle: before.settle + 1 });
   });
 });
