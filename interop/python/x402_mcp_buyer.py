@@ -67,6 +67,12 @@ async def run(args) -> dict:
         Guard(json.loads(args.guard), on_decision=record, on_hold=on_hold).attach(client)
     tool_args = json.loads(args.args)
     out: dict = {}
+    if args.sse:
+        # x402.mcp's own client factory: the older HTTP+SSE transport (answers on the GET /sse stream).
+        from x402.mcp import create_x402_mcp_client
+
+        async with create_x402_mcp_client(client, args.url) as mcp:
+            return view(await mcp.call_tool(args.tool, tool_args))
     async with streamablehttp_client(args.url) as (read, write, _):
         async with ClientSession(read, write) as session:
             mcp = x402MCPSession(session, client)
@@ -101,6 +107,7 @@ def main() -> None:
     ap.add_argument("--args", default="{}")
     ap.add_argument("--mode", default="pay", choices=["pay", "replay", "forge"])
     ap.add_argument("--guard", default=None)
+    ap.add_argument("--sse", action="store_true", help="x402.mcp's create_x402_mcp_client (HTTP+SSE transport)")
     ap.add_argument("--approve-holds", action="store_true", help="the guard's on_hold approves (a person said yes)")
     args = ap.parse_args()
     print(json.dumps(asyncio.run(run(args)), default=str), flush=True)

@@ -2,6 +2,8 @@
 Streamable HTTP, answers as event streams), paid through the local facilitator.
 
 Tools: weather ($0.01), forecast ($0.012), premium ($0.02), all to --pay-to on eip155:8453 USDC.
+--transport sse serves the older HTTP+SSE transport instead (GET /sse, POST /messages/), which x402.mcp's
+create_x402_mcp_client speaks.
 
     python x402_mcp_seller.py --port 0 --facilitator http://127.0.0.1:4020 --pay-to 0x...
 
@@ -29,6 +31,8 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--facilitator", required=True)
     ap.add_argument("--pay-to", required=True)
+    ap.add_argument("--transport", default="streamable", choices=["streamable", "sse"],
+                    help="streamable: Streamable HTTP at /mcp; sse: the older HTTP+SSE transport at /sse")
     args = ap.parse_args()
 
     server = x402ResourceServer(HTTPFacilitatorClient(FacilitatorConfig(url=args.facilitator)))
@@ -61,7 +65,8 @@ def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", args.port))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(mcp.streamable_http_app(), log_level="warning")
+    app = mcp.streamable_http_app() if args.transport == "streamable" else mcp.sse_app()
+    config = uvicorn.Config(app, log_level="warning")
     srv = uvicorn.Server(config)
     print(f"ready {port}", flush=True)
     srv.run(sockets=[sock])

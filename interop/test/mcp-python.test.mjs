@@ -33,11 +33,12 @@ const skip = PY ? false : `the Python peers could not be set up: ${setup.stderr?
 if (skip && process.env.CI === 'true') throw new Error(skip);
 if (skip) console.error(`\n${'#'.repeat(78)}\n# SKIPPED interop/test/mcp-python.test.mjs: ${skip}\n${'#'.repeat(78)}\n`);
 
-let tmp, fac, api, seller, guard, holdGuard;
+let tmp, fac, api, seller, sseSeller, guard, holdGuard;
 
 /** startPySeller runs the x402.mcp server helpers' MCP server and resolves once it listens. */
-function startPySeller(facilitatorUrl) {
-  const proc = spawn(PY, [path.join(PYDIR, 'x402_mcp_seller.py'), '--facilitator', facilitatorUrl, '--pay-to', SELLER_PAY_TO],
+function startPySeller(facilitatorUrl, transport = 'streamable') {
+  const proc = spawn(PY, [path.join(PYDIR, 'x402_mcp_seller.py'), '--facilitator', facilitatorUrl, '--pay-to', SELLER_PAY_TO,
+    '--transport', transport],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -46,16 +47,17 @@ function startPySeller(facilitatorUrl) {
     proc.stdout.on('data', (c) => {
       out += c;
       const m = /ready (\d+)/.exec(out);
-      if (m) resolve({ url: `http://127.0.0.1:${m[1]}/mcp`, stop: () => proc.kill('SIGTERM') });
+      if (m) resolve({ url: `http://127.0.0.1:${m[1]}${transport === 'sse' ? '' : '/mcp'}`, stop: () => proc.kill('SIGTERM') });
     });
   });
 }
 
 /** buy runs the official Python buyer (x402_mcp_buyer.py) through proxy (or directly with proxy null). */
-function buy(proxy, url, tool, args, { mode = 'pay', guardRules, approveHolds } = {}) {
+function buy(proxy, url, tool, args, { mode = 'pay', guardRules, approveHolds, sse } = {}) {
   const argv = [path.join(PYDIR, 'x402_mcp_buyer.py'), url, tool, '--args', JSON.stringify(args), '--mode', mode];
   if (guardRules) argv.push('--guard', JSON.stringify(guardRules));
   if (approveHolds) argv.push('--approve-holds');
+  if (sse) argv.push('--sse');
   const env = { ...process.env, HTTP_PROXY: proxy ?? '', http_proxy: proxy ?? '', NO_PROXY: '', no_proxy: '' };
   if (!proxy) { delete env.HTTP_PROXY; delete env.http_proxy; }
   return new Promise((resolve, reject) => {
@@ -91,6 +93,7 @@ before(async () => {
     args: ['--offline', '--sanctions-dir', SANCTIONS_DIR] });
   api = { url: `http://${listenAddr}`, stop: run.stop };
   seller = await startPySeller(fac.url);
+  sseSeller = await startPySeller(fac.url, 'sse');
   // $0.01 allowed, $0.012 held (above $0.011), $0.02 blocked (above the $0.015 maximum).
   guard = await startProxy({ dir: path.join(tmp, 'guard'), token: TOKEN,
     rules: { max_per_payment_usd: 0.015, hold_above_usd: 0.011 }, args: ['--offline', '--sanctions-dir', SANCTIONS_DIR] });
@@ -103,6 +106,7 @@ after(async () => {
   await guard?.stop();
   await holdGuard?.stop();
   seller?.stop();
+  sseSeller?.stop();
   await api?.stop();
   await fac?.close();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -187,6 +191,24 @@ describe('the official Python x402 MCP buyer through payguard proxy', { skip }, 
       });
     });
   }
+});
+
+describe('x402.mcp\'s create_x402_mcp_client (HTTP+SSE: answers on the GET stream) through payguard proxy', { skip }, () => {
+  it('allowed: paid and settled once', async () => {
+    const before = await counts();
+    const r = await buy(guard.proxyUrl, sseSeller.url, 'weather', { city: 'sf' }, { sse: true });
+    assert.equal(r.payment_made, true, JSON.stringify(r));
+    assert.equal(r.payment_response?.success, true, JSON.stringify(r));
+    assert.deepEqual(await counts(), { verify: before.verify + 1, settle: before.settle + 1 });
+  });
+
+  it('over the cap: no verify, no settle, the refusal on the stream', async () => {
+    const before = await counts();
+    const r = await buy(guard.proxyUrl, sseSeller.url, 'premium', { city: 'sf' }, { sse: true });
+    assert.equal(r.payment_made, false, JSON.stringify(r));
+    assert.equal(r.structured?.decision, 'block', JSON.stringify(r));
+    assert.deepEqual(await counts(), before);
+  });
 });
 
 describe('the Python guard in the official x402 MCP buyer\'s payment path', { skip }, () => {
