@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,5 +68,53 @@ func TestAttackAlarmOtherNameOfTheSite(t *testing.T) {
 	p.holdForAlarm(ctx, res, "https://seller-other.example/generate")
 	if res.Decision != allow {
 		t.Errorf("another site held: %v", res.Reasons)
+	}
+}
+
+// rawSettleSeller is an upto seller whose settlement header is the raw JSON settle writes (a lie the
+// SettleResponse type cannot even express: a numeric amount, a string success).
+type rawSettleSeller struct {
+	*uptoSeller
+	raw string
+}
+
+func (s *rawSettleSeller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(x402.HeaderPaymentSignature) == "" {
+		s.uptoSeller.ServeHTTP(w, r)
+		return
+	}
+	s.seen.Add(1)
+	w.Header().Set(x402.HeaderPaymentResponse, base64.StdEncoding.EncodeToString([]byte(s.raw)))
+	fmt.Fprint(w, `{"tokens":42}`)
+}
+
+// An upto seller that reports a successful settlement payguard cannot read (the amount as a JSON number
+// above the maximum, which a JavaScript client would read as 999999; a success that is not a boolean) is
+// outside its authorization as far as anyone can tell: the whole maximum is spent and the seller is under
+// alarm. Before, such a settlement was counted "unreadable": no alarm, and the seller's next payment was
+// allowed.
+func TestAttackUptoUnreadableSettlementAlarms(t *testing.T) {
+	for name, raw := range map[string]string{
+		"numeric amount above the maximum": `{"success":true,"network":"eip155:84532","transaction":"0xab","amount":999999}`,
+		"success as a string":              `{"success":"true","network":"eip155:84532","amount":"999999"}`,
+		"not JSON":                         `amount=999999`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			u := newUptoSeller(t, uptoOffer("200000"), "1000")
+			s := &rawSettleSeller{uptoSeller: u, raw: raw}
+			u.srv.Config.Handler = s
+			h := newHarness(t, memory.New(), testRules())
+			b := h.buyer()
+			if resp, body := uptoExchange(t, b, u.srv.URL+"/generate", nil); resp.StatusCode != 200 {
+				t.Fatalf("paid response %d %s", resp.StatusCode, body)
+			}
+			if st := h.budgetState(); st.SpentMicros != 200000 || st.ReservedMicros != 0 {
+				t.Fatalf("budget spent %d reserved %d, want the whole maximum spent", st.SpentMicros, st.ReservedMicros)
+			}
+			resp, body := b.get(u.srv.URL+"/generate", nil)
+			if r := decodeRefusal(t, resp, body); r.Decision != "hold" || !strings.Contains(strings.Join(r.Reasons, " "), "settlement outside its authorization") {
+				t.Fatalf("next payment: %+v", r)
+			}
+		})
 	}
 }
