@@ -168,7 +168,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots, Upgrades: proxy.UpgradePolicy(cfg.Proxy.Upgrades),
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
-		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
+		TicketTTLMax: time.Duration(cfg.Proxy.TicketTTLMax), MaxUnpaidPerSite: cfg.Proxy.MaxUnpaidPerSite,
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
 		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick, DecideToken: decide,
 		AdminHosts: cfg.Admin.AllowedHosts(),
