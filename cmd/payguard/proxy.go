@@ -380,7 +380,7 @@ func writeBanner(w io.Writer, s startupInfo) {
 	}
 	fmt.Fprintf(&b, `payguard proxy is running
   proxy      %[1]s
-  admin API  %[2]s  (holds, budget; /healthz /readyz /metrics need no token)
+  admin API  %[2]s  (holds, budget; /healthz /readyz /metrics /ca.pem need no token)
   console    %[2]s/  (approve or deny holds in a browser; sign in with the admin token)
   MITM CA    %[3]s
   admin token from %[4]s
