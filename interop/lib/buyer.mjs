@@ -54,6 +54,7 @@ function recordingFetch(dispatcher, exchanges, tamper) {
         headers: [...input.headers],
         body: hasBody ? Buffer.from(await input.arrayBuffer()) : undefined,
         redirect: input.redirect,
+        signal: input.signal, // the caller's AbortSignal (buy's signal), carried by the SDK's Request
       };
     } else {
       url = String(input instanceof URL ? input.href : input);
@@ -132,7 +133,8 @@ function v1Signer(key, network) {
  * version 2 uses @x402/fetch (x402Client + registerExactEvmScheme, which also registers the v1 networks);
  * version 1 uses x402-fetch. Client-side spend caps are off by default so that the proxy, not the client,
  * is what a test observes refusing; pass spendControls / maxValue to turn them on. tamper(payload) → payload
- * rewrites the signed payment on its way out. upto: the v2 client pays with @x402/evm's upto scheme only
+ * rewrites the signed payment on its way out; signal (an AbortSignal) lets a test walk away mid-request, as a
+ * buyer that disconnects or a load balancer that gives up would. upto: the v2 client pays with @x402/evm's upto scheme only
  * (a Permit2 authorization of the route's maximum) instead of exact. svm {signer, rpcUrl, wrap?} also
  * registers @x402/svm's ExactSvmScheme for solana:* and ExactSvmSchemeV1 for solana-devnet (their RPC calls
  * go to rpcUrl, directly); with version 1, x402-fetch signs with svm.signer; wrap(scheme) may return a scheme
@@ -141,7 +143,7 @@ function v1Signer(key, network) {
  */
 export async function buy(url, {
   version = 2, proxy, ca, tunnel, dispatcher, method = 'GET', headers = {}, body,
-  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper, upto = false, svm,
+  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper, upto = false, svm, signal,
 } = {}) {
   const own = !dispatcher;
   const d = dispatcher ?? makeDispatcher({ proxy, ca, tunnel });
@@ -171,7 +173,7 @@ export async function buy(url, {
     }
     let res;
     try {
-      res = await paying(url, { method, headers: { ...headers }, body });
+      res = await paying(url, { method, headers: { ...headers }, body, signal });
     } catch (err) {
       return { status: null, headers: {}, body: '', json: null, paymentResponse: null, paymentRequired: null, paymentHeader: null, exchanges, error: errorText(err) };
     }

@@ -19,6 +19,9 @@
 // usage, Settlement-Overrides) is at most it. A settle answers with the settled `amount`.
 //
 // Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset,
+// POST /_hold_settle {"on":true|false} (settle requests wait until it is turned off, then settle whether or not
+// their caller is still connected, as a facilitator that already submitted the transfer does; stats count
+// settle.held and settle.abandoned, the held requests whose caller went away),
 // POST /_forge {"uptoAmount":"N"} (the next upto settlement reports N as its amount: a lying facilitator or
 // seller; {} turns it off).
 //
@@ -279,7 +282,7 @@ function checkAccepted(accepted, req) {
 function newStats() {
   return {
     verify: { calls: 0, valid: 0, invalid: 0 },
-    settle: { calls: 0, success: 0, failure: 0 },
+    settle: { calls: 0, success: 0, failure: 0, held: 0, abandoned: 0 },
     outageRejected: 0,
     reasons: {},
     settled: [],
@@ -291,7 +294,7 @@ function newStats() {
  * createFacilitator builds the facilitator's request handler and state. now() returns Unix seconds.
  */
 export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } = {}) {
-  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0, forge: {} };
+  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0, forge: {}, hold: null };
 
   const supported = async () => {
     const feePayer = (await feePayerSigner()).address;
@@ -374,7 +377,21 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
           state.stats = newStats();
           state.forge = {};
           state.outage = false;
+          state.hold?.release();
+          state.hold = null;
           return send(res, 200, { ok: true });
+        case 'POST /_hold_settle': {
+          const body = await readJSON(req);
+          if (body?.on === true && !state.hold) {
+            let release;
+            const released = new Promise((r) => { release = r; });
+            state.hold = { released, release };
+          } else if (body?.on !== true && state.hold) {
+            state.hold.release();
+            state.hold = null;
+          }
+          return send(res, 200, { hold: state.hold !== null });
+        }
         case 'POST /_forge': {
           const body = await readJSON(req);
           state.forge = isObject(body) && typeof body.uptoAmount === 'string' ? { uptoAmount: body.uptoAmount } : {};
@@ -396,6 +413,11 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
           if (body === undefined) return send(res, 400, route === 'POST /verify'
             ? { isValid: false, invalidReason: Reason.payload, invalidMessage: 'body is not JSON' }
             : { success: false, errorReason: Reason.payload, errorMessage: 'body is not JSON', transaction: '', network: '' });
+          if (route === 'POST /settle' && state.hold) {
+            state.stats.settle.held++;
+            res.on('close', () => { if (!res.writableFinished) state.stats.settle.abandoned++; });
+            await state.hold.released;
+          }
           return send(res, 200, route === 'POST /verify' ? await verify(body) : await settle(body));
         }
         default:

@@ -216,16 +216,16 @@ func (r *Refresher) LoadCache() error {
 		if olds, _ := filepath.Glob(filepath.Join(r.cfg.CacheDir, "previous")); len(olds) == 1 {
 			dir = olds[0]
 		} else if r.cfg.SeedDir != "" {
-			return r.loadInstall(r.cfg.SeedDir, "snapshot")
+			return r.loadInstall(r.cfg.SeedDir, SourceSnapshot)
 		} else {
 			return fmt.Errorf("sanctions: no cached list in %s", r.cfg.CacheDir)
 		}
 	}
-	return r.loadInstall(dir, "cache")
+	return r.loadInstall(dir, SourceCache)
 }
 
-// loadInstall loads the list in dir, checks it is plausible (MinEntries) and serves it; kind ("cache" or
-// "snapshot") names where it came from in the list's source and the log.
+// loadInstall loads the list in dir, checks it is plausible (MinEntries) and serves it; kind (SourceCache or
+// SourceSnapshot) is its SourceKind and names where it came from in its source and the log.
 func (r *Refresher) loadInstall(dir, kind string) error {
 	l, _, err := LoadDirStats(dir)
 	if err != nil {
@@ -234,7 +234,7 @@ func (r *Refresher) loadInstall(dir, kind string) error {
 	if l.Len() < r.cfg.MinEntries {
 		return fmt.Errorf("sanctions: %s list has %d entries, fewer than %d", kind, l.Len(), r.cfg.MinEntries)
 	}
-	l.source = kind + " " + dir
+	l.source, l.sourceKind = kind+" "+dir, kind
 	r.install(l)
 	r.cfg.Logger.Info("sanctions list loaded from "+kind, "dir", dir, "entries", l.Len(), "data_as_of", l.DataAsOf(),
 		"data_as_of_source", l.DataAsOfSource())
@@ -408,7 +408,7 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 	if err := r.persist(tmp); err != nil {
 		return false, err
 	}
-	l.source = strings.Join(r.cfg.URLs, " ")
+	l.source, l.sourceKind = strings.Join(r.cfg.URLs, " "), SourceDownload
 	r.install(l)
 	r.cfg.Logger.Info("sanctions list refreshed", "entries", l.Len(), "aliases_rows", st.AltRows,
 		"addresses", l.AddressCount(), "data_as_of", l.DataAsOf(), "warnings", len(l.Warnings()))

@@ -52,7 +52,7 @@ func TestRefresherServesTheSeedUntilTheFirstRefresh(t *testing.T) {
 	st := StatusOf(s, r, time.Now())
 	want := time.Date(2024, 5, 3, 18, 43, 23, 0, time.UTC)
 	if !s.Ready() || st.Entries != 14965 || !st.DataAsOf.Equal(want) || st.AsOfSource != AsOfFetchTime ||
-		!strings.HasPrefix(st.Source, "snapshot ") || !st.LastSuccess.IsZero() || st.AgeSeconds < int64(time.Since(want)/time.Second)-60 {
+		!strings.HasPrefix(st.Source, "snapshot ") || st.SourceKind != SourceSnapshot || !st.LastSuccess.IsZero() || st.AgeSeconds < int64(time.Since(want)/time.Second)-60 {
 		t.Fatalf("seeded status %+v", st)
 	}
 	// The seed is only read: nothing was written into it, and the cache is still empty.
@@ -64,7 +64,7 @@ func TestRefresherServesTheSeedUntilTheFirstRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	st = StatusOf(s, r, time.Now())
-	if st.Entries != 14973 || strings.HasPrefix(st.Source, "snapshot ") || st.LastSuccess.IsZero() {
+	if st.Entries != 14973 || st.SourceKind != SourceDownload || st.LastSuccess.IsZero() {
 		t.Fatalf("after the refresh: %+v", st)
 	}
 
@@ -72,7 +72,7 @@ func TestRefresherServesTheSeedUntilTheFirstRefresh(t *testing.T) {
 	if err := r.LoadCache(); err != nil {
 		t.Fatal(err)
 	}
-	if st := StatusOf(s, r, time.Now()); st.Entries != 14973 || !strings.HasPrefix(st.Source, "cache ") {
+	if st := StatusOf(s, r, time.Now()); st.Entries != 14973 || st.SourceKind != SourceCache {
 		t.Fatalf("a restart with a cache served %+v, want the cache", st)
 	}
 }

@@ -50,10 +50,11 @@ func liveFleetChecks(adminAddr, caFile, host, render string) error {
 			Loaded   bool   `json:"loaded"`
 			DataAsOf string `json:"data_as_of"`
 			Source   string `json:"source"`
+			Kind     string `json:"source_kind"`
 		} `json:"sanctions"`
 	}
 	if err := json.Unmarshal(body, &ready); err != nil || !ready.Sanctions.Loaded || ready.Sanctions.DataAsOf != snapshotAsOf ||
-		!strings.HasPrefix(ready.Sanctions.Source, "snapshot ") {
+		!strings.HasPrefix(ready.Sanctions.Source, "snapshot ") || ready.Sanctions.Kind != "snapshot" {
 		return fmt.Errorf("/readyz does not serve the snapshot dated %s: %s", snapshotAsOf, body)
 	}
 
