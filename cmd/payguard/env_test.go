@@ -95,6 +95,10 @@ func TestEnvOutputSourcesIntoTheShell(t *testing.T) {
 	if !strings.Contains(string(out), "EnvHttpProxyAgent") {
 		t.Errorf("node output lacks the undici EnvHttpProxyAgent snippet:\n%s", out)
 	}
+	// Every-address listeners are reached on loopback, IPv6 in brackets.
+	if v6 := sourced(t, run("--data-dir", dataDir, "--listen", "[::]:8402"), allEnvNames); v6["HTTPS_PROXY"] != "http://[::1]:8402" {
+		t.Errorf("listen [::]:8402: HTTPS_PROXY=%q", v6["HTTPS_PROXY"])
+	}
 	py := sourced(t, run("--for", "python", "--data-dir", dataDir), allEnvNames)
 	if py["REQUESTS_CA_BUNDLE"] != caFile || py["SSL_CERT_FILE"] != caFile || py["HTTPS_PROXY"] != "http://127.0.0.1:8402" ||
 		py["NODE_EXTRA_CA_CERTS"] != "UNSET" {
