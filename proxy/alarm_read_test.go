@@ -42,8 +42,10 @@ func TestAlarmReadWithTheLedgerState(t *testing.T) {
 	if _, _, err := p.readState(ctx, p.day(), "https://alarmed.example/x"); err != nil {
 		t.Fatal(err)
 	}
-	if _, a, _ := p.readState(ctx, p.day(), "https://alarmed.example/x"); a == nil {
-		t.Fatal("the redis store's alarm was not read with the state")
+	for _, u := range []string{"https://alarmed.example/x", "https://api.Alarmed.example./x", "https://[2001:db8::1]/x"} {
+		if _, a, _ := p.readState(ctx, p.day(), u); a == nil || a.host != alarmSite(u) {
+			t.Fatalf("%s: the alarm read with the state (%+v) is not the one holdForAlarm judges (%s)", u, a, alarmSite(u))
+		}
 	}
 	now := time.Now()
 	if err := st.RaiseAlarm(ctx, store.Alarm{Host: "alarmed.example", What: "settled 2x", At: now, Until: now.Add(time.Hour)}); err != nil {

@@ -161,7 +161,7 @@ type alarmRead struct {
 // (store.StateAndAlarm, the redis store) and it keeps the alarms, the alarm of url's seller with it; else
 // the alarm is nil and holdForAlarm reads it on its own.
 func (p *Proxy) readState(ctx context.Context, day, url string) (store.BudgetState, *alarmRead, error) {
-	host := policy.MerchantDomain(url)
+	host := alarmSite(url) // the key holdForAlarm reads
 	own, keeps := p.opts.Store.(store.Alarms)
 	if sa, ok := p.opts.Store.(store.StateAndAlarm); ok && keeps && host != "" && p.alarms == own {
 		st, a, alarmErr, err := sa.StateAndAlarm(ctx, p.opts.Budget, day, host, p.opts.Now())

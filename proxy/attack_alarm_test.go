@@ -58,14 +58,14 @@ func TestAttackAlarmOtherNameOfTheSite(t *testing.T) {
 	} {
 		p.raiseSellerAlarm(ctx, alarmSite(c.raised), "settled above the maximum")
 		res := &preflight.Result{Decision: allow, Receipt: preflight.Receipt{Decision: allow}}
-		p.holdForAlarm(ctx, res, c.next)
+		p.holdForAlarm(ctx, res, c.next, nil)
 		if res.Decision != hold {
 			t.Errorf("alarm at %s: %s decided %s", c.raised, c.next, res.Decision)
 		}
 	}
 	// Another site stays unaffected.
 	res := &preflight.Result{Decision: allow, Receipt: preflight.Receipt{Decision: allow}}
-	p.holdForAlarm(ctx, res, "https://seller-other.example/generate")
+	p.holdForAlarm(ctx, res, "https://seller-other.example/generate", nil)
 	if res.Decision != allow {
 		t.Errorf("another site held: %v", res.Reasons)
 	}
