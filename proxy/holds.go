@@ -112,9 +112,9 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
 	}
-	if spent := st.Spent + st.Reserved; v.Result != nil && policy.OverDailyCap(policy.USD(v.Result.AmountMicros), policy.USD(spent), p.opts.Rules.DailyCapUSD) {
+	if spent := st.Spent + st.Reserved; v.Result != nil && policy.OverDailyCap(policy.USD(v.Result.AmountMicros), policy.USD(spent), p.rulesOf(v).rules.DailyCapUSD) {
 		v.Hold = &h
-		return p.capBlock(v, spent)
+		return p.capBlock(v, p.rulesOf(v).rules.DailyCapUSD, spent)
 	}
 	if tk == nil {
 		// An in-process guard's decision (guardapi.go): the guard pays the seller itself, so no payment

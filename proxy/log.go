@@ -11,6 +11,11 @@ import (
 func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.Time) {
 	latency := p.opts.Now().Sub(start)
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
+	agent := v.Agent
+	if agent == "" {
+		agent = agentIDOf(req.Context())
+	}
+	p.metrics.agentDecisions.WithLabelValues(p.ruleSet().label(agent), v.Decision).Inc()
 	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
 	if v.Result != nil {
 		p.countIndexRules(v.Result.ReasonCodes) // observe.go
@@ -48,6 +53,7 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	p.log.Info("decision",
 		"stage", stage,
 		"decision", v.Decision,
+		"agent", agent,
 		"reasons", v.Reasons,
 		"reason_class", v.Class,
 		"method", req.Method,

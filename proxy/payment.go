@@ -82,6 +82,7 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 	switch {
 	case err == nil:
 		v = p.spendApproval(ctx, tk, p.matchTicket(tk, t))
+		p.takeAgentTwin(ctx, &v, tk) // agentledger.go
 	case !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "ticket store unavailable: "+err.Error())
 	default:
