@@ -62,8 +62,8 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("POST /v1/holds/{id}/approve", p.resolveHoldAPI(store.HoldApproved))
 	api.HandleFunc("POST /v1/holds/{id}/deny", p.resolveHoldAPI(store.HoldDenied))
 	api.HandleFunc("GET /v1/budget", p.budget)
-	api.HandleFunc("POST /v1/reload", p.reloadAPI)     // reload.go
-	api.HandleFunc("GET /v1/decisions", p.decisionsAPI) // decisions.go
+	api.HandleFunc("POST /v1/reload", p.reloadAPI)           // reload.go
+	api.HandleFunc("GET /v1/decisions", p.decisionsAPI)      // decisions.go
 	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI)      // admin_index.go
 	api.HandleFunc("GET /v1/alarms", p.listAlarms)           // alarms.go
 	api.HandleFunc("DELETE /v1/alarms/{host}", p.clearAlarm) // alarms.go
