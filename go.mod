@@ -3,6 +3,7 @@ module github.com/payguard/payguard
 go 1.26.8
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

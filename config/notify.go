@@ -74,7 +74,7 @@ func (c *NotifyConfig) validate() error {
 // Resolve reads the webhook's URL and secret from its file or environment variable. The URL must be
 // http(s); a named secret that is empty is an error, so a signature that was asked for is never skipped.
 func (w WebhookConfig) Resolve() (rawURL string, secret []byte, err error) {
-	rawURL, err = fromFileOrEnv("url", w.URLFile, w.URLEnv)
+	rawURL, err = fromFileOrEnv("webhook url", w.URLFile, w.URLEnv)
 	if err != nil {
 		return "", nil, err
 	}
@@ -90,13 +90,15 @@ func (w WebhookConfig) Resolve() (rawURL string, secret []byte, err error) {
 	if w.SecretFile == "" && w.SecretEnv == "" {
 		return rawURL, nil, nil
 	}
-	s, err := fromFileOrEnv("secret", w.SecretFile, w.SecretEnv)
+	s, err := fromFileOrEnv("webhook secret", w.SecretFile, w.SecretEnv)
 	if err != nil {
 		return "", nil, err
 	}
 	return rawURL, []byte(s), nil
 }
 
+// fromFileOrEnv reads a secret from file, or else from the environment variable env, trimmed. Errors name
+// where it came from (what, the file or $env), never the value.
 func fromFileOrEnv(what, file, env string) (string, error) {
 	var v string
 	src := file
@@ -106,7 +108,7 @@ func fromFileOrEnv(what, file, env string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", fmt.Errorf("webhook %s: %w", what, err)
+			return "", fmt.Errorf("%s: %w", what, err)
 		}
 		v = string(b)
 	} else {
@@ -114,7 +116,7 @@ func fromFileOrEnv(what, file, env string) (string, error) {
 	}
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return "", fmt.Errorf("webhook %s: %s is empty", what, src)
+		return "", fmt.Errorf("%s: %s is empty", what, src)
 	}
 	return v, nil
 }

@@ -63,7 +63,16 @@ type FeesConfig struct {
 	// the public https://x402.org/facilitator on a testnet it serves (TestnetFacilitatorNetworks); on any
 	// other network (Base mainnet included) there is no default, and `payguard serve` refuses to start
 	// until one that settles there is set (Facilitator).
+	// It is published (/.well-known/x402, /privacy, /status) and logged, so it must not carry credentials
+	// (user:password@ is refused): those go in the facilitator auth header below.
 	FacilitatorURL string `yaml:"facilitator_url"`
+	// FacilitatorAuthHeader names the header that carries the facilitator's credentials on every request to
+	// it (default Authorization). Its value is read from FacilitatorAuthHeaderFile or, else, the environment
+	// variable FacilitatorAuthHeaderEnv (at most one; none: no header), never from this file, and is never
+	// published, logged or put in an error.
+	FacilitatorAuthHeader     string `yaml:"facilitator_auth_header"`
+	FacilitatorAuthHeaderFile string `yaml:"facilitator_auth_header_file"`
+	FacilitatorAuthHeaderEnv  string `yaml:"facilitator_auth_header_env"`
 	// VerifyTimeout bounds /verify and /supported calls.
 	VerifyTimeout Duration `yaml:"verify_timeout"`
 	// SettleTimeout bounds a /settle call. When it passes after the request was sent the outcome is unknown
@@ -84,10 +93,11 @@ func defaultServer() ServerConfig {
 		IndexFreshness: Duration(24 * time.Hour),
 		ShutdownGrace:  Duration(15 * time.Second),
 		Fees: FeesConfig{
-			Network:           "eip155:8453",
-			MaxTimeoutSeconds: 60,
-			VerifyTimeout:     Duration(10 * time.Second),
-			SettleTimeout:     Duration(30 * time.Second),
+			Network:               "eip155:8453",
+			MaxTimeoutSeconds:     60,
+			FacilitatorAuthHeader: "Authorization",
+			VerifyTimeout:         Duration(10 * time.Second),
+			SettleTimeout:         Duration(30 * time.Second),
 		},
 	}
 }
@@ -141,14 +151,60 @@ func (c *FeesConfig) validate() error {
 	if c.MaxTimeoutSeconds < 10 || c.MaxTimeoutSeconds > 3600 {
 		errs = append(errs, fmt.Errorf("server.fees.max_timeout_seconds must be between 10 and 3600, got %d", c.MaxTimeoutSeconds))
 	}
-	if u, err := url.Parse(c.FacilitatorURL); c.FacilitatorURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.RawQuery != "" || u.Fragment != "") {
-		errs = append(errs, fmt.Errorf("server.fees.facilitator_url must be an http(s) URL without query, got %q", c.FacilitatorURL))
+	// The URL is published and logged; an error about it names it only in redacted form (a URL that does not
+	// parse is not repeated at all: it may hold a password).
+	if u, err := url.Parse(c.FacilitatorURL); c.FacilitatorURL == "" {
+		// empty: the default facilitator of the network (Facilitator)
+	} else if err != nil {
+		errs = append(errs, fmt.Errorf("server.fees.facilitator_url is not a URL"))
+	} else if u.User != nil {
+		errs = append(errs, fmt.Errorf("server.fees.facilitator_url must not carry credentials (user:password@ is published at "+
+			"/.well-known/x402 and /privacy): give them as a header with server.fees.facilitator_auth_header_file or _env"))
+	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		errs = append(errs, fmt.Errorf("server.fees.facilitator_url must be an http(s) URL without query or fragment, got %q", u.Redacted()))
+	}
+	if c.FacilitatorAuthHeaderFile != "" && c.FacilitatorAuthHeaderEnv != "" {
+		errs = append(errs, fmt.Errorf("server.fees: set at most one of facilitator_auth_header_file and facilitator_auth_header_env"))
+	}
+	if !validHeaderName(c.FacilitatorAuthHeader) {
+		errs = append(errs, fmt.Errorf("server.fees.facilitator_auth_header must be an HTTP header name, got %q", c.FacilitatorAuthHeader))
 	}
 	if c.VerifyTimeout <= 0 || c.SettleTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("server.fees.verify_timeout and settle_timeout must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// FacilitatorAuth returns the facilitator credentials header (name and value) from its file or environment
+// variable; ok is false when none is configured. A configured source that is missing or empty is an error,
+// so credentials that were asked for are never silently left out; a value with a line break is refused
+// (header injection). Errors name the source, never the value.
+func (c *FeesConfig) FacilitatorAuth() (name, value string, ok bool, err error) {
+	if c.FacilitatorAuthHeaderFile == "" && c.FacilitatorAuthHeaderEnv == "" {
+		return "", "", false, nil
+	}
+	value, err = fromFileOrEnv("server.fees.facilitator_auth_header", c.FacilitatorAuthHeaderFile, c.FacilitatorAuthHeaderEnv)
+	if err != nil {
+		return "", "", false, err
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return "", "", false, fmt.Errorf("server.fees.facilitator_auth_header: the value holds a line break or NUL")
+	}
+	return c.FacilitatorAuthHeader, value, true, nil
+}
+
+// validHeaderName reports whether s is an RFC 9110 field name (a token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // TrustedProxyPrefixes parses TrustedProxies ("10.0.0.0/8", or a single address meaning /32 or /128).

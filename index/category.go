@@ -14,8 +14,9 @@ import (
 )
 
 // The category median (max_price_multiple, docs/SPEC.md §7.3, docs/index.md). The price sample of a category
-// is built by the Writer from observations whose seller declares that category (store.CategoryPrices). A
-// seller declares its own category, so the median is built to resist one seller moving it:
+// is built by the Writer from costly observations (Costly: a settled payment, a usable probe of a listed
+// endpoint) of endpoints whose seller declares that category (store.CategoryPrices); an unpaid 402 never
+// enters it. A seller declares its own category, so the median is built to resist one seller moving it:
 //   - each site (registrable domain, else host name) counts once: its price is the lower median of its URLs'
 //     prices, so ten endpoints on one host, or on ten subdomains of one domain, are one vote;
 //   - the endpoint being judged, and every URL of its site, are left out of its own category's median;

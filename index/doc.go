@@ -6,7 +6,14 @@
 // (store.Endpoints), so a fleet on Redis shares them. The preflight engine reads them through Reader and turns
 // them into policy.IndexFacts with Derive; the policy package itself never reads the store.
 //
-// Endpoints are keyed by NormalizeURL: scheme and host in lower case, the default port dropped, no query,
-// fragment or credentials. A query names an input of the endpoint, not another endpoint, and keying by it
-// would let a seller escape its own history by adding "?x=1".
+// Endpoints are keyed by NormalizeURL, the one key every writer and reader uses: the host as CanonicalHost
+// spells it, the default port dropped, the path normalized (RFC 3986, and further: ASCII case, ";params", a
+// trailing slash), no query, fragment or credentials. Every spelling a server may route to one handler is
+// one key, so a seller cannot escape its own history by another spelling of its URL (a 302 to /Weather, a
+// "?x=1"). Beyond one URL, the Writer records each seller site's payees (site.go), so a new payee on another
+// URL of the site is seen too.
+//
+// Evidence that moves a statistic shared between endpoints (a category's median, a site's count of payees)
+// must have cost something (Costly: a settled payment, a usable probe of a listed endpoint); free evidence,
+// such as an unpaid 402, describes its own endpoint only.
 package index

@@ -55,7 +55,8 @@ type Option struct {
 	// USD is the amount in micro-dollars. It is meaningful for a cart, and for a known USDC asset
 	// (6 decimals: one atomic unit is one micro-dollar).
 	USD USD
-	// PayToMalformed is true when the network is EVM and payTo is not a 0x-prefixed 20-byte hex address.
+	// PayToMalformed is true when payTo cannot be an address of the option's chain: on EVM not a 0x-prefixed
+	// 20-byte hex address, on Solana not the Base58 text of a 32-byte key.
 	PayToMalformed bool
 	// V1 is true for an option of an x402 v1 challenge; EVM for an option on an EVM network (eip155 or a v1
 	// EVM name). `upto` is guarded only as v2 on EVM (schemes.go).

@@ -39,7 +39,10 @@ func policyOption(r *x402.Requirement) policy.Option {
 	}
 	o.EVM = x402.IsEVMNetwork(r.Network)
 	o.V1 = r.Version == x402.V1
-	o.PayToMalformed = r.PayTo != "" && o.EVM && !x402.IsEVMAddress(r.PayTo)
+	// A payee that cannot be the chain's address could never be paid: the option is malformed, on Solana (a
+	// 32-byte Base58 key) as on EVM.
+	o.PayToMalformed = r.PayTo != "" && (o.EVM && !x402.IsEVMAddress(r.PayTo) ||
+		x402.IsSolanaNetwork(r.Network) && !x402.IsSolanaAddress(r.PayTo))
 	return o
 }
 

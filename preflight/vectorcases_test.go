@@ -79,8 +79,14 @@ func buildVectorCases() []decisionVector {
 		map[string]any{"allowed_networks": []string{"solana"}}), cleanFacts)
 	add("solana mint case matters", rules(opt{"exact", "solana", "epjfwdd5aufqssqem2qn1xzybapc8g4wegGkZwyTDt1v", "10000", vecSolPayTo},
 		map[string]any{"allowed_networks": []string{"solana"}}), cleanFacts)
-	add("solana payTo is not an EVM address", rules(opt{"exact", "solana", vecSolUSDC, "10000", "0x1234"},
+	add("solana payTo must be a Solana key", rules(opt{"exact", "solana", vecSolUSDC, "10000", "0x1234"},
 		map[string]any{"allowed_networks": []string{"solana"}}), cleanFacts)
+	add("solana payTo of 25 bytes is malformed", rules(opt{"exact", "solana", vecSolUSDC, "10000", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERY"},
+		map[string]any{"allowed_networks": []string{"solana"}}), cleanFacts)
+	add("solana testnet usdc by its v1 name", rules(opt{"exact", "solana-testnet", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", "10000", vecSolPayTo},
+		map[string]any{"allowed_networks": []string{"solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"}}), cleanFacts)
+	add("solana devnet usdc", rules(opt{"exact", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", "10000", vecSolPayTo},
+		map[string]any{"allowed_networks": []string{"solana-devnet"}}), cleanFacts)
 
 	// Assets.
 	add("asset lower case is USDC", one(usdc("10000", payA)).withAsset("0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"), cleanFacts)

@@ -308,12 +308,22 @@ func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, receiptID s
 	if ttl < time.Minute {
 		ttl = time.Minute
 	}
-	key, err := ticketKey(method, url, opt.Scheme, opt.Network, opt.PayTo, opt.Amount)
+	key, err := ticketKey(method, url, opt.Scheme, opt.Network, ticketPayee(opt), opt.Amount)
 	if err != nil {
 		return store.Ticket{}, err
 	}
 	return store.Ticket{ID: newID("tkt"), Key: key, Option: raw, ReceiptID: receiptID,
 		ExpiresAt: p.opts.Now().Add(ttl)}, nil
+}
+
+// ticketPayee is the payee a ticket is keyed by: what the retry will name. A v1 Solana payment names no payee
+// and pays a token account, so its ticket is keyed by the mint its transfer moves instead (svmV1Payee); the
+// payment is then bound to the whole option at the ticket (matchTicket).
+func ticketPayee(opt *x402.Requirement) string {
+	if opt.Version == x402.V1 && x402.IsSolanaNetwork(opt.Network) {
+		return svmV1Payee(opt.Asset)
+	}
+	return opt.PayTo
 }
 
 // ticketKey names a payment (hashed: URLs are long and stores want plain keys) by what both v1 and v2 retries carry: method, URL, scheme, network (CAIP-2),

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/x402/svm/svmtest"
 )
 
 // FuzzGuardInputs feeds arbitrary 402 headers and bodies through the challenge reader and narrowing, and
@@ -25,6 +28,13 @@ func FuzzGuardInputs(f *testing.F) {
 	f.Add("", []byte(v1.Response.Body), fixtureHeader(v1pay.Headers, x402.HeaderXPayment))
 	f.Add(fixtureHeader(v2.Response.Headers, x402.HeaderPaymentRequired), []byte(v2.Response.Body),
 		fixtureHeader(v2pay.Headers, x402.HeaderPaymentSignature))
+	// Solana payments the official client built (v2 and v1), so that svmTerms is fuzzed from real transactions.
+	for _, c := range svmtest.Cases(f) {
+		v2pl := fmt.Sprintf(`{"x402Version":2,"accepted":%s,"payload":{"transaction":%q}}`, c.Requirement, c.Transaction)
+		v1pl := fmt.Sprintf(`{"x402Version":1,"scheme":"exact","network":"solana-devnet","payload":{"transaction":%q}}`, c.Transaction)
+		f.Add("", []byte("{}"), base64.StdEncoding.EncodeToString([]byte(v2pl)))
+		f.Add("", []byte("{}"), base64.StdEncoding.EncodeToString([]byte(v1pl)))
+	}
 	// An upto payment as the SDK's upto client sends it (a Permit2 witness transfer of the maximum).
 	upto, _ := x402.EncodeHeaderJSON(map[string]any{"x402Version": 2,
 		"accepted": uptoOffer("200000"),

@@ -171,6 +171,9 @@ func (s *mcpSeller) call(m rpcMsg) map[string]any {
 	if err != nil {
 		return s.paymentRequired(m.ID)
 	}
+	if pl.Accepted != nil && x402.IsSolanaNetwork(pl.Accepted.Network) {
+		return s.callSolana(m, pl) // payment_svm_test.go
+	}
 	ev, err := pl.ExactEVM()
 	if err == nil && ev.Permit2 != nil {
 		return s.callUpto(m, ev.Permit2)

@@ -14,6 +14,7 @@ import (
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/x402/svm"
 )
 
 // maxPaymentHeader bounds a payment header (about 3.6 KB with echoed extensions in the fixtures).
@@ -32,8 +33,9 @@ type terms struct {
 	accepted             *x402.Requirement
 	resource             *x402.ResourceInfo
 	authorization        string // what identifies the signed authorization: its network, payer and nonce
-	payer                string // who signed it (EIP-3009 from, Permit2 from)
+	payer                string // who signed it (EIP-3009 from, Permit2 from, a Solana transfer's authority)
 	permit2              *x402.Permit2Authorization
+	svmTx                *svm.Transaction // a v1 Solana payment's transaction, bound at its ticket (bindSVMTicket)
 }
 
 // checkPayment decides whether a payment-bearing request may go to the seller: it must not be a replay,
@@ -111,6 +113,11 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 	if t.token != "" && !x402.SameAddress(t.token, opt.Asset) {
 		return failClosed("payment_mismatch", "payment's Permit2 token differs from the asset payguard allowed")
 	}
+	if t.svmTx != nil {
+		if err := bindSVMTicket(t.svmTx, &opt); err != nil {
+			return failClosed("payment_mismatch", err.Error())
+		}
+	}
 	return verdict{Decision: allow, Reasons: []string{"allow: payment matches an allowed decision"},
 		Chosen: 0, Option: &opt, Amount: tk.AmountMicros, Class: "ticket",
 		Release: &release{Budget: tk.Budget, Day: tk.Day, ReservationID: tk.ReservationID,
@@ -121,6 +128,10 @@ func (p *Proxy) matchTicket(tk store.Ticket, t terms) verdict {
 // only on allow (reserving). A v1 payload names no asset: with the asset unknown the amount cannot be
 // priced, so such a payment is never allowed here (it must come through a guarded 402).
 func (p *Proxy) decidePayment(ctx context.Context, method, url string, t terms) verdict {
+	if t.svmTx != nil {
+		return failClosed("payment_mismatch", "a v1 Solana payment names no payee (its transfer pays a token account): "+
+			"payguard releases one only for the option it passed on in a 402")
+	}
 	var pr x402.PaymentRequired
 	if t.version == x402.V2 {
 		pr = x402.PaymentRequired{X402Version: x402.V2, Resource: t.resource, Accepts: []x402.Requirement{*t.accepted}}
@@ -148,9 +159,10 @@ func (p *Proxy) decidePayment(ctx context.Context, method, url string, t terms) 
 	return v
 }
 
-// paymentTerms reads what a payload pays, and checks that an EIP-3009 (or Permit2) authorization pays the
-// named payee the named amount. A payload whose recipient cannot be read is refused: the proxy could not
-// tell what it releases.
+// paymentTerms reads what a payload pays and binds it to what it names: the one binding of a payment payload,
+// whatever transport carried it (the HTTP payment headers here; an MCP `_meta["x402/payment"]` payload goes
+// through the same function). A payload whose transfer cannot be read is refused: the proxy could not tell
+// what it releases. The chain's own check (evmTerms, svmTerms) is chosen by the network the payload names.
 func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
 	t := terms{version: pl.X402Version}
 	switch pl.X402Version {
@@ -166,9 +178,18 @@ func paymentTerms(pl *x402.PaymentPayload) (terms, error) {
 	default:
 		return t, fmt.Errorf("unsupported x402Version %d", pl.X402Version)
 	}
-	if !x402.IsEVMNetwork(t.network) {
-		return t, fmt.Errorf("payment on network %q cannot be checked (only EVM authorizations are read)", t.network)
+	switch {
+	case x402.IsEVMNetwork(t.network):
+		return evmTerms(pl, t)
+	case x402.IsSolanaNetwork(t.network):
+		return svmTerms(pl, t)
 	}
+	return t, fmt.Errorf("payment on network %q cannot be checked (payguard reads EVM and Solana payments)", t.network)
+}
+
+// evmTerms checks that an EIP-3009 (or Permit2) authorization pays the named payee the named amount; a v1
+// payload's payee and amount are read from the authorization. An upto payment is a Permit2 one, in v2 only.
+func evmTerms(pl *x402.PaymentPayload, t terms) (terms, error) {
 	if t.scheme == x402.SchemeUpto && t.version != x402.V2 {
 		return t, errors.New("an upto payment is defined only in x402 v2")
 	}

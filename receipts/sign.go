@@ -2,11 +2,13 @@ package receipts
 
 import (
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"unsafe"
 
@@ -65,6 +67,22 @@ func newCompactSigner(key jose.JSONWebKey) (*compactSigner, error) {
 	return &compactSigner{priv: priv, header: header}, nil
 }
 
+// p256HalfOrder is n/2 for P-256: an ECDSA S above it is "high".
+var p256HalfOrder = new(big.Int).Rsh(elliptic.P256().Params().N, 1)
+
+// lowS returns s, or n-s when s is above n/2.
+func lowS(s *big.Int) *big.Int {
+	if s.Cmp(p256HalfOrder) > 0 {
+		return new(big.Int).Sub(elliptic.P256().Params().N, s)
+	}
+	return s
+}
+
+// isHighS reports whether a raw ES256 signature (R || S) has S above n/2.
+func isHighS(sig []byte) bool {
+	return len(sig) == es256Size && new(big.Int).SetBytes(sig[32:]).Cmp(p256HalfOrder) > 0
+}
+
 // es256Size is the byte length of an ES256 signature: R and S, each left-padded to 32 bytes.
 const es256Size = 64
 
@@ -80,6 +98,9 @@ func (c *compactSigner) sign(payload []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("receipts: sign: %w", err)
 	}
+	// (r, n-s) verifies as well as (r, s): the low one of the two is the receipt's one encoding, the only
+	// one Verify and the JS and Python verifiers accept (lowS).
+	s = lowS(s)
 	var sig [es256Size]byte
 	if r.BitLen() > 256 || s.BitLen() > 256 {
 		return "", errors.New("receipts: sign: signature value out of range")

@@ -4,9 +4,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 )
@@ -64,5 +66,40 @@ func TestSignMatchesGoJose(t *testing.T) {
 func TestSignWithoutSigner(t *testing.T) {
 	if _, err := (&KeySet{}).Sign([]byte("{}")); err != ErrNoSigner {
 		t.Fatalf("Sign on an empty key set: %v, want ErrNoSigner", err)
+	}
+}
+
+// Sign writes only low-S signatures, and Verify refuses the high-S twin of one, which go-jose (and any plain
+// ECDSA verifier) accepts: one decision has one valid receipt. On the old code half the receipts were
+// high-S and the twin of a low-S one verified.
+func TestLowSOnly(t *testing.T) {
+	key := mustKey(t)
+	jwks := jwksOf(t, key)
+	now := t0
+	opts := VerifyOptions{Now: func() time.Time { return now }}
+	for i := range 64 {
+		jws, err := key.Sign(resultJSON(now.Add(-time.Duration(i) * time.Second)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.Split(jws, ".")
+		sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+		if isHighS(sig) {
+			t.Fatalf("signature %d is high-S", i)
+		}
+		if _, _, err := Verify(jws, jwks, opts); err != nil {
+			t.Fatalf("signature %d: %v", i, err)
+		}
+		twin := highSTwin(t, jws)
+		if _, _, err := Verify(twin, jwks, opts); !errors.Is(err, ErrSignature) {
+			t.Fatalf("the high-S twin of signature %d: %v, want ErrSignature", i, err)
+		}
+		obj, err := jose.ParseSignedCompact(twin, []jose.SignatureAlgorithm{jose.ES256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := obj.Verify(&key.keys[0].Key.(*ecdsa.PrivateKey).PublicKey); err != nil {
+			t.Fatalf("go-jose refuses the twin (the test would prove nothing): %v", err)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package receipts
 
 import (
+	"crypto/elliptic"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
+	"math/big"
 	"os"
 	"strings"
 	"testing"
@@ -110,6 +112,19 @@ func TestReceiptVectors(t *testing.T) {
 	}
 }
 
+// highSTwin replaces a low-S ES256 JWS's S by n-S: the same signature's other valid encoding.
+func highSTwin(t *testing.T, jws string) string {
+	t.Helper()
+	parts := strings.Split(jws, ".")
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || len(sig) != es256Size || isHighS(sig) {
+		t.Fatalf("not a low-S ES256 signature: %q", parts[2])
+	}
+	s := new(big.Int).Sub(elliptic.P256().Params().N, new(big.Int).SetBytes(sig[32:]))
+	s.FillBytes(sig[32:])
+	return parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
 func buildReceiptCases(t *testing.T) receiptFile {
 	key, other := mustKey(t), mustKey(t)
 	jwks := string(jwksOf(t, key))
@@ -178,6 +193,16 @@ func buildReceiptCases(t *testing.T) receiptFile {
 	add("signature altered", parts[0]+"."+parts[1]+"."+b64.EncodeToString(sig))
 	add("signature truncated", parts[0]+"."+parts[1]+"."+b64.EncodeToString(sig[:63]))
 	add("signature empty", parts[0]+"."+parts[1]+".")
+	// The (r, n-s) twin of good's signature is a valid ECDSA signature of the same bytes; only the low-S one
+	// (what Sign writes) is a receipt.
+	add("signature high-S twin", highSTwin(t, good))
+	twinRes := signedResult(result(now.Add(-10 * time.Minute)))
+	var twinObj map[string]any
+	if err := json.Unmarshal([]byte(twinRes), &twinObj); err != nil {
+		t.Fatal(err)
+	}
+	rcpt := twinObj["receipt"].(map[string]any)
+	add("result with the high-S twin", strings.Replace(twinRes, rcpt["jws"].(string), highSTwin(t, rcpt["jws"].(string)), 1))
 	add("header alg HS256", header(map[string]any{"alg": "HS256", "kid": kid, "typ": ReceiptType})+"."+parts[1]+"."+parts[2])
 	add("header alg none", header(map[string]any{"alg": "none", "kid": kid, "typ": ReceiptType})+"."+parts[1]+".")
 	add("header typ JWT", header(map[string]any{"alg": "ES256", "kid": kid, "typ": "JWT"})+"."+parts[1]+"."+parts[2])

@@ -105,6 +105,11 @@ func Verify(jws string, jwks []byte, opts VerifyOptions) ([]byte, *Claims, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	// One decision, one valid receipt: ECDSA's (r, n-s) twin of a signature verifies too, so only the low-S
+	// one (what Sign writes) is accepted, as the JS and Python verifiers do.
+	if sig, err := base64.RawURLEncoding.DecodeString(parts[2]); err == nil && isHighS(sig) {
+		return nil, nil, fmt.Errorf("%w: high-S signature (kid %q); receipts carry the low-S one", ErrSignature, hdr.Kid)
+	}
 	payload, err := obj.Verify(key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (kid %q)", ErrSignature, hdr.Kid)

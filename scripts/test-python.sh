@@ -2,7 +2,7 @@
 # The Python guard's suite (clients/python, pytest), as scripts/test.sh runs it.
 #
 # It runs in its own virtualenv, clients/python/.venv (gitignored): created on first use with the package's
-# test dependencies from PyPI (x402[evm,httpx], pytest, ...), recreated when pyproject.toml changes. Every
+# test dependencies from PyPI (x402[evm,httpx,svm], pytest, ...), recreated when pyproject.toml changes. Every
 # run then installs clients/python into it as `pip install clients/python` does (a regular install, not an
 # editable one), so the suite tests the installed package, README included.
 #

@@ -129,3 +129,41 @@ func TestSettleFailureRetryGetsNothing(t *testing.T) {
 		t.Fatalf("retry: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
 	}
 }
+
+// The retry arrives while /settle is still in flight (the buyer reconnects at once): it waits for the
+// outcome, reading the payment's record, and gets the result once the facilitator settles; one settle.
+func TestRetryWhileSettleInFlightWaitsForTheOutcome(t *testing.T) {
+	e := newDisconnectEnv(t)
+	arrived, release := e.fac.HoldSettle(t)
+	pay := payV2(t, challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil)), "0x94")
+	e.disconnectDuringSettle(pay, release, arrived)
+	got := make(chan result, 1)
+	for len(e.deliveries.reads) > 0 {
+		<-e.deliveries.reads
+	}
+	go func() { got <- e.do("GET", "/v1/check?address=0xabc", nil, pay) }()
+	<-e.deliveries.reads // the retry found the record settling
+	<-e.deliveries.reads // and looked again: it is waiting
+	release()
+	r := <-got
+	if r.StatusCode != 200 || r.json(t)["risk"] != "low" || e.fac.Settles.Load() != 1 || e.checker.calls.Load() != 1 {
+		t.Fatalf("retry during settlement: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
+	}
+}
+
+// A result that cannot be recorded for its payment is not sold: the payment is abandoned before /settle
+// (503, nothing settled, its claim released), and once the store writes again the same payment is worked for
+// and settled.
+func TestUnrecordableResultIsNotSettled(t *testing.T) {
+	e := newEnv(t)
+	pay := payV2(t, challengeV2(t, e.do("GET", "/v1/check?address=0xabc", nil, nil)), "0x95")
+	e.deliveries.failPut.Store(true)
+	r := e.do("GET", "/v1/check?address=0xabc", nil, pay)
+	if r.StatusCode != 503 || r.errCode(t) != core.CodeFacilitatorUnavailable || e.fac.Settles.Load() != 0 {
+		t.Fatalf("store down: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
+	}
+	e.deliveries.failPut.Store(false)
+	if r := e.do("GET", "/v1/check?address=0xabc", nil, pay); r.StatusCode != 200 || e.fac.Settles.Load() != 1 {
+		t.Fatalf("store back: %d %s settles %d", r.StatusCode, r.body, e.fac.Settles.Load())
+	}
+}

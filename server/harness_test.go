@@ -31,6 +31,7 @@ import (
 	"github.com/payguard/payguard/server/internal/factest"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/memory"
 )
 
 // Test terms: Base Sepolia USDC, as the interop facilitator uses.
@@ -211,6 +212,31 @@ type env struct {
 	registry  *prometheus.Registry
 	// disconnected is closed when the server sees a paid request's client go away (newDisconnectEnv).
 	disconnected chan struct{}
+	deliveries   *countingDeliveries
+}
+
+// countingDeliveries is the memory store's Deliveries, counting reads, so a test can tell a retry is
+// waiting for a settlement in flight.
+type countingDeliveries struct {
+	store.Deliveries
+	reads   chan struct{} // one value per GetDelivery (dropped when nobody drains it)
+	failPut atomic.Bool   // PutDelivery fails (a store that cannot write)
+}
+
+func (c *countingDeliveries) PutDelivery(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if c.failPut.Load() {
+		return errors.New("store down")
+	}
+	return c.Deliveries.PutDelivery(ctx, key, value, ttl)
+}
+
+func (c *countingDeliveries) GetDelivery(ctx context.Context, key string) ([]byte, error) {
+	b, err := c.Deliveries.GetDelivery(ctx, key)
+	select {
+	case c.reads <- struct{}{}:
+	default:
+	}
+	return b, err
 }
 
 func newEnv(t *testing.T) *env {
@@ -218,7 +244,8 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, fac: factest.New(t, testPayer), signer: newTestSigner(t), sanctions: &fakeSanctions{},
 		checker: &fakeChecker{}, trial: &fakeTrial{counts: map[string]int{}},
 		endpoints: &fakeEndpoints{updated: testNow.Add(-time.Hour), obs: map[string][]store.Observation{}},
-		logs:      &logbuf.Buffer{}, registry: prometheus.NewRegistry()}
+		logs:      &logbuf.Buffer{}, registry: prometheus.NewRegistry(),
+		deliveries: &countingDeliveries{Deliveries: memory.New(), reads: make(chan struct{}, 1)}}
 	e.sanctions.ready.Store(true)
 	e.preflight = &fakePreflight{signer: e.signer}
 	cfg, err := config.Default()
@@ -246,7 +273,7 @@ func newEnv(t *testing.T) *env {
 	e.srv, err = New(Options{
 		Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial:     trial.New(e.trial, sc.TrialLimit, time.Duration(sc.TrialRetention), now),
-		Endpoints: e.endpoints, Preflight: e.preflight, Checker: e.checker, Sanctions: e.sanctions,
+		Endpoints: e.endpoints, Deliveries: e.deliveries, Preflight: e.preflight, Checker: e.checker, Sanctions: e.sanctions,
 		JWKS: e.signer.JWKS, FacilitatorURL: e.fac.Srv.URL, Now: now,
 		StoreHealth: func(context.Context) error {
 			if p := e.storeErr.Load(); p != nil {

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -93,6 +94,10 @@ func New(o Options) (*Server, error) {
 	if o.Seller == nil || o.Trial == nil || o.Endpoints == nil || o.Preflight == nil || o.Checker == nil ||
 		o.Sanctions == nil || o.JWKS == nil {
 		return nil, fmt.Errorf("server: Seller, Trial, Endpoints, Preflight, Checker, Sanctions and JWKS are required")
+	}
+	// The facilitator URL is published: credentials in it are refused here too, not only by the config.
+	if u, err := url.Parse(o.FacilitatorURL); err != nil || u.User != nil {
+		return nil, fmt.Errorf("server: FacilitatorURL must be a URL without user:password@ (credentials go in a header)")
 	}
 	trusted, err := o.Config.TrustedProxyPrefixes()
 	if err != nil {

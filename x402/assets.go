@@ -1,6 +1,10 @@
 package x402
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/payguard/payguard/x402/svm"
+)
 
 // knownUSDC lists the USDC contracts the official SDKs pay with by default, one per network, with the
 // EIP-712 domain the EIP-3009 signature uses. Sources: @x402/evm@2.27.0 defaultAssets (v2), x402@1.2.0
@@ -23,6 +27,7 @@ var knownUSDC = []Asset{
 	{Network: "eip155:42220", Address: "0xcebA9300f2b948710d2653dD7B07f33A8B32118C", Name: "USDC", Version: "2"},
 	{Network: SolanaMainnet, Address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"},
 	{Network: SolanaDevnet, Address: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"},
+	{Network: SolanaTestnet, Address: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"}, // @x402/svm: "same as devnet"
 }
 
 func init() {
@@ -74,6 +79,12 @@ func IsEVMAddress(s string) bool {
 		}
 	}
 	return true
+}
+
+// IsSolanaAddress reports whether s is a Solana address: the Base58 text of exactly 32 bytes.
+func IsSolanaAddress(s string) bool {
+	_, err := svm.ParseKey(s)
+	return err == nil
 }
 
 // SameAddress compares two addresses: case-insensitively when both are EVM addresses (the EIP-55 case is

@@ -9,6 +9,7 @@ import (
 const (
 	SolanaMainnet = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
 	SolanaDevnet  = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+	SolanaTestnet = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"
 )
 
 // v1EVMChainIDs is the v1 SDK's EVM_NETWORK_CHAIN_ID_MAP (x402@1.2.0) and the further v1 names @x402/evm
@@ -41,8 +42,9 @@ var v1EVMChainIDs = map[string]uint64{
 
 // v1NonEVM maps the v1 names of non-EVM networks to CAIP-2.
 var v1NonEVM = map[string]string{
-	"solana":        SolanaMainnet,
-	"solana-devnet": SolanaDevnet,
+	"solana":         SolanaMainnet,
+	"solana-devnet":  SolanaDevnet,
+	"solana-testnet": SolanaTestnet, // @x402/svm 2.27 registers it for its v1 client
 }
 
 // caip2ToV1 is the reverse of both tables, built once.
@@ -118,6 +120,13 @@ func wellFormedCAIP2(s string) bool {
 	return true
 }
 
+// IsSolanaNetwork reports whether network is a Solana cluster: a well-formed solana:<genesis hash prefix> or
+// a v1 Solana name ("solana", "solana-devnet").
+func IsSolanaNetwork(network string) bool {
+	id, ok := CAIP2(network)
+	return ok && strings.HasPrefix(id, "solana:")
+}
+
 // networkNames are the names people know the common networks by, for what a person reads (the console,
 // hold notifications); programs use the CAIP-2 id.
 var networkNames = map[string]string{
@@ -137,6 +146,7 @@ var networkNames = map[string]string{
 	"eip155:143":      "Monad",
 	SolanaMainnet:     "Solana",
 	SolanaDevnet:      "Solana Devnet",
+	SolanaTestnet:     "Solana Testnet",
 }
 
 // NetworkName is the name people know network (a v1 name or CAIP-2) by: "Base" for eip155:8453 or "base".

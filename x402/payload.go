@@ -223,3 +223,28 @@ func decodeAuthorization(data []byte) (*EIP3009Authorization, error) {
 	}
 	return a, nil
 }
+
+// ErrNotExactSVM is returned by ExactSVM when the payload does not hold an SVM "exact" transaction.
+var ErrNotExactSVM = errors.New("x402: not an SVM exact payload")
+
+// ExactSVM reads Payload as an SVM "exact" payload, `{"transaction": "<base64 wire transaction>"}`, and
+// returns the transaction text (undecoded: package x402/svm reads it). The member name is matched exactly
+// and must hold a non-empty string.
+func (p *PaymentPayload) ExactSVM() (string, error) {
+	if p == nil || len(p.Payload) == 0 {
+		return "", ErrNotExactSVM
+	}
+	const what = "payload"
+	m, err := members(bytes.Clone(p.Payload), what)
+	if err != nil {
+		return "", errors.Join(ErrNotExactSVM, err)
+	}
+	var tx string
+	if err := m.str("transaction", what, &tx); err != nil {
+		return "", errors.Join(ErrNotExactSVM, err)
+	}
+	if tx == "" {
+		return "", errors.Join(ErrNotExactSVM, malformed("payload: no transaction"))
+	}
+	return tx, nil
+}

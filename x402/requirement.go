@@ -1,6 +1,9 @@
 package x402
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // decodeRequirement reads one accepts[] entry (or a v2 `accepted`, or a facilitator's
 // paymentRequirements) of the given protocol version.
@@ -164,4 +167,24 @@ func cloneRawMap(m map[string]json.RawMessage) map[string]json.RawMessage {
 		c[k] = cloneRaw(v)
 	}
 	return c
+}
+
+// ExtraString reads one string member of the requirement's `extra` object (SVM's feePayer and memo). ok is
+// false when extra or the member is absent; a member that is present but not a string, or an extra that is
+// not an object, is an error.
+func (r *Requirement) ExtraString(key string) (value string, ok bool, err error) {
+	if len(r.Extra) == 0 || isNull(r.Extra) {
+		return "", false, nil
+	}
+	m, err := members(bytes.Clone(r.Extra), "extra")
+	if err != nil {
+		return "", false, err
+	}
+	if _, ok := m[key]; !ok {
+		return "", false, nil
+	}
+	if err := m.str(key, "extra", &value); err != nil {
+		return "", false, err
+	}
+	return value, true, nil
 }

@@ -67,7 +67,22 @@ func helpInvocations() [][]string {
 	var out [][]string
 	for _, n := range names {
 		out = append(out, []string{n})
+		subs := map[string]bool{}
 		for _, sub := range subcommands[n] {
+			subs[sub] = true
+		}
+		// Every subcommand helpdocs.go documents, too, so a new one is held to the shape without a list here.
+		for key := range helpDocs {
+			if cmd, sub, ok := strings.Cut(key, " "); ok && cmd == n {
+				subs[sub] = true
+			}
+		}
+		sorted := make([]string, 0, len(subs))
+		for sub := range subs {
+			sorted = append(sorted, sub)
+		}
+		sort.Strings(sorted)
+		for _, sub := range sorted {
 			out = append(out, []string{n, sub})
 		}
 	}

@@ -241,3 +241,35 @@ func TestCAFilesFollowDataDir(t *testing.T) {
 		t.Errorf("configured CA files %q %q", cert, key)
 	}
 }
+
+// The decide-only token (the in-process guards' sidecar option): PAYGUARD_DECIDE_TOKEN, else one generated into
+// <data_dir>/decide-token (0600) and reused; never the admin token's file.
+func TestDecideTokenSources(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := config.Default()
+	cfg.Proxy.DataDir = dir
+	log := slog.New(slog.DiscardHandler)
+
+	t.Setenv(decideTokenEnv, "decide-from-the-environment-01")
+	if tok, from, err := decideToken(cfg, log); err != nil || tok != "decide-from-the-environment-01" || from != "$"+decideTokenEnv {
+		t.Errorf("environment: %q %q %v", tok, from, err)
+	}
+	t.Setenv(decideTokenEnv, "short")
+	if _, _, err := decideToken(cfg, log); err == nil {
+		t.Error("a 5-character decide token from the environment was accepted")
+	}
+	t.Setenv(decideTokenEnv, "")
+	tok, from, err := decideToken(cfg, log)
+	if err != nil || len(tok) != 64 || from != filepath.Join(dir, "decide-token") {
+		t.Fatalf("generated: %q %q %v", tok, from, err)
+	}
+	if st, _ := os.Stat(from); st.Mode().Perm() != 0o600 {
+		t.Errorf("generated decide token file mode %v", st.Mode().Perm())
+	}
+	if again, _, _ := decideToken(cfg, log); again != tok {
+		t.Error("the generated decide token was not reused")
+	}
+	if admin, _, _ := adminToken(cfg, log); admin == tok {
+		t.Error("the admin and decide-only tokens are the same")
+	}
+}

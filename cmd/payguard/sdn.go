@@ -115,6 +115,9 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: %d entries, %d addresses, data as of %s (%s), cached in %s\n",
 		state, l.Len(), len(l.Addresses()), l.DataAsOf().UTC().Format(time.RFC3339), l.DataAsOfSource(), *dir)
+	if l.DataAsOfSource() == sanctions.AsOfFileModTime {
+		fmt.Fprintln(stderr, "payguard sdn update: warning: "+sanctions.FileModTimeWarning)
+	}
 	return 0
 }
 

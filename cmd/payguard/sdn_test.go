@@ -91,6 +91,10 @@ func TestSDNUpdateFromDirectory(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "updated: 5 entries, 4 addresses") {
 		t.Fatalf("first update: code %d\nstdout %s\nstderr %s", code, out, errs)
 	}
+	// Files copied by hand carry no publication date: the update says so, not only "(file_mtime)".
+	if !strings.Contains(errs, "warning: data_as_of is the list files' modification time") {
+		t.Errorf("no warning about the file date: %s", errs)
+	}
 	if code, out, errs = runPG(t, "", args...); code != 0 || !strings.HasPrefix(out, "not modified: 5 entries") {
 		t.Errorf("second update: code %d: %s %s", code, out, errs)
 	}

@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -132,6 +135,14 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		return err
 	}
 	facilitator := fees.NewFacilitator(facURL, nil, time.Duration(fc.VerifyTimeout), time.Duration(fc.SettleTimeout))
+	// The credentials header is read once, here; it is never logged or published (only its name).
+	authName, authValue, authSet, err := fc.FacilitatorAuth()
+	if err != nil {
+		return err
+	}
+	if authSet {
+		facilitator.WithAuth(authName, authValue)
+	}
 	seller, err := fees.NewSeller(fees.SellerOptions{Terms: terms, Facilitator: facilitator, Signer: keys, Nonces: storeNonces(st)})
 	if err != nil {
 		return err
@@ -153,7 +164,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 		Trial:          trial.New(st, cfg.Server.TrialLimit, time.Duration(cfg.Server.TrialRetention), nil),
 		Endpoints:      st,
 		Deliveries:     st,
-		StoreHealth:    func(ctx context.Context) error { return store.Healthy(ctx, st) },
+		StoreHealth:    publicStoreHealth(st, cfg),
 		Preflight:      core.PreflightPort(engine),
 		Checker:        core.CheckerPort(checker),
 		Sanctions:      scr.sanctions,
@@ -185,6 +196,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, terms fees.Terms, sf scre
 	gcPercent := tuneServeGC()
 	log.Info("payguard serve listening", "addr", ln.Addr().String(), "base_url", cfg.Server.BaseURL,
 		"network", terms.Network, "asset", terms.Asset, "pay_to", terms.PayTo, "facilitator", facilitator.URL(),
+		"facilitator_auth_header", authName,
 		"kid", keys.ActiveKeyID(), "sanctions_ready", scr.sanctions.Ready(), "gc_percent", gcPercent)
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(hs, ln) }()
@@ -259,7 +271,45 @@ func serveScreening(ctx context.Context, cfg *config.Config, sf screeningFlags, 
 	if err != nil {
 		return servingScreening{}, err
 	}
-	return servingScreening{sanctions: scr.Sanctions, domains: scr.Domains, health: scr.Status}, nil
+	// /health and /readyz are on the public listener: the list's kind of source and dates, never its paths.
+	health := scr.Status
+	if health != nil {
+		health = func() any {
+			if st, ok := scr.Status().(sanctions.Status); ok {
+				return st.Public()
+			}
+			return nil
+		}
+	}
+	return servingScreening{sanctions: scr.Sanctions, domains: scr.Domains, health: health}, nil
+}
+
+// publicStoreHealth is the store's health as the public listener shows it (/health, /readyz, /status, /):
+// the error's text without the store file's path or directory: no filesystem path on the public listener.
+func publicStoreHealth(st store.Store, cfg *config.Config) func(context.Context) error {
+	var paths []string
+	for _, p := range []string{cfg.Store.Path, filepath.Dir(cfg.Store.Path), cfg.Proxy.DataDir} {
+		if p == "" || p == "." || p == "/" {
+			continue
+		}
+		paths = append(paths, p)
+		if abs, err := filepath.Abs(p); err == nil && abs != p {
+			paths = append(paths, abs)
+		}
+	}
+	// Longest first, so that the file is replaced before its directory.
+	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+	return func(ctx context.Context) error {
+		err := store.Healthy(ctx, st)
+		if err == nil {
+			return nil
+		}
+		msg := err.Error()
+		for _, p := range paths {
+			msg = strings.ReplaceAll(msg, p, "<store path>")
+		}
+		return errors.New(msg)
+	}
 }
 
 // storeNonces is the never-settle-twice guard on the store, shared by a fleet.

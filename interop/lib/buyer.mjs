@@ -20,6 +20,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { base, baseSepolia } from 'viem/chains';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { ExactSvmScheme } from '@x402/svm/exact/client';
+import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { BUYER_KEY } from './wallets.mjs';
@@ -52,6 +54,7 @@ function recordingFetch(dispatcher, exchanges, tamper) {
         headers: [...input.headers],
         body: hasBody ? Buffer.from(await input.arrayBuffer()) : undefined,
         redirect: input.redirect,
+        signal: input.signal, // the caller's AbortSignal (buy's signal), carried by the SDK's Request
       };
     } else {
       url = String(input instanceof URL ? input.href : input);
@@ -130,13 +133,17 @@ function v1Signer(key, network) {
  * version 2 uses @x402/fetch (x402Client + registerExactEvmScheme, which also registers the v1 networks);
  * version 1 uses x402-fetch. Client-side spend caps are off by default so that the proxy, not the client,
  * is what a test observes refusing; pass spendControls / maxValue to turn them on. tamper(payload) → payload
- * rewrites the signed payment on its way out. upto: the v2 client pays with @x402/evm's upto scheme only
- * (a Permit2 authorization of the route's maximum) instead of exact.
+ * rewrites the signed payment on its way out; signal (an AbortSignal) lets a test walk away mid-request, as a
+ * buyer that disconnects or a load balancer that gives up would. upto: the v2 client pays with @x402/evm's upto scheme only
+ * (a Permit2 authorization of the route's maximum) instead of exact. svm {signer, rpcUrl, wrap?} also
+ * registers @x402/svm's ExactSvmScheme for solana:* and ExactSvmSchemeV1 for solana-devnet (their RPC calls
+ * go to rpcUrl, directly); with version 1, x402-fetch signs with svm.signer; wrap(scheme) may return a scheme
+ * that builds the payment otherwise (tamper tests).
  * When the client throws (it got a challenge it could not pay), status is null and error says why.
  */
 export async function buy(url, {
   version = 2, proxy, ca, tunnel, dispatcher, method = 'GET', headers = {}, body,
-  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper, upto = false,
+  key = BUYER_KEY, network = 'base', spendControls = false, maxValue = 10n ** 12n, tamper, upto = false, svm, signal,
 } = {}) {
   const own = !dispatcher;
   const d = dispatcher ?? makeDispatcher({ proxy, ca, tunnel });
@@ -148,8 +155,17 @@ export async function buy(url, {
       const client = new x402Client();
       if (upto) client.register('eip155:*', new UptoEvmScheme(privateKeyToAccount(key)));
       else registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
+      if (svm) {
+        const scheme = new ExactSvmScheme(svm.signer, { rpcUrl: svm.rpcUrl });
+        client.register('solana:*', svm.wrap ? svm.wrap(scheme) : scheme);
+        const v1 = new ExactSvmSchemeV1(svm.signer, { rpcUrl: svm.rpcUrl });
+        client.registerV1('solana-devnet', svm.wrap ? svm.wrap(v1) : v1);
+      }
       client.setSpendControls(spendControls);
       paying = wrapFetchV2(fetchImpl, client);
+    } else if (version === 1 && svm) {
+      // The legacy client signs with a Solana signer and asks the RPC at svmConfig.rpcUrl.
+      paying = wrapFetchV1(fetchImpl, svm.signer, BigInt(maxValue), undefined, { svmConfig: { rpcUrl: svm.rpcUrl } });
     } else if (version === 1) {
       paying = wrapFetchV1(fetchImpl, v1Signer(key, network), BigInt(maxValue));
     } else {
@@ -157,7 +173,7 @@ export async function buy(url, {
     }
     let res;
     try {
-      res = await paying(url, { method, headers: { ...headers }, body });
+      res = await paying(url, { method, headers: { ...headers }, body, signal });
     } catch (err) {
       return { status: null, headers: {}, body: '', json: null, paymentResponse: null, paymentRequired: null, paymentHeader: null, exchanges, error: errorText(err) };
     }

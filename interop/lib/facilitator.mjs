@@ -1,11 +1,16 @@
 // A local x402 facilitator for the interop tests: POST /verify, POST /settle and GET /supported for x402
-// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532; and
-// scheme "upto" (v2 only, specs/schemes/upto/scheme_upto_evm.md) on the v2 networks.
+// versions 1 and 2, scheme "exact", EVM networks base, base-sepolia, eip155:8453 and eip155:84532, and Solana
+// devnet (solana-devnet in v1); and scheme "upto" (v2 only, specs/schemes/upto/scheme_upto_evm.md) on the v2
+// EVM networks.
 //
 // There is no chain here, so it checks offline everything a facilitator can check without one: the EIP-712
 // TransferWithAuthorization signature recovers to authorization.from; the recipient, the amount (exactly), the
 // time window and the v2 `accepted` copy agree with the requirements; a nonce is never settled twice. Settling
 // returns a made-up but well-formed transaction hash. Error strings follow the official SDK facilitators.
+// A Solana payment is checked as the official SVM facilitator does (lib/solana.mjs: the payer's signature over
+// the message, the instruction layout, the transfer's amount, mint and destination, the fee payer); settling
+// co-signs the message with the fee payer's key (that signature is the transaction's id) and records it, and a
+// message is settled at most once.
 //
 // upto: the Permit2 PermitWitnessTransferFrom signature (witness {to, facilitator, validAfter}) recovers to
 // permit2Authorization.from; the spender is the x402 upto proxy, witness.to is payTo, witness.facilitator is
@@ -14,6 +19,9 @@
 // usage, Settlement-Overrides) is at most it. A settle answers with the settled `amount`.
 //
 // Test hooks: GET /_stats, POST /_outage {"on":true|false} (503 on verify and settle), POST /_reset,
+// POST /_hold_settle {"on":true|false} (settle requests wait until it is turned off, then settle whether or not
+// their caller is still connected, as a facilitator that already submitted the transfer does; stats count
+// settle.held and settle.abandoned, the held requests whose caller went away),
 // POST /_forge {"uptoAmount":"N"} (the next upto settlement reports N as its amount: a lying facilitator or
 // seller; {} turns it off).
 //
@@ -25,6 +33,7 @@ import { pathToFileURL } from 'node:url';
 import { getAddress, isAddress, keccak256, toHex, verifyTypedData } from 'viem';
 import { PERMIT2_ADDRESS, uptoPermit2WitnessTypes, x402UptoPermit2ProxyAddress } from '@x402/evm';
 import { V1_NETWORKS, V2_NETWORKS, chainIdFor } from './networks.mjs';
+import { SOLANA_DEVNET, SvmInvalid, SvmReason, checkSvmPayment, cosign, feePayerSigner } from './solana.mjs';
 
 /** The address the facilitator claims to sign settlements with (it signs nothing; /supported lists it). */
 export const FACILITATOR_SIGNER = '0xfAB8bd2A52607c1e3D7cFd8182a795F12060B393';
@@ -107,6 +116,10 @@ export async function checkPayment(body, usedNonces, nowSeconds, phase = 'verify
   }
   if (x402Version === 2 && req.scheme === 'upto' && paidScheme === 'upto') return checkUpto(body, usedNonces, nowSeconds, phase);
   if (req.scheme !== 'exact' || paidScheme !== 'exact') throw new Invalid(Reason.scheme, `scheme ${paidScheme}/${req.scheme} is not exact`);
+  if ((x402Version === 2 && req.network === SOLANA_DEVNET) || (x402Version === 1 && req.network === 'solana-devnet')) {
+    if (paidNetwork !== req.network) throw new Invalid(Reason.network, `payment network ${paidNetwork} differs from required ${req.network}`);
+    return checkSolana(pp, req, usedNonces, x402Version);
+  }
   const chainId = chainIdFor(x402Version, req.network);
   if (chainId === undefined) throw new Invalid(Reason.network, `network ${req.network} is not served for x402 v${x402Version}`);
   if (paidNetwork !== req.network) throw new Invalid(Reason.network, `payment network ${paidNetwork} differs from required ${req.network}`);
@@ -162,6 +175,24 @@ export async function checkPayment(body, usedNonces, nowSeconds, phase = 'verify
   const nonceKey = `${chainId}:${getAddress(req.asset)}:${payer}:${auth.nonce.toLowerCase()}`;
   if (usedNonces.has(nonceKey)) throw withPayer(new Invalid(Reason.nonceUsed, `nonce ${auth.nonce} was already settled`), payer);
   return { payer, network: req.network, payTo: getAddress(req.payTo), amount: required, asset: getAddress(req.asset), nonce: auth.nonce, nonceKey, x402Version };
+}
+
+// checkSolana is checkPayment for a Solana payment: the v2 accepted copy as for EVM, then lib/solana.mjs's
+// checks against the seller's requirements (the amount is maxAmountRequired in v1); the settled-once key is
+// the message's hash.
+async function checkSolana(pp, req, usedNonces, x402Version) {
+  if (x402Version === 2) checkAccepted(pp.accepted, req);
+  const feePayer = (await feePayerSigner()).address;
+  let p;
+  try {
+    p = await checkSvmPayment(pp.payload, req, x402Version === 1 ? 'maxAmountRequired' : 'amount', [feePayer]);
+  } catch (err) {
+    if (err instanceof SvmInvalid) throw withPayer(new Invalid(err.reason, err.message), err.payer);
+    throw err;
+  }
+  const nonceKey = `${req.network}:${p.messageKey}`;
+  if (usedNonces.has(nonceKey)) throw withPayer(new Invalid(SvmReason.duplicate, 'this transaction was already settled'), p.payer);
+  return { payer: p.payer, network: req.network, payTo: req.payTo, amount: p.amount, asset: req.asset, nonce: p.messageKey, nonceKey, x402Version, svm: p };
 }
 
 /**
@@ -251,7 +282,7 @@ function checkAccepted(accepted, req) {
 function newStats() {
   return {
     verify: { calls: 0, valid: 0, invalid: 0 },
-    settle: { calls: 0, success: 0, failure: 0 },
+    settle: { calls: 0, success: 0, failure: 0, held: 0, abandoned: 0 },
     outageRejected: 0,
     reasons: {},
     settled: [],
@@ -263,18 +294,24 @@ function newStats() {
  * createFacilitator builds the facilitator's request handler and state. now() returns Unix seconds.
  */
 export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } = {}) {
-  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0, forge: {} };
+  const state = { usedNonces: new Set(), stats: newStats(), outage: false, txCounter: 0, forge: {}, hold: null };
 
-  const supported = () => ({
-    kinds: [
-      ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'exact', network })),
-      ...Object.keys(V1_NETWORKS).map((network) => ({ x402Version: 1, scheme: 'exact', network })),
-      // upto binds the facilitator allowed to settle: the seller's SDK copies this into extra.facilitatorAddress.
-      ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'upto', network, extra: { facilitatorAddress: FACILITATOR_SIGNER } })),
-    ],
-    extensions: [],
-    signers: { 'eip155:*': [FACILITATOR_SIGNER] },
-  });
+  const supported = async () => {
+    const feePayer = (await feePayerSigner()).address;
+    return {
+      kinds: [
+        ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'exact', network })),
+        ...Object.keys(V1_NETWORKS).map((network) => ({ x402Version: 1, scheme: 'exact', network })),
+        // upto binds the facilitator allowed to settle: the seller's SDK copies this into extra.facilitatorAddress.
+        ...Object.keys(V2_NETWORKS).map((network) => ({ x402Version: 2, scheme: 'upto', network, extra: { facilitatorAddress: FACILITATOR_SIGNER } })),
+        // Solana: the fee payer, which sellers copy into extra.feePayer.
+        { x402Version: 2, scheme: 'exact', network: SOLANA_DEVNET, extra: { feePayer } },
+        { x402Version: 1, scheme: 'exact', network: 'solana-devnet', extra: { feePayer } },
+      ],
+      extensions: [],
+      signers: { 'eip155:*': [FACILITATOR_SIGNER], 'solana:*': [feePayer] },
+    };
+  };
 
   async function verify(body) {
     state.stats.verify.calls++;
@@ -299,7 +336,8 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
       if (state.usedNonces.has(p.nonceKey)) throw withPayer(new Invalid(Reason.nonceUsed, `nonce ${p.nonce} was already settled`), p.payer);
       state.usedNonces.add(p.nonceKey);
       state.txCounter++;
-      const transaction = keccak256(toHex(`payguard-interop-tx:${state.txCounter}:${p.nonceKey}`));
+      // Solana: the fee payer's signature over the message completes the transaction and is its id.
+      const transaction = p.svm ? await cosign(p.svm.messageBytes) : keccak256(toHex(`payguard-interop-tx:${state.txCounter}:${p.nonceKey}`));
       state.stats.settle.success++;
       state.stats.settled.push({
         x402Version: p.x402Version, network: p.network, payTo: p.payTo, amount: p.amount, asset: p.asset,
@@ -328,7 +366,7 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
       switch (route) {
         case 'GET /supported':
           state.stats.supportedCalls++;
-          return send(res, 200, supported());
+          return send(res, 200, await supported());
         case 'GET /health':
           return send(res, 200, { ok: true });
         case 'GET /_stats':
@@ -339,7 +377,21 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
           state.stats = newStats();
           state.forge = {};
           state.outage = false;
+          state.hold?.release();
+          state.hold = null;
           return send(res, 200, { ok: true });
+        case 'POST /_hold_settle': {
+          const body = await readJSON(req);
+          if (body?.on === true && !state.hold) {
+            let release;
+            const released = new Promise((r) => { release = r; });
+            state.hold = { released, release };
+          } else if (body?.on !== true && state.hold) {
+            state.hold.release();
+            state.hold = null;
+          }
+          return send(res, 200, { hold: state.hold !== null });
+        }
         case 'POST /_forge': {
           const body = await readJSON(req);
           state.forge = isObject(body) && typeof body.uptoAmount === 'string' ? { uptoAmount: body.uptoAmount } : {};
@@ -361,6 +413,11 @@ export function createFacilitator({ now = () => Math.floor(Date.now() / 1000) } 
           if (body === undefined) return send(res, 400, route === 'POST /verify'
             ? { isValid: false, invalidReason: Reason.payload, invalidMessage: 'body is not JSON' }
             : { success: false, errorReason: Reason.payload, errorMessage: 'body is not JSON', transaction: '', network: '' });
+          if (route === 'POST /settle' && state.hold) {
+            state.stats.settle.held++;
+            res.on('close', () => { if (!res.writableFinished) state.stats.settle.abandoned++; });
+            await state.hold.released;
+          }
           return send(res, 200, route === 'POST /verify' ? await verify(body) : await settle(body));
         }
         default:

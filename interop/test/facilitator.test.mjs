@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FACILITATOR_SIGNER, checkPayment, startFacilitator } from '../lib/facilitator.mjs';
+import { SOLANA_DEVNET, feePayerSigner } from '../lib/solana.mjs';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { BUYER_KEY, SELLER_PAY_TO } from '../lib/wallets.mjs';
@@ -95,9 +96,14 @@ describe('facilitator verdicts match the captures', () => {
       const captured = fixture('facilitator-supported.json').response;
       assert.deepEqual(Object.keys(got).sort(), Object.keys(captured).sort());
       const kinds = got.kinds.map((k) => `${k.x402Version}/${k.scheme}/${k.network}`).sort();
-      assert.deepEqual(kinds, ['1/exact/base', '1/exact/base-sepolia', '2/exact/eip155:8453', '2/exact/eip155:84532', '2/upto/eip155:8453', '2/upto/eip155:84532']);
+      assert.deepEqual(kinds, ['1/exact/base', '1/exact/base-sepolia', '1/exact/solana-devnet', '2/exact/eip155:8453', '2/exact/eip155:84532', `2/exact/${SOLANA_DEVNET}`, '2/upto/eip155:8453', '2/upto/eip155:84532']);
       assert.ok(got.kinds.filter((k) => k.scheme === 'upto').every((k) => k.extra.facilitatorAddress === FACILITATOR_SIGNER));
       assert.ok(Array.isArray(got.signers['eip155:*']));
+      // Solana: the fee payer is named in the kind's extra (how sellers learn it) and among the signers.
+      const svmKind = got.kinds.find((k) => k.network === SOLANA_DEVNET);
+      assert.equal(svmKind.extra.feePayer, (await feePayerSigner()).address);
+      assert.equal(got.kinds.find((k) => k.network === 'solana-devnet').extra.feePayer, svmKind.extra.feePayer);
+      assert.deepEqual(got.signers['solana:*'], [svmKind.extra.feePayer]);
     } finally {
       await fac.close();
     }

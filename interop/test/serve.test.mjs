@@ -218,3 +218,51 @@ describe('server-mode attacks (issue 18 items 8 and 9)', () => {
     });
   }
 });
+
+// Issue 37: a payer who paid gets what they paid for, against the real binary paid by the official client.
+describe('a buyer that disconnects while /settle is in flight (issue 37)', () => {
+  beforeEach(reset);
+  after(() => fetch(`${fac.url}/_hold_settle`, { method: 'POST', body: '{"on":false}' }));
+
+  const hold = (on) => fetch(`${fac.url}/_hold_settle`, { method: 'POST', body: JSON.stringify({ on }) });
+  const until = async (pred) => {
+    for (;;) {
+      const s = await facStats();
+      if (pred(s)) return s;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  // The official client pays; it walks away once /settle is at the facilitator (held there); the facilitator
+  // then completes the transfer. Returns the payment header the client sent.
+  async function payAndWalkAway(url) {
+    await hold(true);
+    const ac = new AbortController();
+    const pending = buy(url, { version: 2, signal: ac.signal });
+    await until((s) => s.settle.held === 1);
+    ac.abort();
+    const r = await pending;
+    assert.equal(r.status, null, `the buyer walked away before any answer: ${r.status} ${r.body}`);
+    const paid = r.exchanges.find((e) => e.headers['payment-signature']);
+    assert.ok(paid, 'the client signed and sent a payment');
+    // Give the server time to notice the disconnect, so that the old code (which cancelled /settle with the
+    // request) shows its fault; nothing below depends on this wait.
+    await new Promise((r) => setTimeout(r, 300));
+    await hold(false);
+    return { 'PAYMENT-SIGNATURE': paid.headers['payment-signature'] };
+  }
+
+  it('the settlement still completes, and the retry with the same payment gets the result: one settle', async () => {
+    const url = `${api.url}/v1/check?address=${SANCTIONED}`;
+    const headers = await payAndWalkAway(url);
+    const retry = await send(url, { headers });
+    assert.equal(retry.status, 200, retry.body);
+    assert.equal(retry.json.risk, 'high');
+    assert.equal(retry.paymentResponse?.success, true);
+    const s = await until((st) => st.settle.success + st.settle.failure === 1);
+    assert.deepEqual({ settles: s.settle.calls, success: s.settle.success, abandoned: s.settle.abandoned, verifies: s.verify.calls },
+      { settles: 1, success: 1, abandoned: 0, verifies: 1 });
+    assert.equal(retry.paymentResponse.transaction, s.settled[0].transaction);
+    assert.equal(s.settled[0].payTo, SERVICE_PAY_TO);
+  });
+});

@@ -44,6 +44,7 @@ before(async () => {
     'server:',
     `  listen: 127.0.0.1:${port}`,
     `  base_url: ${base}`,
+    '  contact: mailto:security@example.com', // required since the operator's contact has no default
     '  fees:',
     '    network: eip155:84532',
     `    pay_to: "${SELLER_PAY_TO}"`,

@@ -13,7 +13,8 @@ func FuzzScreenName(f *testing.F) {
 		f.Fatal(err)
 	}
 	for _, s := range []string{"", "Banco Nacional de Cuba", "EXAMPLE, Ivan", "\xff\xfe", "S.A. de C.V.", "a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb",
-		strings.Repeat("x", 300), "O'Brien-Müller GmbH", "  ,,, ..  "} {
+		strings.Repeat("x", 300), "O'Brien-Müller GmbH", "  ,,, ..  ",
+		"Example Trading Incc", "Ivan bin al Example", "Ivanpetrov Example Ltd", "Correia S/A", "LiabilityCompanyExample", "ab oy pt tnhh"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {

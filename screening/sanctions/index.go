@@ -217,6 +217,15 @@ func buildNameIndex(entries []Entry) *nameIndex {
 			id := intern(p.toks[i] + p.toks[i+1])
 			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 2, w: rec.units[i].w + rec.units[i+1].w})
 		}
+		// A derived form keeps one joined unit: its first two words when the list already has them joined
+		// (an individual's two given names, joined in its own name's units): a Persian compound given name
+		// is often written as one word, "Mohammadjavad Azari" for AZARI JAHROMI, Mohammad Javad, whose
+		// short form "mohammad javad azari" would otherwise not meet it. No new string is interned.
+		if p.derived && len(p.toks) >= 3 && joinable(p.toks[0], p.toks[1]) && !particles[p.toks[0]] && !particles[p.toks[1]] {
+			if id, ok := ix.vocab[p.toks[0]+p.toks[1]]; ok {
+				rec.units = append(rec.units, unit{vocab: id, start: 0, span: 2, w: rec.units[0].w + rec.units[1].w})
+			}
+		}
 		if len(p.toks) >= 3 && !p.derived {
 			id := intern(compactKey(p.toks))
 			rec.units = append(rec.units, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})

@@ -59,6 +59,7 @@ type List struct {
 	xml      bool // loaded from SDN.XML, whose Publish_Date is the data-as-of
 	// asOfSource says what dataAsOf is (an AsOf… constant).
 	asOfSource string
+	sourceKind string // "" is SourceDirectory
 	warnings   []string
 }
 
@@ -111,6 +112,21 @@ func (l *List) Entry(uid int) (Entry, bool) {
 
 // Source says where the list was loaded from.
 func (l *List) Source() string { return l.source }
+
+// Source kinds (List.SourceKind): what a list was loaded from, without saying where.
+const (
+	SourceDirectory = "directory" // --sanctions-dir, or a file or directory given by path
+	SourceCache     = "cache"     // the refresher's cache, at start
+	SourceDownload  = "download"  // a refresh from the configured sources
+)
+
+// SourceKind is what the list was loaded from (Source* constants), for documents that must not name paths.
+func (l *List) SourceKind() string {
+	if l.sourceKind == "" {
+		return SourceDirectory
+	}
+	return l.sourceKind
+}
 
 // Warnings lists oddities found while loading that did not make the list unusable (for example an alias row
 // whose uid is not in sdn.csv, or a truncated address fragment that was dropped).

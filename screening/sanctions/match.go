@@ -332,6 +332,7 @@ const longQueryTokens = 5
 func (ix *nameIndex) weigh(q *query) {
 	q.wsum = 0
 	var short uint64 // unknown one- and two-letter tokens that meet no token of the list
+	var legal uint64 // of those, an unknown last word one edit from a legal form (see legalFormTypo)
 	for qi := range q.units {
 		u := &q.units[qi]
 		if u.span != 1 {
@@ -361,6 +362,11 @@ func (ix *nameIndex) weigh(q *query) {
 				short |= 1 << qi
 				continue
 			}
+			if qi == len(q.toks)-1 && legalFormTypo(u.s) {
+				short |= 1 << qi
+				legal |= 1 << qi
+				continue
+			}
 		}
 		if len(u.s) < minDeleteLen && len(q.toks) >= longQueryTokens {
 			short |= 1 << qi
@@ -368,6 +374,11 @@ func (ix *nameIndex) weigh(q *query) {
 		}
 		q.wsum += u.w
 	}
+	// A last word the list does not know that is one slip from a legal form ("Global Relief Foundation
+	// Incc", "Khan & Schirindel Gmhb") is that form mistyped, not a distinctive word: it weighs like a
+	// particle (at most the mean of the other words, times particleWeight), so it no longer sinks the
+	// score. Only the last word, and only unknown ones: a word of names the list has ("Corn", "Spar") keeps
+	// its weight.
 	// A word of one or two letters that is unknown to the list, or any such word in a long query, tells
 	// little about identity (no typo of it can be told from another word: "Og" for "Of" in a long name),
 	// so it weighs at most what the query's other words weigh on average, not the highest IDF. With no
@@ -380,6 +391,9 @@ func (ix *nameIndex) weigh(q *query) {
 				u := &q.units[qi]
 				if n > 0 {
 					u.w = min(u.w, mean)
+				}
+				if legal&(1<<qi) != 0 {
+					u.w *= particleWeight
 				}
 				q.wsum += u.w
 			}
@@ -562,16 +576,12 @@ func (l *List) ScreenName(name string) screening.NameResult {
 			}
 		}
 	}
-	seen := map[int32]bool{}
 	for _, h := range hits {
 		if h.exact {
 			res.Exact = append(res.Exact, h.m)
 		} else {
 			res.Possible = append(res.Possible, h.m)
 		}
-	}
-	for e := range at {
-		seen[e] = true
 	}
 	toks := abdRewrite(slices.Clone(qToks)) // matchTokens(name), without tokenizing it again
 	if len(toks) == 0 {
@@ -581,8 +591,8 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	defer q.release()
 	for _, s := range ix.fuzzy(q) {
 		rec := &ix.names[s.name]
-		if seen[rec.entry] {
-			continue
+		if _, done := at[rec.entry]; done {
+			continue // an entry appears once, under its best match
 		}
 		nSet, _ := l.facts.of(rec.entry, rec.alias)
 		legal := legalSteps(qSet, nSet)
@@ -595,7 +605,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 		if !shortNameEvidence(ev, l.entries[rec.entry].Type, company && legal == 0) {
 			continue
 		}
-		seen[rec.entry] = true
+		at[rec.entry] = -1
 		bits |= legal
 		res.Possible = append(res.Possible, l.match(rec.entry, rec.alias, s.score, bits))
 		if len(res.Possible) >= maxPossible {

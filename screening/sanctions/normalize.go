@@ -385,3 +385,18 @@ func legalSuffixLen(toks []string) int {
 	}
 	return 0
 }
+
+// legalFormTypo reports whether t (3+ letters) is one edit from a legal form of 3+ letters but is not one
+// ("incc", "corrp", "gmhb", "ldta", "lcl"): a mistyped legal form when the list does not know the word
+// (weigh).
+func legalFormTypo(t string) bool {
+	if len(t) < 3 || legalForms[t] {
+		return false
+	}
+	for _, f := range legalFormList {
+		if len(f) >= 3 && oneEdit(t, f) {
+			return true
+		}
+	}
+	return false
+}

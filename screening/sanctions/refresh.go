@@ -221,7 +221,7 @@ func (r *Refresher) LoadCache() error {
 	if l.Len() < r.cfg.MinEntries {
 		return fmt.Errorf("sanctions: cached list has %d entries, fewer than %d", l.Len(), r.cfg.MinEntries)
 	}
-	l.source = "cache " + dir
+	l.source, l.sourceKind = "cache "+dir, SourceCache
 	r.install(l)
 	r.cfg.Logger.Info("sanctions list loaded from cache", "dir", dir, "entries", l.Len(), "data_as_of", l.DataAsOf())
 	return nil
@@ -394,7 +394,7 @@ func (r *Refresher) refresh(ctx context.Context, now time.Time) (changed bool, e
 	if err := r.persist(tmp); err != nil {
 		return false, err
 	}
-	l.source = strings.Join(r.cfg.URLs, " ")
+	l.source, l.sourceKind = strings.Join(r.cfg.URLs, " "), SourceDownload
 	r.install(l)
 	r.cfg.Logger.Info("sanctions list refreshed", "entries", l.Len(), "aliases_rows", st.AltRows,
 		"addresses", l.AddressCount(), "data_as_of", l.DataAsOf(), "warnings", len(l.Warnings()))

@@ -17,12 +17,24 @@ type Status struct {
 	// AsOfWarning is set when DataAsOf is only a file's modification time (FileModTimeWarning).
 	AsOfWarning string    `json:"data_as_of_warning,omitempty"`
 	Source      string    `json:"source,omitempty"`
-	Refreshed   bool      `json:"refreshed"` // a Refresher keeps the list (false with --sanctions-dir)
+	SourceKind  string    `json:"source_kind,omitempty"` // SourceDirectory, SourceCache or SourceDownload
+	Refreshed   bool      `json:"refreshed"`             // a Refresher keeps the list (false with --sanctions-dir)
 	LastSuccess time.Time `json:"last_success,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 	Failures    int       `json:"consecutive_failures,omitempty"`
 	NextAttempt time.Time `json:"next_attempt,omitzero"`
+}
+
+// Public is the status as a public document may show it (payguard serve's /health and /readyz): the kind of
+// source and the dates, without the paths or URLs the list came from, and a refresh error without its text
+// (which names paths and addresses; the log has it).
+func (st Status) Public() Status {
+	st.Source = ""
+	if st.LastError != "" {
+		st.LastError = "the last refresh failed (details in the service log)"
+	}
+	return st
 }
 
 // FileModTimeWarning is what /readyz, /health and the start log say when a list's data_as_of is a file's
@@ -36,7 +48,7 @@ func StatusOf(s *Screener, r *Refresher, now time.Time) Status {
 	var st Status
 	if l := s.List(); l != nil {
 		st.Loaded, st.Entries, st.DataAsOf, st.Source = true, l.Len(), l.DataAsOf().UTC(), l.Source()
-		st.AsOfSource = l.DataAsOfSource()
+		st.AsOfSource, st.SourceKind = l.DataAsOfSource(), l.SourceKind()
 		if st.AsOfSource == AsOfFileModTime {
 			st.AsOfWarning = FileModTimeWarning
 		}

@@ -142,3 +142,30 @@ func TestShortUnknownWordInLongName(t *testing.T) {
 		}
 	}
 }
+
+// TestPersianCompoundGivenName: a Persian compound given name written as one word, with the first of two
+// surnames (issue 34's held-out miss): the short form "Given Given2 PATERNAL" keeps its given names' joined
+// unit. Each case was missed before.
+func TestPersianCompoundGivenName(t *testing.T) {
+	l := loadFullList(t)
+	for q, uid := range map[string]int{
+		"MohammadJavad Azari":  28003, // AZARI JAHROMI, Mohammad Javad
+		"Mohammadali Yazdan":   25489, // YAZDAN JOO, Mohammad Ali
+		"Mohammad Javad Azari": 28003, // written apart, as before
+	} {
+		r := l.ScreenName(q)
+		if !slices.ContainsFunc(append(r.Exact, r.Possible...), func(m screeningMatch) bool { return m.UID == uid }) {
+			t.Errorf("%q: uid %d not found (exact %v, possible %v)", q, uid, brief(r.Exact), brief(r.Possible))
+		}
+	}
+	for _, e := range l.Entries() {
+		if e.Name == "EBRAHIMI FORUSHANI, Hamid Hajji" {
+			r := l.ScreenName("HamidHajji Ebrahimi")
+			if !slices.ContainsFunc(r.Possible, func(m screeningMatch) bool { return m.UID == e.UID }) {
+				t.Errorf("HamidHajji Ebrahimi: %v, want uid %d", brief(r.Possible), e.UID)
+			}
+			return
+		}
+	}
+	t.Error("EBRAHIMI FORUSHANI, Hamid Hajji not in the list")
+}

@@ -87,7 +87,9 @@ const deliveryPoll = 200 * time.Millisecond
 // (none, another payment or offer, a failed or released settlement): the caller answers the refusal.
 func (s *Service) redeliver(ctx context.Context, c Sale) (Outcome, bool) {
 	key, digest := s.deliveryKey(c.Payment), paymentDigest(c.Payment)
-	deadline := s.o.Now().Add(s.o.SettleWait)
+	// The wait is real time (a settlement in flight), not the service's clock, which tests fix.
+	wait, cancel := context.WithTimeout(ctx, s.o.SettleWait)
+	defer cancel()
 	for {
 		raw, err := s.o.Deliveries.GetDelivery(ctx, key)
 		if err != nil {
@@ -110,13 +112,10 @@ func (s *Service) redeliver(ctx context.Context, c Sale) (Outcome, bool) {
 			return Outcome{Done: &Done{Body: rec.Body, Decision: rec.Decision, ReceiptID: rec.ReceiptID}, Settled: rec.Settled}, true
 		case deliveryUnknown:
 			return Outcome{Err: outcomeUnknown(rec.Nonce)}, true
-		case deliverySettling:
-			if !s.o.Now().Before(deadline) {
-				return Outcome{Err: outcomeUnknown(rec.Nonce)}, true
-			}
+		case deliverySettling: // in flight (or the process died during it): wait, at most SettleWait
 			t := time.NewTimer(deliveryPoll)
 			select {
-			case <-ctx.Done():
+			case <-wait.Done():
 				t.Stop()
 				return Outcome{Err: outcomeUnknown(rec.Nonce)}, true
 			case <-t.C:

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,41 @@ type Facilitator struct {
 	client        *http.Client
 	verifyTimeout time.Duration
 	settleTimeout time.Duration
+	// authName and authValue are the credentials header sent on every request (WithAuth); the value is
+	// never returned by a method, logged or put in an error.
+	authName, authValue string
+}
+
+// WithAuth makes every request to the facilitator carry the header name: value (its credentials, from
+// server.fees.facilitator_auth_header_file or _env). Call it before use.
+func (f *Facilitator) WithAuth(name, value string) *Facilitator {
+	f.authName, f.authValue = name, value
+	// A redirect that leaves the facilitator (another host or port, or https to http) never carries the
+	// credentials: net/http drops only Authorization-like headers there and copies a custom one (an API key
+	// header) to wherever the redirect points.
+	c := *f.client
+	prev := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+			req.Header.Del(name)
+		}
+		if prev != nil {
+			return prev(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	f.client = &c
+	return f
+}
+
+// setAuth adds the credentials header to req.
+func (f *Facilitator) setAuth(req *http.Request) {
+	if f.authName != "" {
+		req.Header.Set(f.authName, f.authValue)
+	}
 }
 
 // NewFacilitator returns a client for the facilitator at baseURL. client may be nil (a dedicated client with
@@ -84,8 +120,16 @@ func NewFacilitator(baseURL string, client *http.Client, verifyTimeout, settleTi
 		verifyTimeout: verifyTimeout, settleTimeout: settleTimeout}
 }
 
-// URL is the facilitator's base URL.
-func (f *Facilitator) URL() string { return f.base }
+// URL is the facilitator's base URL as it may be shown (published, logged): without any user:password@
+// (the configuration refuses one; credentials travel in the WithAuth header).
+func (f *Facilitator) URL() string {
+	u, err := url.Parse(f.base)
+	if err != nil {
+		return "(unparseable facilitator URL)"
+	}
+	u.User = nil
+	return u.String()
+}
 
 // Verify asks POST /verify. Any failure to get a parseable answer is ErrFacilitatorUnavailable. A non-200
 // answer whose body still parses with an isValid member counts as the facilitator's verdict (as the SDK does),
@@ -151,6 +195,7 @@ func (f *Facilitator) GetSupported(ctx context.Context) (*Supported, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.setAuth(req)
 	resp, err := f.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: supported: %v", ErrFacilitatorUnavailable, err)
@@ -186,6 +231,7 @@ func (f *Facilitator) post(ctx context.Context, path string, v any) (status int,
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	f.setAuth(req)
 	resp, err := f.client.Do(req)
 	if err != nil {
 		return 0, nil, written.Load(), err

@@ -4,7 +4,7 @@
 
 import { domainToASCII } from 'node:url';
 import { formatUSD } from './usd.js';
-import { caip2, isEVMAddress, isEVMNetwork, isKnownUSDC, parseAtomic, v1Name } from './x402.js';
+import { caip2, isEVMAddress, isEVMNetwork, isKnownUSDC, isSolanaAddress, isSolanaNetwork, parseAtomic, v1Name } from './x402.js';
 
 /** SPEC's cap on payment options per request. */
 export const MAX_OPTIONS = 32;
@@ -73,7 +73,9 @@ export function optionFacts(req, version) {
   }
   o.evm = isEVMNetwork(o.network);
   o.v1 = version === 1;
-  o.payToMalformed = o.payTo !== '' && o.evm && !isEVMAddress(o.payTo);
+  // A payee that cannot be the chain's address is malformed, on Solana (32-byte Base58 key) as on EVM.
+  o.payToMalformed = o.payTo !== '' && ((o.evm && !isEVMAddress(o.payTo)) ||
+    (isSolanaNetwork(o.network) && !isSolanaAddress(o.payTo)));
   return o;
 }
 

@@ -99,6 +99,9 @@ function issuedAt(payloadText) {
   throw noTS('neither receipt.ts nor iat is present');
 }
 
+/** n/2 for P-256: an ECDSA S above it is "high". */
+const P256_HALF_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551n >> 1n;
+
 // nowMs reads the `now` option as users pass it: a clock function (returning a Date or epoch milliseconds), a
 // Date, or epoch milliseconds; anything else is a TypeError naming what is wanted.
 function nowMs(now) {
@@ -141,9 +144,15 @@ export function verifyJWS(jws, jwks, opts = {}) {
   const key = keys.get(kid ?? '');
   if (!key) throw new ReceiptError('unknown_key', `kid ${JSON.stringify(kid ?? '')} is not in the pinned key set`);
   if (!b64urlOK(parts[1]) || !b64urlOK(parts[2])) throw new ReceiptError('malformed', 'payload or signature is not base64url');
+  // One decision, one valid receipt: ECDSA's (r, n-s) twin verifies too, so only the low-S signature (what
+  // payguard writes) is accepted, as receipts/verify.go does.
+  const sig = b64url(parts[2]);
+  if (sig.length === 64 && BigInt(`0x${sig.subarray(32).toString('hex')}`) > P256_HALF_ORDER) {
+    throw new ReceiptError('signature', `high-S signature (kid ${JSON.stringify(kid)}); receipts carry the low-S one`);
+  }
   let ok = false;
   try {
-    ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key, dsaEncoding: 'ieee-p1363' }, b64url(parts[2]));
+    ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key, dsaEncoding: 'ieee-p1363' }, sig);
   } catch {
     ok = false;
   }

@@ -6,7 +6,8 @@
 
 import { Guard } from './guard.js';
 import { optionFacts, selectIndex } from './policy.js';
-import { sameAddress } from './x402.js';
+import { svmPaysExactly } from './svm.js';
+import { isSolanaNetwork, sameAddress } from './x402.js';
 
 /**
  * guardV1Fetch returns a fetch to give to x402-fetch's wrapFetchWithPayment:
@@ -67,10 +68,14 @@ function headerValue(headers, name) {
   return hit ? String(hit[1]) : undefined;
 }
 
-// paysExactly decodes an X-PAYMENT header (base64 JSON) and checks it pays the approved requirement.
+// paysExactly decodes an X-PAYMENT header (base64 JSON) and checks it pays the approved requirement: an
+// EIP-3009 authorization's payee and value, or a Solana transaction's whole transfer (svm.js).
 function paysExactly(header, req) {
   try {
     const p = JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+    if (isSolanaNetwork(req.network)) {
+      return p.scheme === req.scheme && p.network === req.network && svmPaysExactly(p?.payload?.transaction, req);
+    }
     const auth = p?.payload?.authorization;
     return p.scheme === req.scheme && p.network === req.network && auth && sameAddress(auth.to, req.payTo) &&
       /^\d+$/.test(String(auth.value)) && BigInt(auth.value) === BigInt(req.maxAmountRequired);

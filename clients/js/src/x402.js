@@ -4,6 +4,7 @@
 
 export const SOLANA_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 export const SOLANA_DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+export const SOLANA_TESTNET = 'solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z';
 
 const V1_EVM_CHAIN_IDS = {
   'abstract-testnet': 11124, celo: 42220, monad: 143, megaeth: 4326, stable: 988, 'stable-testnet': 2201,
@@ -11,7 +12,7 @@ const V1_EVM_CHAIN_IDS = {
   'polygon-amoy': 80002, sei: 1329, 'sei-testnet': 1328, iotex: 4689, abstract: 2741, peaq: 3338, story: 1514,
   educhain: 41923, 'skale-base-sepolia': 324705682, ethereum: 1, sepolia: 11155111,
 };
-const V1_NON_EVM = { solana: SOLANA_MAINNET, 'solana-devnet': SOLANA_DEVNET };
+const V1_NON_EVM = { solana: SOLANA_MAINNET, 'solana-devnet': SOLANA_DEVNET, 'solana-testnet': SOLANA_TESTNET };
 const CAIP2_TO_V1 = new Map([
   ...Object.entries(V1_EVM_CHAIN_IDS).map(([name, id]) => [`eip155:${id}`, name]),
   ...Object.entries(V1_NON_EVM).map(([name, id]) => [id, name]),
@@ -35,6 +36,7 @@ export const KNOWN_USDC = new Map([
   ['eip155:42220', '0xcebA9300f2b948710d2653dD7B07f33A8B32118C'],
   [SOLANA_MAINNET, 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'],
   [SOLANA_DEVNET, '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'],
+  [SOLANA_TESTNET, '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'],
 ]);
 
 /** CAIP-2 grammar; an eip155 reference must be a canonical decimal chain id. */
@@ -59,6 +61,29 @@ export const v1Name = (id) => CAIP2_TO_V1.get(id);
 
 export function isEVMNetwork(network) {
   return has(V1_EVM_CHAIN_IDS, network) || (network.startsWith('eip155:') && wellFormedCAIP2(network));
+}
+
+/** isSolanaNetwork: a well-formed solana:<cluster> or a v1 Solana name (x402.IsSolanaNetwork). */
+export function isSolanaNetwork(network) {
+  const id = caip2(network);
+  return id !== undefined && id.startsWith('solana:');
+}
+
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/** isSolanaAddress: Base58 text of exactly 32 bytes, at most 44 characters (x402.IsSolanaAddress). */
+export function isSolanaAddress(s) {
+  if (typeof s !== 'string' || s === '' || s.length > 44) return false;
+  let n = 0n;
+  for (const c of s) {
+    const d = BASE58.indexOf(c);
+    if (d < 0) return false;
+    n = n * 58n + BigInt(d);
+  }
+  let bytes = 0;
+  for (let v = n; v > 0n; v >>= 8n) bytes++;
+  const zeros = s.length - s.replace(/^1+/, '').length; // each leading '1' is a zero byte
+  return zeros + bytes === 32;
 }
 
 /** isEVMAddress: "0x" and 40 hex digits (x402.IsEVMAddress: lower-case x only). */

@@ -14,7 +14,16 @@ import idna
 
 from .rules import Rules
 from .usd import format_usd
-from .x402facts import caip2, is_evm_address, is_evm_network, is_known_usdc, parse_atomic, v1_name
+from .x402facts import (
+    caip2,
+    is_evm_address,
+    is_evm_network,
+    is_known_usdc,
+    is_solana_address,
+    is_solana_network,
+    parse_atomic,
+    v1_name,
+)
 
 MAX_OPTIONS = 32
 _RANK = {"allow": 0, "hold": 1, "block": 2}
@@ -81,7 +90,10 @@ def option_facts(req: dict[str, Any], version: int) -> Option:
             o.usd = value  # six decimals: one atomic unit is one micro-dollar
     o.evm = is_evm_network(o.network)
     o.v1 = version == 1
-    o.pay_to_malformed = o.pay_to != "" and o.evm and not is_evm_address(o.pay_to)
+    # A payee that cannot be the chain's address is malformed, on Solana (32-byte Base58 key) as on EVM.
+    o.pay_to_malformed = o.pay_to != "" and (
+        (o.evm and not is_evm_address(o.pay_to)) or (is_solana_network(o.network) and not is_solana_address(o.pay_to))
+    )
     return o
 
 

@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 RECEIPT_TYPE = "payguard-receipt+jws"
 DEFAULT_MAX_AGE = timedelta(hours=1)
 LEEWAY = timedelta(seconds=60)
+# n/2 for P-256: an ECDSA S above it is "high".
+_P256_HALF_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551 >> 1
 
 
 class ReceiptError(ValueError):
@@ -236,6 +238,10 @@ def verify_jws(jws: str, jwks: Any, *, archival: bool = False, max_age: timedelt
         payload_bytes, sig = _b64url(parts[1]), _b64url(parts[2])
     except binascii.Error:
         raise ReceiptError("malformed", "payload or signature is not base64url") from None
+    # One decision, one valid receipt: ECDSA's (r, n-s) twin verifies too, so only the low-S signature (what
+    # payguard writes) is accepted, as receipts/verify.go does.
+    if len(sig) == 64 and int.from_bytes(sig[32:], "big") > _P256_HALF_ORDER:
+        raise ReceiptError("signature", f"high-S signature (kid {kid!r}); receipts carry the low-S one")
     try:
         if len(sig) != 64:
             raise InvalidSignature()

@@ -7,6 +7,7 @@ import re
 
 SOLANA_MAINNET = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
 SOLANA_DEVNET = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+SOLANA_TESTNET = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"
 
 _V1_EVM_CHAIN_IDS = {
     "abstract-testnet": 11124, "celo": 42220, "monad": 143, "megaeth": 4326, "stable": 988,
@@ -15,7 +16,7 @@ _V1_EVM_CHAIN_IDS = {
     "iotex": 4689, "abstract": 2741, "peaq": 3338, "story": 1514, "educhain": 41923,
     "skale-base-sepolia": 324705682, "ethereum": 1, "sepolia": 11155111,
 }
-_V1_NON_EVM = {"solana": SOLANA_MAINNET, "solana-devnet": SOLANA_DEVNET}
+_V1_NON_EVM = {"solana": SOLANA_MAINNET, "solana-devnet": SOLANA_DEVNET, "solana-testnet": SOLANA_TESTNET}
 _CAIP2_TO_V1 = {**{f"eip155:{i}": n for n, i in _V1_EVM_CHAIN_IDS.items()}, **{i: n for n, i in _V1_NON_EVM.items()}}
 
 KNOWN_USDC = {
@@ -34,6 +35,7 @@ KNOWN_USDC = {
     "eip155:42220": "0xcebA9300f2b948710d2653dD7B07f33A8B32118C",
     SOLANA_MAINNET: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
     SOLANA_DEVNET: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
+    SOLANA_TESTNET: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
 }
 
 MAX_ATOMIC = 1_000_000_000_000_000_000
@@ -66,6 +68,29 @@ def v1_name(caip2_id: str) -> str | None:
 
 def is_evm_network(network: str) -> bool:
     return network in _V1_EVM_CHAIN_IDS or (network.startswith("eip155:") and _well_formed_caip2(network))
+
+
+def is_solana_network(network: str) -> bool:
+    """A well-formed solana:<cluster> or a v1 Solana name (x402.IsSolanaNetwork)."""
+    i = caip2(network)
+    return i is not None and i.startswith("solana:")
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def is_solana_address(s: str) -> bool:
+    """Base58 text of exactly 32 bytes, at most 44 characters (x402.IsSolanaAddress)."""
+    if not isinstance(s, str) or s == "" or len(s) > 44:
+        return False
+    n = 0
+    for c in s:
+        d = _BASE58.find(c)
+        if d < 0:
+            return False
+        n = n * 58 + d
+    zeros = len(s) - len(s.lstrip("1"))  # each leading '1' is a zero byte
+    return zeros + (n.bit_length() + 7) // 8 == 32
 
 
 def is_evm_address(s: str) -> bool:
