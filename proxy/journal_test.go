@@ -3,8 +3,6 @@ package proxy
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -52,34 +49,7 @@ func readJournal(t *testing.T, path string) []JournalEntry {
 	return out
 }
 
-// verifyEntry is what an auditor does offline with a journal line and the public receipt keys: the signed
-// result verifies, its input_sha256 is the hash of the recorded input, and its decision is the line's.
-func verifyEntry(e JournalEntry, jwks []byte) error {
-	if err := receipts.VerifyResult(e.Result, jwks, receipts.VerifyOptions{Archival: true}); err != nil {
-		return err
-	}
-	var res struct {
-		Decision string `json:"decision"`
-		Receipt  struct {
-			InputSHA256 string `json:"input_sha256"`
-		} `json:"receipt"`
-	}
-	if err := json.Unmarshal(e.Result, &res); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(e.Input)
-	if hex.EncodeToString(sum[:]) != res.Receipt.InputSHA256 {
-		return errString("input_sha256 does not match the recorded input")
-	}
-	if res.Decision != e.Decision {
-		return errString("decision differs from the signed one")
-	}
-	return nil
-}
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
+func verifyEntry(e JournalEntry, jwks []byte) error { return VerifyJournalEntry(e, jwks) }
 
 // A journal of allowed, held and blocked decisions verifies offline, line by line, with the receipts package
 // and the public keys alone; a line altered afterwards does not.

@@ -77,6 +77,11 @@ type RuleSetConfig struct {
 
 var agentIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 
+// ValidAgentID says whether id can name an agent: 1 to 63 of a-z 0-9 _ . -, not "default" or "other".
+func ValidAgentID(id string) bool {
+	return agentIDPattern.MatchString(id) && id != DefaultAgent && id != OtherAgent
+}
+
 // NewRuleSet validates c and builds its rule set; newDecider makes the engine for one set of rules (nil:
 // every agent shares def, which must then be the engine of c.Rules, and no agent may override rules or
 // have its own cap; def nil means the proxy's Options.Decider).
@@ -101,7 +106,7 @@ func NewRuleSet(c RuleSetConfig, def Decider, newDecider func(policy.Rules) Deci
 	}
 	for i, a := range c.Agents {
 		where := fmt.Sprintf("agents[%d] (%s)", i, a.ID)
-		if !agentIDPattern.MatchString(a.ID) || a.ID == DefaultAgent || a.ID == OtherAgent {
+		if !ValidAgentID(a.ID) {
 			errs = append(errs, fmt.Errorf("%s: an agent id is 1 to 63 of a-z 0-9 _ . - (not %q or %q)", where, DefaultAgent, OtherAgent))
 			continue
 		}
