@@ -238,6 +238,12 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 		return failClosed("engine_error", "preflight allowed a negative amount")
 	}
 	capMicros := int64(p.rulesOf(v).rules.DailyCapUSD)
+	if tk != nil {
+		site := siteOfTicket(tk.url)
+		if full, n := p.unpaid.full(site, p.opts.Now()); full {
+			return p.unpaidBlock(v, site, n)
+		}
+	}
 	agentRes, t, blocked := p.reserveAgent(ctx, v, day, tk) // agentledger.go: the agent's own cap first
 	if blocked != nil {
 		return *blocked
@@ -247,8 +253,12 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	if tk == nil {
 		id, err = p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
 	} else {
+		site := siteOfTicket(tk.url)
 		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
 		id = t.ReservationID
+		if err == nil {
+			p.unpaid.add(site, t)
+		}
 	}
 	if err != nil {
 		p.giveBackAgent(ctx, v, day, agentRes) // the global ledger refused: the agent's reservation goes back
@@ -284,6 +294,19 @@ func (p *Proxy) capBlock(v verdict, capUSD policy.USD, spent int64) verdict {
 	v.Option = nil
 	if res := v.Result; res != nil && res.Receipt.JWS == "" {
 		res.Decision, res.Reasons, res.ReasonCodes, res.Receipt.Decision = block, v.Reasons, []string{policy.CodeDailyCap}, block
+	}
+	return v
+}
+
+// unpaidBlock turns v into the block of a site with n unpaid tickets outstanding, at the bound
+// (unpaid.go). As capBlock, an allow not yet signed is restated as the block payguard made.
+func (p *Proxy) unpaidBlock(v verdict, site string, n int) verdict {
+	v.Decision = block
+	v.Reasons = []string{policy.UnpaidTicketsReason(site, n).String()}
+	v.Class = classOfCode[policy.CodeUnpaidTickets]
+	v.Option = nil
+	if res := v.Result; res != nil && res.Receipt.JWS == "" {
+		res.Decision, res.Reasons, res.ReasonCodes, res.Receipt.Decision = block, v.Reasons, []string{policy.CodeUnpaidTickets}, block
 	}
 	return v
 }

@@ -67,7 +67,9 @@ func TestProxyAgentsReloadJournal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out) }()
+	go func() {
+		done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out)
+	}()
 	var banner string
 	select {
 	case banner = <-out.ch:
