@@ -219,7 +219,8 @@ func TestReloadUnderLoadNeverMixes(t *testing.T) {
 				case <-stop:
 					return
 				default:
-					decideAs(p, DefaultAgent)
+					// Without a ticket: an unpaid ticket per decision would soon meet the per-site bound (unpaid.go).
+					p.decide(context.Background(), http.MethodGet, cent402URL, mustParse(benchChallenge), false)
 					decided.Add(1)
 				}
 			}
