@@ -15,6 +15,10 @@ import (
 // daily cap and optional rules (which may only tighten the global ones). It reloads with the rules
 // (SIGHUP, POST /v1/reload).
 type AgentsConfig struct {
+	// Mode is enforce, or report (shadow mode: every decision is made, signed, logged and counted, and a
+	// block or hold is logged as would_block / would_hold and not enforced). It applies to every agent
+	// without a mode of its own, the default identity included.
+	Mode string `yaml:"mode"`
 	// Unauthenticated is what a request without agent credentials is: "default" (decided as the agent
 	// "default" under the global rules) or "refuse" (407). Wrong credentials are always refused.
 	Unauthenticated string `yaml:"unauthenticated"`
@@ -29,6 +33,8 @@ type AgentEntry struct {
 	SecretSHA256 string `yaml:"secret_sha256"`
 	SecretFile   string `yaml:"secret_file"`
 	SecretEnv    string `yaml:"secret_env"`
+	// Mode is enforce or report (shadow: decided and logged, never refused); "" is the global mode.
+	Mode string `yaml:"mode"`
 	// DailyCapUSD is the agent's own daily cap (0: none; the global daily_cap_usd still binds the sum).
 	DailyCapUSD policy.USD `yaml:"daily_cap_usd"`
 	// Rules are SPEC §3's rules for this agent, over the global ones; each may only tighten.
@@ -36,11 +42,16 @@ type AgentEntry struct {
 }
 
 func defaultAgents() AgentsConfig {
-	return AgentsConfig{Unauthenticated: "default", List: []AgentEntry{}}
+	return AgentsConfig{Mode: "enforce", Unauthenticated: "default", List: []AgentEntry{}}
 }
 
 func (a *AgentsConfig) validate() error {
 	var errs []error
+	switch a.Mode {
+	case "enforce", "report":
+	default:
+		errs = append(errs, fmt.Errorf("agents.mode: %q is not enforce or report", a.Mode))
+	}
 	switch a.Unauthenticated {
 	case "default", "refuse":
 	default:
@@ -61,6 +72,9 @@ func (a *AgentsConfig) validate() error {
 				errs = append(errs, fmt.Errorf("agents.list[%d] (%s): secret_sha256 must be 64 hex digits", i, e.ID))
 			}
 		}
+		if e.Mode != "" && e.Mode != "enforce" && e.Mode != "report" {
+			errs = append(errs, fmt.Errorf("agents.list[%d] (%s): mode %q is not enforce or report", i, e.ID, e.Mode))
+		}
 		if e.DailyCapUSD < 0 {
 			errs = append(errs, fmt.Errorf("agents.list[%d] (%s): daily_cap_usd must not be negative", i, e.ID))
 		}
@@ -74,6 +88,7 @@ type Agent struct {
 	SecretSHA256 [32]byte
 	DailyCapUSD  policy.USD
 	Rules        *policy.Rules // nil: the global rules
+	Mode         string
 }
 
 // ResolveAgents reads each agent's secret (file or environment) and decodes its rules over global. Errors
@@ -82,7 +97,7 @@ func (c *Config) ResolveAgents() ([]Agent, error) {
 	var out []Agent
 	var errs []error
 	for i, e := range c.Agents.List {
-		a := Agent{ID: e.ID, DailyCapUSD: e.DailyCapUSD}
+		a := Agent{ID: e.ID, DailyCapUSD: e.DailyCapUSD, Mode: e.Mode}
 		if e.SecretSHA256 != "" {
 			b, _ := hex.DecodeString(e.SecretSHA256)
 			copy(a.SecretSHA256[:], b)
@@ -114,8 +129,9 @@ func (c *Config) ResolveAgents() ([]Agent, error) {
 
 // RuleSetHash is the hex SHA-256 of what a reload can change: the rules, the agents (their ids, secret
 // hashes, caps and rules) and the unauthenticated setting. Receipts and metrics name the active one.
-func RuleSetHash(rules policy.Rules, agents []Agent, unauthenticated string) string {
+func RuleSetHash(rules policy.Rules, agents []Agent, unauthenticated, mode string) string {
 	type agentView struct {
+		Mode   string        `json:"mode"`
 		ID     string        `json:"id"`
 		Secret string        `json:"secret_sha256"`
 		Cap    policy.USD    `json:"daily_cap_usd"`
@@ -125,9 +141,10 @@ func RuleSetHash(rules policy.Rules, agents []Agent, unauthenticated string) str
 		Rules           policy.Rules `json:"rules"`
 		Agents          []agentView  `json:"agents"`
 		Unauthenticated string       `json:"unauthenticated"`
-	}{Rules: rules, Unauthenticated: strings.ToLower(unauthenticated), Agents: []agentView{}}
+		Mode            string       `json:"mode"`
+	}{Mode: mode, Rules: rules, Unauthenticated: strings.ToLower(unauthenticated), Agents: []agentView{}}
 	for _, a := range agents {
-		view.Agents = append(view.Agents, agentView{a.ID, hex.EncodeToString(a.SecretSHA256[:]), a.DailyCapUSD, a.Rules})
+		view.Agents = append(view.Agents, agentView{a.Mode, a.ID, hex.EncodeToString(a.SecretSHA256[:]), a.DailyCapUSD, a.Rules})
 	}
 	b, _ := json.Marshal(view)
 	sum := sha256.Sum256(b)

@@ -32,6 +32,9 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		body := map[string]any{"status": "ready"}
+		if m := p.ruleSet().ModeStatus(); m != nil {
+			body["mode"] = m // shadow.go: report mode is loud
+		}
 		if p.opts.SanctionsStatus != nil {
 			body["sanctions"] = p.opts.SanctionsStatus()
 		}

@@ -39,6 +39,8 @@ type verdict struct {
 	// Judged is the option the decision judged (judged.go), so that a block's log line names the amount and
 	// payee it refused although it chose none.
 	Judged *x402.Requirement
+	// Shadow is "would_block" or "would_hold" when a report-mode agent's refusal was let through (shadow.go).
+	Shadow string
 	// Agent is the agent the decision was made for; rs and ag the rule set and agent rules it used (agents.go).
 	Agent string
 	rs    *RuleSet
@@ -154,19 +156,20 @@ func (p *Proxy) decideLocked(ctx context.Context, rs *RuleSet, ag *agentRules, m
 		opt := pr.Accepts[res.ChosenIndex]
 		v.Option = &opt
 	}
+	var tk *ticketFor
+	if withTicket {
+		tk = &ticketFor{method: method, url: url}
+	}
 	switch res.Decision {
 	case allow:
-		var tk *ticketFor
-		if withTicket {
-			tk = &ticketFor{method: method, url: url}
-		}
 		if v = p.reserveLocked(ctx, v, day, tk); v.Decision == allow {
 			return v, input, false // released with the receipt id alone: nothing shows its signature
 		}
-		// The ledger refused (daily cap) or failed: a refusal shows its receipt, so it is signed.
-		return v, input, true
+		// The ledger refused (daily cap) or failed: a refusal shows its receipt, so it is signed. In report
+		// mode the cap's refusal is shadowed (shadow.go).
+		return p.shadowLocked(ctx, v, pr, day, tk), input, true
 	case hold, block:
-		return v, input, true
+		return p.shadowLocked(ctx, v, pr, day, tk), input, true
 	default:
 		// SPEC §4.5: a future, unknown outcome is never allow.
 		v.Decision = block

@@ -43,6 +43,8 @@ type guardDecideResponse struct {
 	HoldID       string   `json:"hold_id,omitempty"`
 	ReceiptID    string   `json:"receipt_id,omitempty"`
 	Result       any      `json:"result,omitempty"` // the signed PreflightResult, when one was made
+	// Shadow is "would_block" or "would_hold" when report mode let the payment go (shadow.go).
+	Shadow string `json:"shadow,omitempty"`
 }
 
 // maxGuardDecideBody bounds the body: a challenge is at most a few KiB (SPEC's input limit is 64 KiB).
@@ -80,7 +82,7 @@ func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 	if v.Decision == hold && v.Result != nil {
 		v = p.resolveHoldFor(r.Context(), body.Method, body.URL, pr, v, nil)
 	}
-	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID()}
+	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID(), Shadow: v.Shadow}
 	switch {
 	case v.Decision == hold && v.Result != nil:
 		out.AmountMicros = v.Result.AmountMicros // the amount a person approves (and the approval reserves)

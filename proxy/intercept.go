@@ -208,6 +208,9 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		return refusal(req, out, p.opts.RetryAfter)
 	}
 	resp.Header.Set(HeaderDecision, allow)
+	if out.Shadow != "" {
+		resp.Header.Set(ShadowHeader, out.Shadow) // shadow.go
+	}
 	if id := out.receiptID(); id != "" {
 		resp.Header.Set(HeaderReceipt, id)
 	}

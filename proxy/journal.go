@@ -37,7 +37,8 @@ type JournalEntry struct {
 	Method       string          `json:"method"`
 	URL          string          `json:"url"`
 	Host         string          `json:"host"`
-	Decision     string          `json:"decision"`
+	Decision     string          `json:"decision"`         // the decision made (and signed)
+	Shadow       string          `json:"shadow,omitempty"` // would_block / would_hold: report mode let it through
 	Reasons      []string        `json:"reasons"`
 	ReceiptID    string          `json:"receipt_id"`
 	ConfigSHA256 string          `json:"config_sha256"`
@@ -155,7 +156,7 @@ func (p *Proxy) journal(method, url string, v verdict, in *preflight.Input) {
 				hash = v.rs.hash
 			}
 			err = j.Append(JournalEntry{Agent: v.Agent,
-				Method: method, URL: url, Host: hostOf(url), Decision: v.Decision, Reasons: v.Reasons,
+				Method: method, URL: url, Host: hostOf(url), Decision: v.Result.Decision, Shadow: v.Shadow, Reasons: v.Reasons,
 				ReceiptID: v.Result.Receipt.ID, ConfigSHA256: hash, Input: input, Result: result})
 		}
 	}

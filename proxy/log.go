@@ -15,7 +15,7 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	if agent == "" {
 		agent = agentIDOf(req.Context())
 	}
-	p.metrics.agentDecisions.WithLabelValues(p.ruleSet().label(agent), v.Decision).Inc()
+	p.metrics.agentDecisions.WithLabelValues(p.ruleSet().label(agent), v.outcome()).Inc()
 	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
 	if v.Result != nil {
 		p.countIndexRules(v.Result.ReasonCodes) // observe.go
@@ -54,6 +54,7 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 		"stage", stage,
 		"decision", v.Decision,
 		"agent", agent,
+		"shadow", v.Shadow, // shadow.go: "would_block" / "would_hold" when report mode let it through
 		"reasons", v.Reasons,
 		"reason_class", v.Class,
 		"method", req.Method,

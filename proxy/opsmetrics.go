@@ -34,6 +34,10 @@ func newOpsMetrics(reg *prometheus.Registry) opsMetrics {
 var (
 	configInfoDesc = prometheus.NewDesc("payguard_config_info",
 		"The active rule set: its config hash (also in every receipt's context.config_sha256).", []string{"config_sha256"}, nil)
+	reportModeDesc = prometheus.NewDesc("payguard_report_mode",
+		"1 when the global mode is report (shadow: rules are logged, not enforced), else 0.", nil, nil)
+	reportAgentsDesc = prometheus.NewDesc("payguard_report_mode_agents",
+		"Agents decided in report (shadow) mode: the configured ones in report mode, and default when the global mode is.", nil, nil)
 )
 
 // ruleSetCollector reads the active rule set at scrape time.
@@ -41,9 +45,35 @@ type ruleSetCollector struct{ p *Proxy }
 
 func (c ruleSetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- configInfoDesc
+	ch <- reportModeDesc
+	ch <- reportAgentsDesc
 }
 
 func (c ruleSetCollector) Collect(ch chan<- prometheus.Metric) {
 	rs := c.p.ruleSet()
 	ch <- prometheus.MustNewConstMetric(configInfoDesc, prometheus.GaugeValue, 1, rs.hash)
+	global, agents := rs.Report()
+	g := 0.0
+	if global {
+		g = 1
+		agents++ // the default identity
+	}
+	ch <- prometheus.MustNewConstMetric(reportModeDesc, prometheus.GaugeValue, g)
+	ch <- prometheus.MustNewConstMetric(reportAgentsDesc, prometheus.GaugeValue, float64(agents))
+}
+
+// ModeStatus is the /readyz detail of report mode: nil when every decision is enforced.
+func (rs *RuleSet) ModeStatus() map[string]any {
+	global, _ := rs.Report()
+	var agents []string
+	for _, id := range rs.AgentIDs() {
+		if rs.agents[id].report {
+			agents = append(agents, id)
+		}
+	}
+	if !global && len(agents) == 0 {
+		return nil
+	}
+	return map[string]any{"report": global, "report_agents": agents,
+		"warning": "report (shadow) mode: blocks and holds are logged as would_block / would_hold and NOT enforced"}
 }

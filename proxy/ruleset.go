@@ -167,8 +167,7 @@ func parseMode(where, m string, inherit bool) (bool, error) {
 	case ModeEnforce:
 		return false, nil
 	case ModeReport:
-		// Shadow mode is not built yet: refusing the setting beats accepting one that does nothing.
-		return false, fmt.Errorf("%s: %q (shadow mode) is not available in this build", where, m)
+		return true, nil
 	}
 	return false, fmt.Errorf("%s: %q is not %s or %s", where, m, ModeEnforce, ModeReport)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/payguard/payguard/config"
@@ -24,10 +25,10 @@ func proxyRuleSet(cfg *config.Config, newEngine func(policy.Rules) proxy.Decider
 	if err != nil {
 		return nil, err
 	}
-	rc := proxy.RuleSetConfig{Hash: config.RuleSetHash(cfg.Rules, agents, cfg.Agents.Unauthenticated), Rules: cfg.Rules,
+	rc := proxy.RuleSetConfig{Hash: config.RuleSetHash(cfg.Rules, agents, cfg.Agents.Unauthenticated, cfg.Agents.Mode), Rules: cfg.Rules, Mode: cfg.Agents.Mode,
 		RefuseUnauthenticated: cfg.Agents.Unauthenticated == "refuse"}
 	for _, a := range agents {
-		rc.Agents = append(rc.Agents, proxy.AgentConfig{ID: a.ID, SecretSHA256: a.SecretSHA256, DailyCapUSD: a.DailyCapUSD, Rules: a.Rules})
+		rc.Agents = append(rc.Agents, proxy.AgentConfig{ID: a.ID, SecretSHA256: a.SecretSHA256, DailyCapUSD: a.DailyCapUSD, Rules: a.Rules, Mode: a.Mode})
 	}
 	return proxy.NewRuleSet(rc, nil, newEngine)
 }
@@ -82,4 +83,18 @@ func openJournal(cfg *config.Config) (*proxy.Journal, error) {
 		return nil, nil
 	}
 	return proxy.OpenJournal(cfg.Journal.Path, cfg.Journal.MaxBytes, cfg.Journal.MaxFiles)
+}
+
+// reportModeOf says who is in report (shadow) mode, for the banner, and logs it as a warning; "" when nobody.
+func reportModeOf(rs *proxy.RuleSet, log *slog.Logger) string {
+	m := rs.ModeStatus()
+	if m == nil {
+		return ""
+	}
+	who := "agents " + strings.Join(m["report_agents"].([]string), ", ")
+	if m["report"] == true {
+		who = "global: every agent without mode: enforce"
+	}
+	log.Warn("report (shadow) mode: blocks and holds are logged, not enforced", "who", who)
+	return who
 }

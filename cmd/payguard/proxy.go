@@ -204,7 +204,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String(),
 		"config_sha256", ruleSet.Hash(), "agents", ruleSet.AgentIDs(), "journal", cfg.Journal.Path)
 	writeBanner(banner, startupInfo{proxyAddr: proxyLn.Addr().String(), adminAddr: adminLn.Addr().String(),
-		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: scr.ready()})
+		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: scr.ready(), reportMode: reportModeOf(ruleSet, log)})
 
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(proxySrv, proxyLn) }()
@@ -381,6 +381,7 @@ type startupInfo struct {
 	tokenFrom            string // "$PAYGUARD_ADMIN_TOKEN" or a file
 	decideFrom           string // "$PAYGUARD_DECIDE_TOKEN" or a file
 	notReady             error  // why decisions will hold everything, if they will
+	reportMode           string // who is in report (shadow) mode, if anyone: nothing of theirs is refused
 }
 
 // writeBanner prints the start-up summary: plain text for a person, next to the JSON log on stderr.
@@ -415,6 +416,9 @@ List pending holds (or open the console, or run payguard holds list):
 	if s.notReady != nil {
 		fmt.Fprintf(&b, "\nNOT READY: %v; /readyz answers 503 and no payment is allowed until a list loads.\n"+
 			"  Give one with --sanctions-dir DIR (OFAC's SDN CSV set or SDN.XML), or wait for the download.\n", s.notReady)
+	}
+	if s.reportMode != "" {
+		fmt.Fprintf(&b, "\nREPORT MODE (%s): blocks and holds are logged as would_block / would_hold and NOT enforced.\n", s.reportMode)
 	}
 	_, _ = io.WriteString(w, b.String())
 }
