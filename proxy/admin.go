@@ -139,6 +139,7 @@ type holdView struct {
 	URL          string          `json:"url"`
 	AmountUSD    string          `json:"amount_usd"`
 	AmountMicros int64           `json:"amount_micros"`
+	Agent        string          `json:"agent,omitempty"`
 	Decision     json.RawMessage `json:"decision,omitempty"`
 	CreatedAt    time.Time       `json:"created_at"`
 	ExpiresAt    time.Time       `json:"expires_at"`
@@ -150,7 +151,7 @@ type holdView struct {
 }
 
 func (p *Proxy) view(h store.Hold) holdView {
-	v := holdView{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, AmountUSD: usdString(h.AmountMicros),
+	v := holdView{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, AmountUSD: usdString(h.AmountMicros), Agent: h.Agent,
 		AmountMicros: h.AmountMicros, CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note,
 		Description: h.Description}
 	if json.Valid(h.Decision) {

@@ -23,6 +23,7 @@ import (
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy/mitm"
+	"github.com/payguard/payguard/proxy/notify"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening/screeningtest"
 	"github.com/payguard/payguard/store/memory"
@@ -347,5 +348,39 @@ func TestAgentRulesMayOnlyTighten(t *testing.T) {
 	}
 	if v := decideAs(p, DefaultAgent); v.Decision != allow {
 		t.Errorf("default agent: %s %v", v.Decision, v.Reasons)
+	}
+}
+
+// A hold names its agent: in the store, the approval API and the webhook payload.
+func TestHoldNamesItsAgent(t *testing.T) {
+	f := newAgentFixture(t)
+	holding := testRules()
+	holding.HoldAboveUSD = 5_000
+	rs := f.ruleSet(RuleSetConfig{Hash: "h", Rules: testRules(), Agents: []AgentConfig{{ID: "research", SecretSHA256: secretHash("x"), Rules: &holding}}})
+	st := memory.New()
+	p := f.proxy(st, rs, nil)
+	v := p.decideChallenge(withAgent(context.Background(), "research"), http.MethodGet, cent402URL, mustParse(benchChallenge))
+	if v.Decision != hold || v.Hold == nil {
+		t.Fatalf("%s %v", v.Decision, v.Reasons)
+	}
+	holds, _ := st.ListHolds(context.Background(), "")
+	if len(holds) != 1 || holds[0].Agent != "research" {
+		t.Fatalf("holds: %+v", holds)
+	}
+	if got := notify.HoldOf(holds[0], time.Now()).Agent; got != "research" {
+		t.Errorf("webhook hold agent %q", got)
+	}
+	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	defer admin.Close()
+	req, _ := http.NewRequest(http.MethodGet, admin.URL+"/v1/holds", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"agent":"research"`) {
+		t.Errorf("/v1/holds: %s", b)
 	}
 }

@@ -43,7 +43,7 @@ func (p *Proxy) resolveHoldFor(ctx context.Context, method, url string, pr *x402
 	h := store.Hold{
 		ID: newID("hold"), Status: store.HoldPending, Key: key, Method: method, URL: url,
 		Decision: decision, AmountMicros: v.Result.AmountMicros, CreatedAt: now,
-		ExpiresAt: now.Add(p.opts.HoldTTL), Description: heldDescription(pr, v),
+		ExpiresAt: now.Add(p.opts.HoldTTL), Description: heldDescription(pr, v), Agent: v.Agent,
 	}
 	if err := p.opts.Store.CreateHold(ctx, h); err != nil {
 		return failClosed("store_error", "hold could not be recorded: "+err.Error())
