@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"encoding/json"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -382,5 +383,49 @@ func TestHoldNamesItsAgent(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(b), `"agent":"research"`) {
 		t.Errorf("/v1/holds: %s", b)
+	}
+}
+
+// The in-process guard's sidecar call names its agent as the proxy does: the decision is that agent's
+// (its rules, its journal line), wrong credentials get 407, none are the default identity.
+func TestGuardDecideAsAgent(t *testing.T) {
+	f := newAgentFixture(t)
+	j, path := openTestJournal(t, 1<<20, 2)
+	strict := testRules()
+	strict.MaxPerPaymentUSD = 5_000
+	rs := f.ruleSet(RuleSetConfig{Hash: "h", Rules: testRules(), Agents: []AgentConfig{{ID: "research", SecretSHA256: secretHash("s3cret"), Rules: &strict}}})
+	p := f.proxy(memory.New(), rs, func(o *Options) { o.Journal = j; o.DecideToken = "decide-only-token-0123456789" })
+	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	defer admin.Close()
+	pr := mustParse(benchChallenge)
+	raw, _ := json.Marshal(pr)
+	body := fmt.Sprintf(`{"url":%q,"challenge":%s}`, cent402URL, raw)
+	call := func(auth string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, admin.URL+"/v1/decide", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer decide-only-token-0123456789")
+		if auth != "" {
+			req.Header.Set("Proxy-Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, b := call(basicAuth("research", "s3cret")); code != 200 || !strings.Contains(b, `"decision":"block"`) {
+		t.Errorf("research (strict rules): %d %s", code, b)
+	}
+	if code, _ := call(basicAuth("research", "wrong")); code != http.StatusProxyAuthRequired {
+		t.Errorf("wrong secret: %d, want 407", code)
+	}
+	if code, b := call(""); code != 200 || !strings.Contains(b, `"decision":"allow"`) {
+		t.Errorf("default agent: %d %s", code, b)
+	}
+	j.Close()
+	entries := readJournal(t, path)
+	if len(entries) != 2 || entries[0].Agent != "research" || entries[1].Agent != DefaultAgent {
+		t.Errorf("journal agents: %+v", entries)
 	}
 }

@@ -51,6 +51,16 @@ type guardDecideResponse struct {
 const maxGuardDecideBody = x402.MaxBodyBytes
 
 func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
+	// The guard's agent names itself as it would to the proxy (Proxy-Authorization: Basic id:secret), so the
+	// sidecar decides with that agent's rules, cap and mode (agents.go).
+	ag, ok := p.ruleSet().authenticate(r.Header)
+	if !ok {
+		p.metrics.agentRefused.Inc()
+		w.Header().Set("Proxy-Authenticate", `Basic realm="payguard"`)
+		writeJSON(w, http.StatusProxyAuthRequired, apiError{"agent_unauthenticated", "send the agent's credentials as Proxy-Authorization: Basic <agent-id:secret>"})
+		return
+	}
+	r = r.WithContext(withAgent(r.Context(), ag.id))
 	var body guardDecideRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxGuardDecideBody+1))
 	dec.DisallowUnknownFields()
