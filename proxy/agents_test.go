@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -427,5 +428,37 @@ func TestGuardDecideAsAgent(t *testing.T) {
 	entries := readJournal(t, path)
 	if len(entries) != 2 || entries[0].Agent != "research" || entries[1].Agent != DefaultAgent {
 		t.Errorf("journal agents: %+v", entries)
+	}
+}
+
+// An HTTPS agent authenticates on the CONNECT; the 402 MITM'd inside the tunnel is decided as that agent.
+func TestAgentMITMDecidedAsConnectAgent(t *testing.T) {
+	f := newAgentFixture(t)
+	j, path := openTestJournal(t, 1<<20, 2)
+	s := newSeller(t, x402.V2, true, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, "10000"))
+	rs := f.ruleSet(RuleSetConfig{Hash: "h", Rules: testRules(), RefuseUnauthenticated: true,
+		Agents: []AgentConfig{{ID: "research", SecretSHA256: secretHash("s3cret")}}})
+	pool := x509.NewCertPool()
+	pool.AddCert(s.srv.Certificate())
+	p := f.proxy(memory.New(), rs, func(o *Options) { o.Journal = j; o.UpstreamRoots = pool })
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	caPool := x509.NewCertPool()
+	caPool.AddCert(f.ca.Leaf)
+	pu, _ := url.Parse(srv.URL)
+	pu.User = url.UserPassword("research", "s3cret")
+	tr := &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: caPool}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(s.url("/paid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(HeaderDecision) != allow {
+		t.Fatalf("402 through an authenticated tunnel: %d %v", resp.StatusCode, resp.Header)
+	}
+	j.Close()
+	if e := readJournal(t, path); len(e) != 1 || e[0].Agent != "research" {
+		t.Errorf("journal: %+v", e)
 	}
 }
