@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -158,7 +159,7 @@ func NewRuleSet(c RuleSetConfig, def Decider, newDecider func(policy.Rules) Deci
 	return rs, nil
 }
 
-func sameRules(a, b policy.Rules) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+func sameRules(a, b policy.Rules) bool { return reflect.DeepEqual(a, b) }
 
 func parseMode(where, m string, inherit bool) (bool, error) {
 	switch m {

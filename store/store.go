@@ -87,15 +87,15 @@ type Hold struct {
 	Decision []byte `json:"decision"` // the PreflightResult JSON that held it
 	// Description is what the seller says the payment is for, as the approver is shown it: the v2
 	// challenge's resource.description, else the held option's v1 description (bounded by the proxy).
-	Description  string `json:"description,omitempty"`
-	AmountMicros int64  `json:"amount_micros"`
+	Description  string    `json:"description,omitempty"`
+	AmountMicros int64     `json:"amount_micros"`
+	CreatedAt    time.Time `json:"created_at"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	ResolvedBy   string    `json:"resolved_by,omitempty"`
+	Note         string    `json:"note,omitempty"`
+	ResolvedAt   time.Time `json:"resolved_at,omitempty"`
 	// Agent is the agent the held payment is for (the proxy's agents; "" in holds made before agents).
-	Agent      string    `json:"agent,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	ExpiresAt  time.Time `json:"expires_at"`
-	ResolvedBy string    `json:"resolved_by,omitempty"`
-	Note       string    `json:"note,omitempty"`
-	ResolvedAt time.Time `json:"resolved_at,omitempty"`
+	Agent string `json:"agent,omitempty"`
 }
 
 // Holds stores holds. Resolve moves pending → approved|denied (ErrConflict otherwise); Use moves
