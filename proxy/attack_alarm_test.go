@@ -118,3 +118,21 @@ func TestAttackUptoUnreadableSettlementAlarms(t *testing.T) {
 		})
 	}
 }
+
+// The same lie over MCP: result._meta["x402/payment-response"] with the amount as a JSON number above the
+// maximum is an alarm and spends the maximum (commitSettlement is the one reading of a settlement).
+func TestAttackMCPUptoUnreadableSettlementAlarms(t *testing.T) {
+	s := newMCPSeller(t, "both", false, uptoOffer("200000"))
+	s.usage, s.uptoClaimValue = "1000", 999999
+	h := newHarness(t, memory.New(), testRules())
+	b := h.mcpBuyer(s.url())
+	_, first := b.call(nil)
+	b.call(map[string]any{"x402/payment": uptoMCP(t, termsOf(t, first))})
+	if st := h.budgetState(); st.SpentMicros != 200000 || st.ReservedMicros != 0 {
+		t.Fatalf("spent %d reserved %d, want the whole maximum spent", st.SpentMicros, st.ReservedMicros)
+	}
+	_, next := b.call(nil)
+	if !strings.Contains(allTerms(next), "reported a settlement outside its authorization") || termsOf(t, next) != nil {
+		t.Fatalf("next call: %s", allTerms(next))
+	}
+}
