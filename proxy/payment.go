@@ -82,7 +82,7 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 	var v verdict
 	switch {
 	case err == nil:
-		v = p.spendApproval(ctx, tk, p.matchTicket(tk, t))
+		v = p.ticketUnderAlarm(ctx, p.spendApproval(ctx, tk, p.matchTicket(tk, t)), url) // alarms.go
 	case !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "ticket store unavailable: "+err.Error())
 	default:
