@@ -82,6 +82,7 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 	var v verdict
 	switch {
 	case err == nil:
+		p.unpaid.taken(tk.ID)
 		v = p.ticketUnderAlarm(ctx, p.spendApproval(ctx, tk, p.matchTicket(tk, t)), url) // alarms.go
 	case !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "ticket store unavailable: "+err.Error())
