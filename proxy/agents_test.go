@@ -462,3 +462,34 @@ func TestAgentMITMDecidedAsConnectAgent(t *testing.T) {
 		t.Errorf("journal: %+v", e)
 	}
 }
+
+// An agent's reservation follows its payment: the paid retry that takes the global ticket takes the agent's
+// twin, and the settlement commits both; an untaken twin is a lease like the global ticket's.
+func TestAgentReservationSettlesWithPayment(t *testing.T) {
+	f := newAgentFixture(t)
+	rs := f.ruleSet(RuleSetConfig{Hash: "h", Rules: testRules(), Agents: []AgentConfig{{ID: "research", SecretSHA256: secretHash("x"), DailyCapUSD: 50_000}}})
+	st := memory.New()
+	p := f.proxy(st, rs, nil)
+	v := decideAs(p, "research")
+	if v.Decision != allow || v.Release == nil || v.Release.AgentReservationID == "" {
+		t.Fatalf("%s %+v", v.Decision, v.Release)
+	}
+	ctx := context.Background()
+	key, _ := ticketKey(http.MethodGet, cent402URL, "exact", "eip155:84532", "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", "10000")
+	tk, err := st.TakeTicket(ctx, key, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := p.matchTicket(tk, terms{version: x402.V1, network: "eip155:84532"})
+	p.takeAgentTwin(ctx, &paid, tk)
+	if paid.Release == nil || paid.Release.AgentReservationID != v.Release.AgentReservationID {
+		t.Fatalf("the payment's release does not carry the agent's reservation: %+v", paid.Release)
+	}
+	p.commitSettlement(ctx, paid.Release, &x402.SettleResponse{Success: true}, nil)
+	day := time.Now().UTC().Format("2006-01-02")
+	a, _ := st.State(ctx, p.agentBudget("research"), day)
+	g, _ := st.State(ctx, "default", day)
+	if a.Spent != 10_000 || a.Reserved != 0 || g.Spent != 10_000 || g.Reserved != 0 {
+		t.Errorf("after settlement: agent %+v, global %+v", a, g)
+	}
+}
