@@ -493,3 +493,32 @@ func TestAgentReservationSettlesWithPayment(t *testing.T) {
 		t.Errorf("after settlement: agent %+v, global %+v", a, g)
 	}
 }
+
+// The metrics show each capped agent's spend, reservation and cap (the dashboard's "spend vs cap per agent"),
+// and nothing for an agent without a cap of its own.
+func TestAgentSpendGauges(t *testing.T) {
+	f := newAgentFixture(t)
+	rs := f.ruleSet(RuleSetConfig{Hash: "h", Rules: testRules(), Agents: []AgentConfig{
+		{ID: "research", SecretSHA256: secretHash("x"), DailyCapUSD: 50_000},
+		{ID: "uncapped", SecretSHA256: secretHash("y")},
+	}})
+	p := f.proxy(memory.New(), rs, nil)
+	if v := decideAs(p, "research"); v.Decision != allow {
+		t.Fatalf("%s %v", v.Decision, v.Result.Reasons)
+	}
+	rec := httptest.NewRecorder()
+	p.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`payguard_agent_usd_cap{agent="research"} 0.05`,
+		`payguard_agent_usd_reserved_today{agent="research"} 0.01`,
+		`payguard_agent_usd_spent_today{agent="research"} 0`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(body, `agent="uncapped"`) {
+		t.Errorf("an agent without a cap of its own has a cap gauge")
+	}
+}
