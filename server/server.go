@@ -12,7 +12,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -194,6 +193,3 @@ func (s *Server) dataAsOf() string { return s.core.DataAsOf() }
 
 // absURL is base_url + path.
 func (s *Server) absURL(path string) string { return s.opt.Config.BaseURL + path }
-
-// rawJSON is a pre-encoded JSON value.
-type rawJSON = json.RawMessage
