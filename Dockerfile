@@ -38,6 +38,9 @@ ARG SOURCE_DATE_EPOCH=0
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     GOOS=$TARGETOS GOARCH=$TARGETARCH VERSION=$VERSION COMMIT=$COMMIT SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH \
     scripts/build.sh /out/payguard && mkdir -p /out/data
+# The OFAC list snapshot the image ships (docker/payguard.yaml's seed_dir): a new container is ready at once,
+# with the snapshot's age in /readyz's data_as_of, and replaces it with its first download.
+RUN docker/sanctions-snapshot.sh /out/sanctions
 
 FROM ${RUNTIME_IMAGE}
 ARG VERSION=""
@@ -54,6 +57,7 @@ LABEL org.opencontainers.image.title="payguard" \
       org.opencontainers.image.created="${CREATED}"
 COPY --from=build /out/payguard /usr/local/bin/payguard
 COPY docker/payguard.yaml /etc/payguard/payguard.yaml
+COPY --from=build /out/sanctions /usr/share/payguard/sanctions
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 WORKDIR /data

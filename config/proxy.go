@@ -52,6 +52,10 @@ type ProxyConfig struct {
 	// its reservation back (store.TicketReleaseGrace later); a payment that arrives after it is decided
 	// afresh.
 	TicketTTLMax Duration `yaml:"ticket_ttl_max"`
+	// MaxUnpaidPerSite bounds the tickets of allowed 402s outstanding (unpaid, not yet released) per seller
+	// site (registrable domain); past it an allowed 402 is refused (unpaid_tickets_per_site), so a seller or
+	// an agent loop that never pays cannot fill the store.
+	MaxUnpaidPerSite int `yaml:"max_unpaid_per_site"`
 }
 
 func defaultProxy() ProxyConfig {
@@ -69,6 +73,7 @@ func defaultProxy() ProxyConfig {
 		MaxIdleConnsPerHost: 256,
 		Budget:              "default",
 		TicketTTLMax:        Duration(5 * time.Minute),
+		MaxUnpaidPerSite:    1000,
 	}
 }
 
@@ -107,6 +112,9 @@ func (c *ProxyConfig) validate() error {
 	}
 	if c.TicketTTLMax < Duration(time.Minute) || c.TicketTTLMax > Duration(time.Hour) {
 		errs = append(errs, fmt.Errorf("proxy.ticket_ttl_max must be between 1m and 1h, got %s", c.TicketTTLMax))
+	}
+	if c.MaxUnpaidPerSite < 1 || c.MaxUnpaidPerSite > 1_000_000 {
+		errs = append(errs, fmt.Errorf("proxy.max_unpaid_per_site must be between 1 and 1000000, got %d", c.MaxUnpaidPerSite))
 	}
 	if c.Budget == "" || len(c.Budget) > 128 {
 		errs = append(errs, fmt.Errorf("proxy.budget must be 1 to 128 characters"))

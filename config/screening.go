@@ -31,6 +31,10 @@ type SanctionsConfig struct {
 	// CacheDir keeps the last good download, so a restart has a list before the first refresh and
 	// `payguard check` can screen without a network.
 	CacheDir string `yaml:"cache_dir"`
+	// SeedDir is a list shipped with payguard (the container image's snapshot, /usr/share/payguard/sanctions):
+	// served at start while CacheDir holds no list, so a new pod is ready at once, stating the snapshot's
+	// age in data_as_of, and replaced by the first good refresh. Read only. Empty: none.
+	SeedDir string `yaml:"seed_dir"`
 }
 
 // DomainConfig is `screening.domain`: RDAP registration age and DNS lookups for merchant domains.

@@ -20,7 +20,7 @@ const MaxURLBytes = 2048
 var defaultPorts = map[string]string{"http": "80", "https": "443", "mcp": ""}
 
 // NormalizeURL is the Index key of an endpoint URL (http or https; or mcp://<host>/tool/<name>, the key the
-// proxy gives an MCP tool: SPEC §11.8), the one canonicalisation every writer and reader of the
+// proxy gives an MCP tool: SPEC §11.10), the one canonicalisation every writer and reader of the
 // Index uses (the proxy's observations, the prober, the engine's lookups, GET /v1/endpoint, the admin
 // lookup), so that no other spelling of an endpoint reaches a server as the same endpoint without its
 // history (docs/index.md "One key per endpoint"):

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -55,10 +56,16 @@ func MerchantDomain(s string) string {
 // name actually reached. It does not validate: policy compares names, the domain checker judges them.
 var lookupProfile = idna.New(idna.MapForLookup(), idna.Transitional(false))
 
-// canonicalHost is the form hosts and list entries are compared in: mapped for lookup, lower case, without
-// a trailing dot. A name the mapping refuses is compared as it is, in lower case.
+// canonicalHost is the form hosts and list entries are compared in: an IP address in its canonical text, a
+// name mapped for lookup, lower case, without a trailing dot. A name the mapping refuses is compared as it is, in lower case.
 func canonicalHost(h string) string {
 	h = strings.TrimSpace(h)
+	// An IP address in its one text (IPv6 compressed in lower case, an IPv4-mapped IPv6 address as the IPv4
+	// address it reaches, no zone): a seller must not escape a rule on its address by another spelling of it
+	// (index.CanonicalHost reads addresses the same way).
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")); err == nil {
+		return a.Unmap().WithZone("").String()
+	}
 	// For ASCII the mapping only lowers the case, so the common name skips it (every list entry of every
 	// decision comes through here).
 	if !isASCII(h) {

@@ -86,10 +86,11 @@ const (
 	CodeEndpointPayToChanged             = "endpoint_payto_changed"
 	CodeSchemeUnsupported                = "scheme_unsupported"
 	CodeSettlementAlarm                  = "seller_settlement_alarm"
+	CodeUnpaidTickets                    = "unpaid_tickets_per_site"
 )
 
 // ReasonCodes lists every code, for channels that map them (a test there checks each is mapped).
-var ReasonCodes = []string{CodeNoOptions, CodeMerchantDomainUnknown, CodeDomainBlocklisted, CodeDomainNotAllowlisted, CodeNameSanctionedExact, CodeNameSanctionedPossible, CodeNewDomain, CodeDomainNoDNS, CodeMalformedOption, CodeInvalidAmount, CodeNetworkNotAllowed, CodeAssetNotUSDC, CodeUnpriced, CodeAboveMaxPerPayment, CodeAboveHoldThreshold, CodeDailyCap, CodePayToBlocklisted, CodePayToNotAllowlisted, CodePayToSanctioned, CodeNoPayTo, CodeAllRulesPassed, CodeSanctionsUnavailable, CodeSanctionsFailed, CodeDomainCheckFailed, CodeInternalError, CodeInvalidIndexRule, CodeEndpointPriceAboveCategoryMedian, CodeEndpointFailedLast3, CodeEndpointPayToChanged, CodeSchemeUnsupported, CodeSettlementAlarm}
+var ReasonCodes = []string{CodeNoOptions, CodeMerchantDomainUnknown, CodeDomainBlocklisted, CodeDomainNotAllowlisted, CodeNameSanctionedExact, CodeNameSanctionedPossible, CodeNewDomain, CodeDomainNoDNS, CodeMalformedOption, CodeInvalidAmount, CodeNetworkNotAllowed, CodeAssetNotUSDC, CodeUnpriced, CodeAboveMaxPerPayment, CodeAboveHoldThreshold, CodeDailyCap, CodePayToBlocklisted, CodePayToNotAllowlisted, CodePayToSanctioned, CodeNoPayTo, CodeAllRulesPassed, CodeSanctionsUnavailable, CodeSanctionsFailed, CodeDomainCheckFailed, CodeInternalError, CodeInvalidIndexRule, CodeEndpointPriceAboveCategoryMedian, CodeEndpointFailedLast3, CodeEndpointPayToChanged, CodeSchemeUnsupported, CodeSettlementAlarm, CodeUnpaidTickets}
 
 // SPEC §5's reason table.
 
@@ -178,6 +179,13 @@ func reasonInternalError(what string) Reason {
 // seller's next payments wait for a person until the alarm is cleared or expires (docs/proxy.md).
 func SettlementAlarmReason(host, what string) Reason {
 	return reason(Hold, CodeSettlementAlarm, "seller %s reported a settlement outside its authorization (%s); its payments wait for a person", host, what)
+}
+
+// UnpaidTicketsReason is the proxy's block of an allowed 402 when the seller site already has n tickets of
+// allowed 402s outstanding, unpaid (the bound, proxy.max_unpaid_per_site): the store keeps each until it
+// expires, so a seller or an agent loop that never pays cannot fill the disk.
+func UnpaidTicketsReason(site string, n int) Reason {
+	return reason(Block, CodeUnpaidTickets, "site %s has %d allowed payments outstanding, unpaid; pay or wait for them to expire", site, n)
 }
 
 // InternalErrorReason is the reason the engine gives when evaluation itself failed (for example a recovered

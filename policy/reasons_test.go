@@ -14,7 +14,7 @@ func TestEveryReasonHasItsOwnCode(t *testing.T) {
 		reasonPayToNotAllowlisted("p"), reasonPayToSanctioned("p"), reasonNoPayTo(), reasonAllPassed(),
 		reasonSanctionsUnavailable(), reasonSanctionsFailed(), reasonDomainCheckFailed(), reasonInternalError("x"),
 		reasonInvalidIndexRule("x"), reasonPriceAboveMedian("x"), reasonEndpointFailed(3, ""), reasonPayToChanged("x"),
-		reasonSchemeUnsupported(Option{Scheme: "x"}), SettlementAlarmReason("h", "x"),
+		reasonSchemeUnsupported(Option{Scheme: "x"}), SettlementAlarmReason("h", "x"), UnpaidTicketsReason("s", 1),
 	}
 	known := map[string]bool{}
 	for _, c := range ReasonCodes {

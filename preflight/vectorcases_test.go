@@ -159,6 +159,16 @@ func buildVectorCases() []decisionVector {
 	add("resource with port and user info", vin{url: "https://user:pw@API.Shop.Example.:8443/x?y", opts: []opt{usdc("10000", payA)},
 		rules: map[string]any{"domain_blocklist": []string{"shop.example"}}}, noFacts)
 	add("IP literal resource", vin{url: "http://[::1]:8080/x", opts: []opt{usdc("10000", payA)}}, noFacts)
+	// An IP address has one spelling (policy.canonicalHost): the address a mapped or differently written IPv6
+	// literal reaches is the one the lists name.
+	add("IPv4-mapped IPv6 resource, IPv4 blocklisted", vin{url: "http://[::ffff:10.0.0.1]:8080/x", opts: []opt{usdc("10000", payA)},
+		rules: map[string]any{"domain_blocklist": []string{"10.0.0.1"}}}, noFacts)
+	add("IPv4 resource, IPv4-mapped entry blocklisted", vin{url: "http://10.0.0.1/x", opts: []opt{usdc("10000", payA)},
+		rules: map[string]any{"domain_blocklist": []string{"[::FFFF:10.0.0.1]"}}}, noFacts)
+	add("uncompressed upper-case IPv6 resource", vin{url: "http://[2001:DB8:0:0:0:0:0:1]/x", opts: []opt{usdc("10000", payA)},
+		rules: map[string]any{"domain_blocklist": []string{"2001:db8::1"}}}, noFacts)
+	add("IPv6 allowlist entry in another spelling", vin{url: "http://[2001:db8::1]/x", opts: []opt{usdc("10000", payA)},
+		rules: map[string]any{"domain_allowlist": []string{"2001:DB8:0::1"}, "strict_allowlist": true}}, noFacts)
 	add("v2 without resource", vin{url: "", resource: "", opts: []opt{usdc("10000", payA)}}.noURL(), noFacts)
 	add("resource_url fallback", vin{resource: "https://fallback.example/p", opts: []opt{usdc("10000", payA)},
 		rules: map[string]any{"domain_blocklist": []string{"fallback.example"}}}, noFacts)

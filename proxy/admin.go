@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -19,8 +20,8 @@ import (
 // maxAdminBody bounds approval request bodies.
 const maxAdminBody = 16 << 10
 
-// AdminHandler serves the approval API, health and metrics. Every route except /healthz, /readyz and
-// /metrics needs `Authorization: Bearer <token>`; a missing or wrong token gets 401 and changes nothing.
+// AdminHandler serves the approval API, health, metrics and the CA certificate. Every route except /healthz,
+// /readyz, /metrics and /ca.pem needs `Authorization: Bearer <token>`; a missing or wrong token gets 401 and changes nothing.
 // Every request, whatever its route, must name this listener in its Host (adminHostGuard) or gets 421.
 // ready reports whether the proxy can decide (e.g. the sanctions list is loaded); nil means always ready.
 func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
@@ -55,6 +56,9 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 		writeJSON(w, code, body)
 	})
 	mux.Handle("GET /metrics", p.metrics.Handler())
+	// The MITM CA's certificate, for agents to trust: public (no token), but behind the Host check like
+	// every route. Only the certificate is written; the key never leaves Options.CA.
+	mux.HandleFunc("GET /ca.pem", p.caPEM)
 
 	api := http.NewServeMux()
 	api.HandleFunc("GET /v1/holds", p.listHolds)
@@ -76,6 +80,17 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	mux.Handle("POST /v1/decide", eitherToken(requireToken(want, token != "", decide), decider, p.opts.DecideToken))
 	mux.Handle("/", p.consoleHandler(token)) // the approvers' console (proxy/console)
 	return p.adminHostGuard(mux)
+}
+
+// caPEM writes the CA certificate agents trust (Options.CA's first certificate), PEM-encoded.
+func (p *Proxy) caPEM(w http.ResponseWriter, _ *http.Request) {
+	if p.opts.CA == nil || len(p.opts.CA.Certificate) == 0 {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no CA certificate"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	w.Header().Set("Content-Disposition", `attachment; filename="payguard-ca.pem"`)
+	_ = pem.Encode(w, &pem.Block{Type: "CERTIFICATE", Bytes: p.opts.CA.Certificate[0]})
 }
 
 func requireToken(want [32]byte, configured bool, next http.Handler) http.Handler {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
@@ -15,7 +17,9 @@ import (
 // A settlement alarm: a seller reported a settlement its authorization does not allow (an upto settlement
 // above the authorized maximum, on another network, for another payer or to another recipient). That
 // seller's next payments are held for a person (policy.SettlementAlarmReason) until the alarm expires or
-// an operator clears it (DELETE /v1/alarms/{host} on the admin API). The store keeps the alarms
+// an operator clears it. An alarm holds the seller's site (alarmSite), not the one spelling of its host the
+// lying settlement came through: the seller controls every name under its registrable domain and, for an
+// IPv6 seller, its whole /64, and an IPv4-mapped IPv6 address reaches the same IPv4 server (DELETE /v1/alarms/{host} on the admin API). The store keeps the alarms
 // (store.Alarms: every replica of a bolt or redis store sees them, and restarts keep them); a State that
 // keeps none gets a process-local set.
 
@@ -87,6 +91,22 @@ func (a *localAlarms) ListAlarms(_ context.Context, now time.Time) ([]store.Alar
 	return out, nil
 }
 
+// alarmSite is the key of a seller's alarm for a URL or a bare host (the DELETE path): its site as the Index
+// reads one (index.SiteOf: registrable domain, canonical IPv4 address, IPv6 /64), "" for none.
+func alarmSite(s string) string {
+	if !strings.Contains(s, "://") {
+		host := policy.MerchantDomain(s)
+		if host == "" {
+			return ""
+		}
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		s = "http://" + host + "/"
+	}
+	return index.SiteOf(s)
+}
+
 // raiseSellerAlarm records an alarm on host; a store that cannot record it is logged (the settlement itself
 // is already counted at its worst, the whole maximum).
 func (p *Proxy) raiseSellerAlarm(ctx context.Context, host, what string) {
@@ -104,7 +124,7 @@ func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url str
 	if res.Decision != allow && res.Decision != hold {
 		return
 	}
-	host := policy.MerchantDomain(url)
+	host := alarmSite(url)
 	if host == "" {
 		return
 	}
@@ -135,9 +155,10 @@ func (p *Proxy) listAlarms(w http.ResponseWriter, r *http.Request) {
 }
 
 // clearAlarm answers DELETE /v1/alarms/{host}: an operator who has looked into the seller lets its payments
-// be decided by the rules again. The host is read as the engine reads a merchant domain.
+// be decided by the rules again. The host (any name of the site, or the site as GET lists it) is read as
+// the alarm is keyed (alarmSite).
 func (p *Proxy) clearAlarm(w http.ResponseWriter, r *http.Request) {
-	host := policy.MerchantDomain(r.PathValue("host"))
+	host := alarmSite(r.PathValue("host"))
 	err := errors.New("no host")
 	if host != "" {
 		err = p.alarms.ClearAlarm(r.Context(), host, p.opts.Now())

@@ -35,7 +35,8 @@ func BenchmarkGuardChallenge(b *testing.B) {
 func benchGuardChallenge(b *testing.B, st *memory.Store, onLoop func() func(), opts ...harnessOption) {
 	rules := testRules()
 	rules.DailyCapUSD = policy.USD(1_000_000_000_000_000) // the bench never runs out of budget
-	p, _, _ := newTestProxy(b, st, rules, opts...)
+	// Every iteration leaves an unpaid ticket: the per-site bound (unpaid.go) is out of the way.
+	p, _, _ := newTestProxy(b, st, rules, append(opts, maxUnpaid(1<<30))...)
 	defer p.Close()
 	header := base64.StdEncoding.EncodeToString([]byte(benchChallenge))
 	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:18443/402", nil)
@@ -81,7 +82,7 @@ func BenchmarkHostileChallenge(b *testing.B) {
 func BenchmarkGuardChallengeBesideHostile(b *testing.B) {
 	rules := testRules()
 	rules.DailyCapUSD = policy.USD(1_000_000_000_000_000)
-	p, _, _ := newTestProxy(b, memory.New(), rules)
+	p, _, _ := newTestProxy(b, memory.New(), rules, maxUnpaid(1<<30))
 	defer p.Close()
 	stop := make(chan struct{})
 	done := make(chan struct{})

@@ -219,6 +219,10 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	if tk == nil {
 		id, err = p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
 	} else {
+		site := siteOfTicket(tk.url)
+		if full, n := p.unpaid.full(site, p.opts.Now()); full {
+			return p.unpaidBlock(v, site, n)
+		}
 		var t store.Ticket
 		if t, err = p.newTicket(tk.method, tk.url, v.Option, res.Receipt.ID); err != nil {
 			return failClosed("store_error", "payment ticket could not be made: "+err.Error())
@@ -226,6 +230,9 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 		t.HoldID = tk.holdID
 		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
 		id = t.ReservationID
+		if err == nil {
+			p.unpaid.add(site, t)
+		}
 	}
 	if errors.Is(err, store.ErrBudgetExceeded) {
 		st, _ := p.opts.Store.State(ctx, p.opts.Budget, day)
@@ -255,6 +262,19 @@ func (p *Proxy) capBlock(v verdict, spent int64) verdict {
 	v.Option = nil
 	if res := v.Result; res != nil && res.Receipt.JWS == "" {
 		res.Decision, res.Reasons, res.ReasonCodes, res.Receipt.Decision = block, v.Reasons, []string{policy.CodeDailyCap}, block
+	}
+	return v
+}
+
+// unpaidBlock turns v into the block of a site with n unpaid tickets outstanding, at the bound
+// (unpaid.go). As capBlock, an allow not yet signed is restated as the block payguard made.
+func (p *Proxy) unpaidBlock(v verdict, site string, n int) verdict {
+	v.Decision = block
+	v.Reasons = []string{policy.UnpaidTicketsReason(site, n).String()}
+	v.Class = classOfCode[policy.CodeUnpaidTickets]
+	v.Option = nil
+	if res := v.Result; res != nil && res.Receipt.JWS == "" {
+		res.Decision, res.Reasons, res.ReasonCodes, res.Receipt.Decision = block, v.Reasons, []string{policy.CodeUnpaidTickets}, block
 	}
 	return v
 }

@@ -70,6 +70,17 @@
 // X-Payguard-Decision, X-Payguard-Receipt and X-Payguard-Hold itself, and on a released payment's response
 // X-Payguard-Scheme, X-Payguard-Authorized and X-Payguard-Settled.
 //
+// # x402 over MCP (mcp.go, mcpanswer.go, mcpsse.go, mcpjson.go; SPEC §11.10)
+//
+// MCP tool calls over HTTP carry x402 in JSON-RPC: terms in a payment-required tools/call result (or a
+// JSON-RPC error 402), the payment in params._meta["x402/payment"], the settlement in
+// result._meta["x402/payment-response"]. A JSON request body and the answer to a tools/call (JSON, or an
+// event stream read event by event; GET streams too) are read when they mention x402, strictly (valid JSON,
+// depth 32, no name twice ignoring case) and at most 64 KiB a message. Terms go through decideChallenge and
+// are narrowed in every place, or replaced by the refusal; a payment goes through checkPayload; a settlement
+// through commitSettlement: the HTTP path's own functions, for the endpoint mcp://<host>/tool/<name>. A body
+// that names nothing of x402 is not parsed.
+//
 // # Header spellings and upgrades
 //
 // One classifier (headers.go) reads every header name as the most lenient common server stack would (case,

@@ -1,6 +1,6 @@
 package proxy
 
-// x402 over MCP (SPEC §11.8). The x402 MCP transport carries the terms in a tools/call result (isError with
+// x402 over MCP (SPEC §11.10). The x402 MCP transport carries the terms in a tools/call result (isError with
 // a PaymentRequired in structuredContent or as JSON text in content), or in a JSON-RPC error 402 (its data);
 // the payment in the retried request's params._meta["x402/payment"]; the settlement in
 // result._meta["x402/payment-response"]. Over Streamable HTTP the request is a POST of JSON-RPC (one message

@@ -168,3 +168,17 @@ func jsonQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// Only answers that may carry terms are read: a tools/list answered with a 70 KiB event passes whole.
+func TestMCPLargeToolListPasses(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"x","description":"` + strings.Repeat("d", 70<<10) + `"}]}}`
+	url := newRawServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", big)
+	}))
+	h := newHarness(t, memory.New(), testRules())
+	_, msgs := h.mcpBuyer(url + "/mcp").post([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if len(msgs) != 1 || msgs[0]["result"] == nil {
+		t.Fatalf("a large tools/list answer did not pass: %.200v", msgs)
+	}
+}

@@ -13,14 +13,15 @@ import (
 	"github.com/payguard/payguard/x402/jsonscan"
 )
 
-// guardMCPAnswer guards what answers an MCP request: an application/json answer to a request with a
-// tools/call is read (at most 64 KiB) and decided message by message; an event stream (the answer to a
-// JSON-RPC POST, or a GET stream: Streamable HTTP's and the older HTTP+SSE transport's) is decided event by
-// event as it streams (sseGuard). Everything else passes untouched.
+// guardMCPAnswer guards what answers an MCP request: an application/json answer to a request that may call
+// a tool is read (at most 64 KiB) and decided message by message; an event stream answering such a request,
+// or a GET stream (Streamable HTTP's and the older HTTP+SSE transport's), is decided event by event as it
+// streams (sseGuard). Everything else (tools/list, initialize, ...) passes untouched: only a tools/call result
+// carries terms a client pays from.
 func (p *Proxy) guardMCPAnswer(req *http.Request, resp *http.Response, st *reqState) *http.Response {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
-	case mt == "text/event-stream" && (st.mcp != nil || req.Method == http.MethodGet):
+	case mt == "text/event-stream" && (st.mcp.inspectsAnswers() || req.Method == http.MethodGet):
 		if coding := resp.Header.Get("Content-Encoding"); coding != "" && !strings.EqualFold(coding, "identity") {
 			resp.Body.Close()
 			return p.mcpAnswerRefused(req, st, "an MCP event stream in a content coding payguard cannot read ("+coding+")")
@@ -357,13 +358,14 @@ func paymentRequiredOf(raw []byte) (*x402.PaymentRequired, error) {
 
 // rewriteSites writes every site's terms as f makes them (narrowed, or emptied), and returns the message.
 func rewriteSites(raw []byte, result, rpcErr jsonObject, sites []prSite, f func(*x402.PaymentRequired) *x402.PaymentRequired) ([]byte, error) {
+	msg, _ := strictObject(raw) // the message's own bytes of result or error, rewritten member by member
 	enc := func(pr *x402.PaymentRequired) ([]byte, error) { return json.Marshal(f(pr)) }
 	if rpcErr != nil {
 		b, err := enc(sites[0].pr)
 		if err != nil {
 			return nil, err
 		}
-		e, err := withMembers(rawObject(rpcErr), map[string][]byte{"data": b})
+		e, err := withMembers(msg["error"], map[string][]byte{"data": b})
 		if err != nil {
 			return nil, err
 		}
@@ -391,21 +393,11 @@ func rewriteSites(raw []byte, result, rpcErr jsonObject, sites []prSite, f func(
 	if contentChanged {
 		set["content"] = append(append([]byte{'['}, bytes.Join(items, []byte{','})...), ']')
 	}
-	res, err := withMembers(rawObject(result), set)
+	res, err := withMembers(msg["result"], set)
 	if err != nil {
 		return nil, err
 	}
 	return withMembers(raw, map[string][]byte{"result": res})
-}
-
-// rawObject re-encodes a decoded object (names unique) as JSON, members in name order.
-func rawObject(o jsonObject) []byte {
-	m := make(map[string]json.RawMessage, len(o))
-	for k, v := range o {
-		m[k] = v
-	}
-	b, _ := json.Marshal(m) // values are valid JSON already
-	return b
 }
 
 // refusedMessage replaces the terms' message with the refusal: a tool error result (isError, the refusal

@@ -78,36 +78,57 @@ func checkStrict(data []byte) error {
 	return noDuplicates(bytes.TrimSpace(data))
 }
 
+// noDuplicates finds an object with two names equal ignoring case, in one pass over a valid document (a
+// stack of the names seen in each open object), so that its cost does not grow with the nesting.
 func noDuplicates(v []byte) error {
-	if len(v) == 0 {
-		return nil
+	type frame struct {
+		object bool
+		names  map[string]struct{}
+		key    bool // the next string in this object is a name
 	}
-	switch v[0] {
-	case '{':
-		ms, ok := jsonscan.Object(v)
-		if !ok {
-			return fmt.Errorf("not a JSON object")
-		}
-		seen := make(map[string]struct{}, len(ms))
-		for _, m := range ms {
-			folded := strings.ToLower(m.Name)
-			if _, dup := seen[folded]; dup {
-				return fmt.Errorf("an object names %q twice (ignoring case): readers disagree on which one counts", m.Name)
+	var stack []frame
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '{':
+			stack = append(stack, frame{object: true, key: true})
+		case '[':
+			stack = append(stack, frame{})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].key = true
 			}
-			seen[folded] = struct{}{}
-			if err := noDuplicates(m.Value); err != nil {
-				return err
+		case '"':
+			start, plain := i, true
+			for i++; v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					plain = false
+					i++
+				}
 			}
-		}
-	case '[':
-		elems, ok := jsonscan.Array(v)
-		if !ok {
-			return fmt.Errorf("not a JSON array")
-		}
-		for _, e := range elems {
-			if err := noDuplicates(e); err != nil {
-				return err
+			n := len(stack)
+			if n == 0 || !stack[n-1].object || !stack[n-1].key {
+				continue
 			}
+			f := &stack[n-1]
+			f.key = false
+			tok := v[start : i+1]
+			name := string(tok[1 : len(tok)-1])
+			if !plain {
+				var ok bool
+				if name, ok = jsonString(tok); !ok {
+					return fmt.Errorf("a member name cannot be read")
+				}
+			}
+			folded := strings.ToLower(name)
+			if f.names == nil {
+				f.names = make(map[string]struct{}, 8)
+			}
+			if _, dup := f.names[folded]; dup {
+				return fmt.Errorf("an object names %q twice (ignoring case): readers disagree on which one counts", name)
+			}
+			f.names[folded] = struct{}{}
 		}
 	}
 	return nil

@@ -117,4 +117,5 @@ var classOfCode = map[string]string{
 	policy.CodeInvalidIndexRule: "index", policy.CodeEndpointPriceAboveCategoryMedian: "index",
 	policy.CodeEndpointFailedLast3: "index", policy.CodeEndpointPayToChanged: "index",
 	policy.CodeSchemeUnsupported: "scheme_unsupported", policy.CodeSettlementAlarm: "settlement_alarm",
+	policy.CodeUnpaidTickets: "unpaid_tickets",
 }

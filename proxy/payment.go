@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 	"github.com/payguard/payguard/x402/svm"
@@ -83,6 +82,7 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 	var v verdict
 	switch {
 	case err == nil:
+		p.unpaid.taken(tk.ID)
 		v = p.spendApproval(ctx, tk, p.matchTicket(tk, t))
 	case !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "ticket store unavailable: "+err.Error())
@@ -90,7 +90,7 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 		v = p.decidePayment(ctx, method, url, t)
 	}
 	if v.Release != nil {
-		v.Release.Payer, v.Release.Host = t.payer, policy.MerchantDomain(url)
+		v.Release.Payer, v.Release.Host = t.payer, alarmSite(url)
 	}
 	return v
 }

@@ -61,6 +61,10 @@ type Options struct {
 	// TicketTTLMax bounds an allowed 402's ticket (its maxTimeoutSeconds, at least a minute, up to this):
 	// unused, it gives its reservation back (store.Tickets). Zero means 5 minutes.
 	TicketTTLMax time.Duration
+	// MaxUnpaidPerSite bounds the tickets of allowed 402s outstanding (not paid, not yet released) per seller
+	// site; past it an allow is refused with the unpaid_tickets_per_site reason (unpaid.go). Zero means
+	// DefaultMaxUnpaidPerSite.
+	MaxUnpaidPerSite int
 	// RetryAfter is the Retry-After sent with an unresolved hold (default 10 s).
 	RetryAfter time.Duration
 	// CertCacheSize bounds the MITM leaf cache (default 1024).
@@ -114,7 +118,8 @@ type Proxy struct {
 	recent  recentDecisions // the last decisions, for the console
 	log     *slog.Logger
 	metrics *Metrics
-	clients sync.Map // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
+	clients sync.Map       // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
+	unpaid  *unpaidTickets // outstanding tickets per seller site (unpaid.go)
 }
 
 // New builds a proxy.
@@ -142,6 +147,9 @@ func New(o Options) (*Proxy, error) {
 	if o.TicketTTLMax <= 0 {
 		o.TicketTTLMax = 5 * time.Minute
 	}
+	if o.MaxUnpaidPerSite <= 0 {
+		o.MaxUnpaidPerSite = DefaultMaxUnpaidPerSite
+	}
 	if o.HoldTTL <= 0 {
 		o.HoldTTL = 15 * time.Minute
 	}
@@ -159,7 +167,8 @@ func New(o Options) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
-		paid: newPaidHosts(), splices: newSplices(), sellers: sellersOf(o.Store), log: o.Logger, metrics: o.Metrics}
+		paid: newPaidHosts(), splices: newSplices(), sellers: sellersOf(o.Store), log: o.Logger, metrics: o.Metrics,
+		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite)}
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}

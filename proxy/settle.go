@@ -50,12 +50,20 @@ func (p *Proxy) recordSettlement(ctx context.Context, r *release, resp *http.Res
 // reserved.
 func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.SettleResponse, err error) settled {
 	scheme := schemeOf(r)
-	if err != nil {
+	unreadable := ""
+	switch {
+	case err != nil && scheme == x402.SchemeUpto:
+		// An upto seller settles an amount of its choosing: a settlement that cannot be read (an amount as a
+		// JSON number, a success that is not a boolean) could say anything, and a JavaScript client reads it
+		// anyway. It is outside the authorization as far as payguard can tell: the alarm below, and the whole
+		// maximum spent.
+		unreadable, s = "settlement unreadable ("+clip(err.Error())+")", &x402.SettleResponse{}
+	case err != nil:
 		p.metrics.settlements.WithLabelValues("unreadable", scheme).Inc()
 		p.log.Warn("settlement", "result", "unreadable", "scheme", scheme, "error", err.Error(), "reservation_id", r.ReservationID)
 		return settled{}
 	}
-	if !s.Success {
+	if !s.Success && unreadable == "" {
 		p.metrics.settlements.WithLabelValues("failure", scheme).Inc()
 		p.log.Info("settlement", "result", "failure", "scheme", scheme, "error_reason", s.ErrorReason, "reservation_id", r.ReservationID,
 			"amount_usd", usdString(r.AmountMicros))
@@ -68,6 +76,9 @@ func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.Settle
 	result, spent, out := "success", r.AmountMicros, settled{atomic: authorized, ok: true}
 	if scheme == x402.SchemeUpto {
 		amount, alarm := p.uptoSettled(r, s)
+		if unreadable != "" {
+			amount, alarm = nil, unreadable
+		}
 		switch {
 		case alarm != "":
 			result, out = "alarm", settled{}

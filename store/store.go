@@ -163,9 +163,8 @@ type Tickets interface {
 	// (its ReservationID, Budget, Day and AmountMicros are set from the arguments) in the same step. The
 	// reservation counts against the cap as soon as it returns; a store may make it durable later (bolt:
 	// journaled at once, committed in the next group commit) but before TakeTicket can take the ticket, so
-	// its payment is never released first. Over the cap it is ErrBudgetExceeded and nothing is written. A ticket never exists without its reservation; a store that
-	// cannot make the two one atomic write (redis: keys in different slots) reserves first, and when the
-	// ticket then fails the reservation stays, counted like any abandoned one. It returns the stored ticket.
+	// its payment is never released first. Over the cap it is ErrBudgetExceeded and nothing is written. Every
+	// store makes the reservation and the ticket one atomic write (redis: one script). It returns the stored ticket.
 	ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t Ticket) (Ticket, error)
 }
 

@@ -68,6 +68,7 @@ func lockDataDir(dir, role, listen string) (release func(), err error) {
 var dataDirContents = map[string]string{
 	"proxy": "MITM CA, receipt keys, ledger, sanctions cache, admin token",
 	"serve": "receipt keys, ledger (trial counters, fee records), sanctions cache",
+	"env":   "the proxy's, read here for its MITM CA",
 }
 
 // dataDirFlag adds --data-dir to fs; apply moves cfg's data directory when it was given.

@@ -35,7 +35,7 @@ func isHelp(arg string) bool {
 // back-quote anything else (a command name in back quotes became "-config payguard proxy").
 var argNames = map[string]string{
 	"address": "ADDRESS", "admin": "URL", "batch": "FILE", "by": "NAME", "config": "FILE", "data-dir": "DIR",
-	"dir": "DIR", "domain": "DOMAIN", "in": "FILE", "jwks": "FILE", "keys": "FILE", "listen": "ADDR",
+	"dir": "DIR", "domain": "DOMAIN", "for": "KIND", "in": "FILE", "jwks": "FILE", "keys": "FILE", "listen": "ADDR",
 	"log-level": "LEVEL", "max-age": "DURATION", "min-entries": "N", "name": "NAME", "note": "TEXT",
 	"out": "PATH", "parallel": "N", "rules": "FILE", "sanctions-dir": "DIR", "status": "STATUS",
 	"timeout": "DURATION", "token": "TOKEN", "token-file": "FILE", "url": "URL",

@@ -99,6 +99,14 @@ var helpDocs = map[string]helpDoc{
 		usage:   []string{"payguard holds deny ID [--by NAME] [--note TEXT]"},
 		example: []string{"payguard holds deny hold_01J... --note 'not ours'"},
 	},
+	"env": {
+		what:  "Print the exports that point an agent at the proxy (HTTP_PROXY, HTTPS_PROXY) and make its TLS stacks trust payguard's CA, for a shell, for Node or for Python.",
+		usage: []string{"payguard env [--for shell|node|python] [--config FILE] [--data-dir DIR] [--listen ADDR]"},
+		notes: "The proxy's address and the CA path come from the configuration and the data directory, as payguard proxy\n" +
+			"reads them; the CA must exist (start the proxy once). The output is shell: eval it, or source a saved copy.\n" +
+			"Node and Python get the variables their runtime reads and, as comments, the code the agent needs.",
+		example: []string{"payguard env --for node --data-dir ./payguard-data"},
+	},
 	"keys": {
 		what: "Manage the receipt signing keys (JWK Sets with ES256 keys).",
 		usage: []string{

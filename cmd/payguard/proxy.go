@@ -168,7 +168,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		Decider: engine, Store: st, CA: ca, Rules: cfg.Rules, Budget: cfg.Proxy.Budget,
 		TunnelHosts: cfg.Proxy.TunnelHosts, UpstreamRoots: roots, Upgrades: proxy.UpgradePolicy(cfg.Proxy.Upgrades),
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
-		TicketTTLMax:  time.Duration(cfg.Proxy.TicketTTLMax),
+		TicketTTLMax: time.Duration(cfg.Proxy.TicketTTLMax), MaxUnpaidPerSite: cfg.Proxy.MaxUnpaidPerSite,
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
 		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick, DecideToken: decide,
 		AdminHosts: cfg.Admin.AllowedHosts(),
@@ -380,13 +380,13 @@ func writeBanner(w io.Writer, s startupInfo) {
 	}
 	fmt.Fprintf(&b, `payguard proxy is running
   proxy      %[1]s
-  admin API  %[2]s  (holds, budget; /healthz /readyz /metrics need no token)
+  admin API  %[2]s  (holds, budget; /healthz /readyz /metrics /ca.pem need no token)
   console    %[2]s/  (approve or deny holds in a browser; sign in with the admin token)
   MITM CA    %[3]s
   admin token from %[4]s
   decide-only token from %[6]s  (for in-process guards' sidecar option: POST /v1/decide, never approvals)
 
-Point an agent at it:
+Point an agent at it (or: eval "$(payguard env)" with this one's --config / --data-dir; --for node or python):
   export HTTP_PROXY=%[1]s HTTPS_PROXY=%[1]s http_proxy=%[1]s  (curl reads only the lower-case http_proxy)
   export SSL_CERT_FILE=%[3]s REQUESTS_CA_BUNDLE=%[3]s NODE_EXTRA_CA_CERTS=%[3]s CURL_CA_BUNDLE=%[3]s
   (SSL_CERT_FILE, REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE replace the system roots: enough while every HTTPS

@@ -2,6 +2,9 @@ package chartschema
 
 import "github.com/payguard/payguard/policy"
 
+// promDuration is a Prometheus duration as the alerts' for: takes it.
+const promDuration = "^[0-9]+(ms|s|m|h|d|w|y)$"
+
 // chart is the schema of charts/payguard/values.yaml. Values that become keys of payguard.yaml are
 // g.configKey(...) (type and description from the config field); the rest are the chart's own.
 func (g *generator) chart() Schema {
@@ -58,7 +61,8 @@ func (g *generator) chart() Schema {
 			"maxIdleConnsPerHost": with(g.configKey("proxy.max_idle_conns_per_host"), "minimum", 1),
 		}),
 		"admin": obj("The approval API, /healthz, /readyz and /metrics.", Schema{
-			"port": port("The admin API's port (on the pod IP: probes and Prometheus connect there)."),
+			"port":  port("The admin API's port (on the pod IP: probes and Prometheus connect there)."),
+			"hosts": g.configKey("admin.hosts"),
 			"token": obj("The approval API's bearer token.", Schema{
 				"existingSecret": str("An existing Secret holding the token under key."),
 				"key":            str("The key in the Secret."),
@@ -75,7 +79,7 @@ func (g *generator) chart() Schema {
 			"noProxy":     str("NO_PROXY for the agent: these hosts bypass payguard."),
 		}),
 		"persistence": obj("State volume (ledger, holds, tickets, receipt keys, sanctions cache).", Schema{
-			"enabled":       boolean("true: a PersistentVolumeClaim; false: an emptyDir."),
+			"enabled":       boolean("true (the default): a PersistentVolumeClaim for the bolt ledger; false: an emptyDir, which loses today's spend, holds and tickets with the pod. With store.driver redis: always an emptyDir."),
 			"existingClaim": str("Use this claim instead of rendering one."),
 			"size":          str("Claim size."),
 			"storageClass":  str("Claim storage class."),
@@ -96,6 +100,7 @@ func (g *generator) chart() Schema {
 				"enabled":         g.configKey("screening.sanctions.enabled"),
 				"sources":         g.configKey("screening.sanctions.sources"),
 				"refreshInterval": g.configKey("screening.sanctions.refresh_interval"),
+				"seedDir":         g.configKey("screening.sanctions.seed_dir"),
 			}),
 			"domain": obj("Domain lookups.", Schema{
 				"enabled": g.configKey("screening.domain.enabled"),
@@ -120,6 +125,31 @@ func (g *generator) chart() Schema {
 			"enabled":  boolean("Render the ServiceMonitor (needs the monitoring.coreos.com CRDs)."),
 			"interval": str("Scrape interval."),
 			"labels":   with(openObj("Extra labels (e.g. the Prometheus release's selector)."), "additionalProperties", Schema{"type": "string"}),
+		}),
+		"podDisruptionBudget": obj("A PodDisruptionBudget for each of proxyFleet and serve.", Schema{
+			"enabled":        boolean("Render the PodDisruptionBudgets."),
+			"maxUnavailable": integer("Pods of one Deployment a voluntary disruption may take at once.", 1),
+		}),
+		"topologySpread": obj("Topology spread constraints for the proxyFleet and serve pods.", Schema{
+			"enabled": boolean("Add the constraints to the pod specs."),
+			"constraints": list("Each gets the Deployment's own labelSelector.", obj("A constraint.", Schema{
+				"topologyKey":       str("Node label to spread across, e.g. kubernetes.io/hostname or topology.kubernetes.io/zone."),
+				"maxSkew":           integer("Largest allowed difference in pod count between two domains.", 1),
+				"whenUnsatisfiable": enum("ScheduleAnyway (prefer) or DoNotSchedule (require).", "ScheduleAnyway", "DoNotSchedule"),
+			})),
+		}),
+		"grafanaDashboard": obj("A Grafana dashboard in a ConfigMap for Grafana's dashboard sidecar.", Schema{
+			"enabled":     boolean("Render the dashboard ConfigMap."),
+			"labels":      with(openObj("Labels the Grafana sidecar selects dashboards by."), "additionalProperties", Schema{"type": "string"}),
+			"annotations": with(openObj("Annotations, e.g. the sidecar's target folder."), "additionalProperties", Schema{"type": "string"}),
+		}),
+		"prometheusRule": obj("PrometheusRule alerts (Prometheus Operator CRD).", Schema{
+			"enabled":           boolean("Render the PrometheusRule (needs the monitoring.coreos.com CRDs)."),
+			"labels":            with(openObj("Extra labels (e.g. the Prometheus release's rule selector)."), "additionalProperties", Schema{"type": "string"}),
+			"listStaleHours":    integer("Alert when the served OFAC list is older than this many hours.", 1),
+			"storeDownFor":      with(str("Alert when the ledger has not answered for this long (a Prometheus duration)."), "pattern", promDuration),
+			"holdsWaitingFor":   with(str("Alert when holds have waited for a person this long (a Prometheus duration)."), "pattern", promDuration),
+			"spendNearCapRatio": Schema{"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "Alert when today's spend plus reservations reach this fraction of rules.daily_cap_usd."},
 		}),
 		"proxyFleet": obj("Standalone mode: a Deployment of `payguard proxy` behind a Service, for agents in other pods (store.driver redis for one shared budget).", Schema{
 			"enabled":        boolean("Render the proxy Deployment and Service."),

@@ -1,6 +1,7 @@
 // README.md's agent snippets, run as written: the ```js block (global fetch with undici's EnvHttpProxyAgent,
 // @x402/fetch) and the ```python block (the PyPI x402 client's httpx transport) each pay an official seller through a
-// payguard proxy, configured only by the shell README gives (HTTP(S)_PROXY, the CA variables, AGENT_KEY).
+// payguard proxy, configured only by the shell README gives: `eval "$(payguard env)"` (HTTP(S)_PROXY, the CA
+// variables), evaluated by bash, and AGENT_KEY.
 // A snippet that drifts from the SDKs, or from what payguard needs, fails here.
 
 import { describe, it, before, after } from 'node:test';
@@ -8,16 +9,18 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startFacilitator } from '../lib/facilitator.mjs';
 import { startSellerV2 } from '../lib/seller-v2.mjs';
-import { startProxy } from '../lib/payguard.mjs';
+import { buildPayguard, startProxy } from '../lib/payguard.mjs';
 import { BUYER_KEY } from '../lib/wallets.mjs';
 
 const INTEROP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ROOT = path.join(INTEROP, '..');
 const SANCTIONS_DIR = path.join(INTEROP, 'testdata', 'ofac');
+const execFileP = promisify(execFile);
 const PYTHON = path.join(ROOT, 'clients', 'python', '.venv', 'bin', 'python');
 
 // block returns README.md's first fenced block in lang.
@@ -51,13 +54,19 @@ before(async () => {
   seller = await startSellerV2({ facilitatorUrl: fac.url, network: 'base' });
   guard = await startProxy({ dir: path.join(tmp, 'guard'), token: 'readme-admin-token-0123456789abcdef', holdWait: '0s',
     args: ['--offline', '--sanctions-dir', SANCTIONS_DIR] });
-  shell = {
-    ...process.env,
-    HTTP_PROXY: guard.proxyUrl, HTTPS_PROXY: guard.proxyUrl, http_proxy: guard.proxyUrl, https_proxy: guard.proxyUrl,
-    NO_PROXY: '', no_proxy: '',
-    SSL_CERT_FILE: guard.caFile, CURL_CA_BUNDLE: guard.caFile, NODE_EXTRA_CA_CERTS: guard.caFile, REQUESTS_CA_BUNDLE: guard.caFile,
-    AGENT_KEY: BUYER_KEY,
-  };
+  // The shell README tells the user to make: `eval "$(payguard env)"`, with this guard's configuration. The
+  // variables come from bash having evaluated payguard env's output, not from this test.
+  const bin = await buildPayguard();
+  const { stdout } = await execFileP('bash', ['-c', 'set -eu; eval "$("$0" env --config "$1")"; env -0', bin, path.join(guard.dir, 'payguard.yaml')],
+    { env: { PATH: process.env.PATH } });
+  const fromEnv = Object.fromEntries(stdout.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE']) {
+    assert.ok(fromEnv[name], `payguard env did not set ${name}`);
+  }
+  assert.equal(fromEnv.HTTPS_PROXY, guard.proxyUrl);
+  assert.equal(fromEnv.NODE_EXTRA_CA_CERTS, guard.caFile);
+  for (const bashOwn of ['PATH', 'PWD', 'OLDPWD', 'SHLVL', '_']) delete fromEnv[bashOwn];
+  shell = { ...process.env, NO_PROXY: '', no_proxy: '', ...fromEnv, AGENT_KEY: BUYER_KEY };
 });
 
 after(async () => {

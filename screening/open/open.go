@@ -72,7 +72,7 @@ func Open(ctx context.Context, o Options) (*Screening, error) {
 		out.Status = func() any { return sanctions.StatusOf(screener, nil, time.Now()) }
 	case sc.Enabled:
 		ref, err := sanctions.NewRefresher(screener, sanctions.RefresherConfig{URLs: sc.Sources, CacheDir: sc.CacheDir,
-			Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: o.Registerer})
+			SeedDir: sc.SeedDir, Interval: time.Duration(sc.RefreshInterval), Logger: log, Registerer: o.Registerer})
 		if err != nil {
 			return nil, err
 		}

@@ -117,6 +117,7 @@ func (l *List) Source() string { return l.source }
 const (
 	SourceDirectory = "directory" // --sanctions-dir, or a file or directory given by path
 	SourceCache     = "cache"     // the refresher's cache, at start
+	SourceSnapshot  = "snapshot"  // the refresher's seed (the image's snapshot), while the cache is empty
 	SourceDownload  = "download"  // a refresh from the configured sources
 )
 

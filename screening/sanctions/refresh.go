@@ -46,6 +46,11 @@ type RefresherConfig struct {
 	URLs []string
 	// CacheDir keeps the last good copy (CacheDir/current) that is loaded at start. Required.
 	CacheDir string
+	// SeedDir, when set, is a list shipped with the binary (the container image's snapshot): LoadCache
+	// serves it when CacheDir holds no list yet, so a new pod decides at once, with the snapshot's own
+	// data_as_of (its meta.json), while Run downloads a fresh list. It is only read, never refreshed or
+	// written; the first good refresh replaces it.
+	SeedDir string
 	// Interval between refreshes in Run. Default: DefaultInterval (daily).
 	Interval time.Duration
 	// RetryMin is Run's first retry delay after a failed refresh; each further failure in a row doubles it,
@@ -210,20 +215,29 @@ func (r *Refresher) LoadCache() error {
 		// A crash between the two renames of a swap leaves only the previous copy.
 		if olds, _ := filepath.Glob(filepath.Join(r.cfg.CacheDir, "previous")); len(olds) == 1 {
 			dir = olds[0]
+		} else if r.cfg.SeedDir != "" {
+			return r.loadInstall(r.cfg.SeedDir, SourceSnapshot)
 		} else {
 			return fmt.Errorf("sanctions: no cached list in %s", r.cfg.CacheDir)
 		}
 	}
+	return r.loadInstall(dir, SourceCache)
+}
+
+// loadInstall loads the list in dir, checks it is plausible (MinEntries) and serves it; kind (SourceCache or
+// SourceSnapshot) is its SourceKind and names where it came from in its source and the log.
+func (r *Refresher) loadInstall(dir, kind string) error {
 	l, _, err := LoadDirStats(dir)
 	if err != nil {
-		return fmt.Errorf("sanctions: cached list: %w", err)
+		return fmt.Errorf("sanctions: %s list: %w", kind, err)
 	}
 	if l.Len() < r.cfg.MinEntries {
-		return fmt.Errorf("sanctions: cached list has %d entries, fewer than %d", l.Len(), r.cfg.MinEntries)
+		return fmt.Errorf("sanctions: %s list has %d entries, fewer than %d", kind, l.Len(), r.cfg.MinEntries)
 	}
-	l.source, l.sourceKind = "cache "+dir, SourceCache
+	l.source, l.sourceKind = kind+" "+dir, kind
 	r.install(l)
-	r.cfg.Logger.Info("sanctions list loaded from cache", "dir", dir, "entries", l.Len(), "data_as_of", l.DataAsOf())
+	r.cfg.Logger.Info("sanctions list loaded from "+kind, "dir", dir, "entries", l.Len(), "data_as_of", l.DataAsOf(),
+		"data_as_of_source", l.DataAsOfSource())
 	return nil
 }
 

@@ -17,7 +17,7 @@ type Status struct {
 	// AsOfWarning is set when DataAsOf is only a file's modification time (FileModTimeWarning).
 	AsOfWarning string    `json:"data_as_of_warning,omitempty"`
 	Source      string    `json:"source,omitempty"`
-	SourceKind  string    `json:"source_kind,omitempty"` // SourceDirectory, SourceCache or SourceDownload
+	SourceKind  string    `json:"source_kind,omitempty"` // SourceDirectory, SourceCache, SourceSnapshot or SourceDownload
 	Refreshed   bool      `json:"refreshed"`             // a Refresher keeps the list (false with --sanctions-dir)
 	LastSuccess time.Time `json:"last_success,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`

@@ -714,7 +714,8 @@ func applyOp(tx *bbolt.Tx, op *ledgerOp) error {
 			return err
 		}
 		rec := binary.BigEndian.AppendUint64(nil, uint64(op.Amount))
-		rec = append(rec, 0) // not committed
+		rec = append(rec, 0)         // not committed
+		res.FillPercent = appendFill // day + time-ordered id
 		if err := res.Put(resKey, append(rec, key...)); err != nil {
 			return err
 		}
@@ -723,15 +724,16 @@ func applyOp(tx *bbolt.Tx, op *ledgerOp) error {
 		}
 		t := op.ticket
 		if t == nil { // a replayed record
-			t = new(store.Ticket)
-			if err := json.Unmarshal(op.Ticket, t); err != nil {
+			rt, err := decodeJournalTicket(op.Ticket)
+			if err != nil {
 				return fmt.Errorf("journal record %d: ticket: %w", op.Seq, err)
 			}
+			t = &rt
 		}
 		if ticketIDFree(tx, t.ID) != nil {
 			return nil // checked when queued; kept from failing the whole batch should a record be replayed twice
 		}
-		return putTicketTx(tx, t, op.Ticket)
+		return putTicketTx(tx, t)
 	case opCommit, opSettle:
 		rec := res.Get(resKey)
 		if len(rec) < 9 || string(rec[9:]) != string(key) || rec[8] != resOpen {

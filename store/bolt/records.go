@@ -20,23 +20,24 @@ func ticketIDFree(tx *bbolt.Tx, id string) error {
 	return nil
 }
 
-// putTicketTx stores ticket t, encoded as v, in tx; its id is known to be free.
-func putTicketTx(tx *bbolt.Tx, t *store.Ticket, v []byte) error {
-	if err := tx.Bucket(bucketTicketIDs).Put([]byte(t.ID), u64(uint64(t.ExpiresAt.UnixNano()))); err != nil {
+// putTicketTx stores ticket t in tx (ticketcodec.go); its id is known to be free.
+func putTicketTx(tx *bbolt.Tx, t *store.Ticket) error {
+	ids := tx.Bucket(bucketTicketIDs)
+	ids.FillPercent = appendFill // ids are time-ordered
+	if err := ids.Put([]byte(t.ID), u64(uint64(t.ExpiresAt.UnixNano()))); err != nil {
 		return err
 	}
 	perKey, err := tx.Bucket(bucketTickets).CreateBucketIfNotExists([]byte(t.Key))
 	if err != nil {
 		return err
 	}
-	seq, err := perKey.NextSequence()
+	seq, err := putTicketEntry(perKey, t)
 	if err != nil {
 		return err
 	}
-	if err := perKey.Put(u64(seq), v); err != nil {
-		return err
-	}
-	return tx.Bucket(bucketTicketExpiry).Put(expiryKey(t.ExpiresAt, []byte(t.ID)), append(u64(seq), t.Key...))
+	index := tx.Bucket(bucketTicketExpiry)
+	index.FillPercent = appendFill // expiries grow with the clock
+	return index.Put(expiryKey(t.ExpiresAt, []byte(t.ID)), append(u64(seq), t.Key...))
 }
 
 // ReserveTicket implements store.Tickets through the ledger's write path (ledgerlog.go): it returns once
@@ -56,7 +57,7 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 		return store.Ticket{}, err
 	}
 	t.ExpiresAt = t.ExpiresAt.UTC()
-	v, err := json.Marshal(t)
+	v, err := json.Marshal(t) // the journal's form; the file keeps the compact one (ticketcodec.go)
 	if err != nil {
 		return store.Ticket{}, err
 	}
@@ -86,8 +87,11 @@ func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (stor
 		}
 		c := perKey.Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			var t store.Ticket
-			if err := json.Unmarshal(v, &t); err != nil {
+			if !isTicketEntry(k) {
+				continue // the shared option
+			}
+			t, err := decodeTicket(key, v, perKey)
+			if err != nil {
 				return fmt.Errorf("store/bolt: ticket under key %q is corrupt: %w", key, err)
 			}
 			if t.ExpiresAt.Before(now) {
@@ -113,7 +117,12 @@ func deleteTicketAt(tickets, perKey *bbolt.Bucket, key, seq []byte) error {
 	if err := perKey.Delete(seq); err != nil {
 		return err
 	}
-	if k, _ := perKey.Cursor().First(); k == nil {
+	c := perKey.Cursor()
+	k, _ := c.First()
+	if k != nil && !isTicketEntry(k) {
+		k, _ = c.Next() // the shared option alone does not keep the bucket
+	}
+	if k == nil {
 		return tickets.DeleteBucket(key)
 	}
 	return nil
@@ -125,15 +134,13 @@ func expiryKey(expiresAt time.Time, id []byte) []byte {
 	return append(u64(uint64(max(expiresAt.UnixNano(), 0))), id...)
 }
 
-// isTicket reports whether v is the stored ticket with that id.
-func isTicket(v, id []byte) bool {
+// isTicket reports whether v, an entry of perKey, is the stored ticket with that id.
+func isTicket(perKey *bbolt.Bucket, v, id []byte) bool {
 	if v == nil {
 		return false
 	}
-	var t struct {
-		ID string `json:"id"`
-	}
-	return json.Unmarshal(v, &t) == nil && t.ID == string(id)
+	t, err := decodeTicket("", v, perKey)
+	return err == nil && t.ID == string(id)
 }
 
 // indexTicketExpiry builds the expiry index of a file written before it existed: every ticket id kept for
@@ -151,9 +158,13 @@ func indexTicketExpiry(tx *bbolt.Tx) error {
 	}
 	tickets := tx.Bucket(bucketTickets)
 	return tickets.ForEachBucket(func(key []byte) error {
-		return tickets.Bucket(key).ForEach(func(seq, v []byte) error {
-			var t store.Ticket
-			if json.Unmarshal(v, &t) != nil {
+		perKey := tickets.Bucket(key)
+		return perKey.ForEach(func(seq, v []byte) error {
+			if !isTicketEntry(seq) {
+				return nil
+			}
+			t, err := decodeTicket(string(key), v, perKey)
+			if err != nil {
 				return nil
 			}
 			return index.Put(expiryKey(t.ExpiresAt, []byte(t.ID)), append(append([]byte(nil), seq...), key...))

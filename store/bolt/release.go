@@ -11,7 +11,6 @@ package bolt
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -131,11 +130,11 @@ func (s *Store) releaseTx(tx *bbolt.Tx, cutoff int64) ([]released, int64, error)
 		v := perKey.Get(seq)
 		// The place may hold a newer ticket with the same key: a per-key bucket emptied by TakeTicket is
 		// deleted, and its successor's sequence starts again at 1.
-		if !isTicket(v, e.k[8:]) {
+		if !isTicket(perKey, v, e.k[8:]) {
 			continue
 		}
-		var t store.Ticket
-		if err := json.Unmarshal(v, &t); err != nil {
+		t, err := decodeTicket(string(ticketKey), v, perKey)
+		if err != nil {
 			continue // isTicket read it; a ticket this damaged keeps its reservation (the safe side)
 		}
 		if err := deleteTicketAt(tickets, perKey, ticketKey, seq); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/payguard/payguard/store"
 )
 
@@ -37,7 +39,7 @@ end
 // lease-until ms (empty: not a lease). Returns {1} or {0, spent, reserved}. HINCRBY is exact and fails on
 // int64 overflow, which can only mean "over the cap"; the sum is compared with the cap as canonical decimal
 // strings, never as Lua numbers.
-var reserveScript = guarded(sweepLua + `
+const reserveLua = `
 local function gt(a, b)
   if #a ~= #b then return #a > #b end
   return a > b
@@ -45,6 +47,7 @@ end
 local function refused()
   return {0, redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[1], 'reserved') or '0'}
 end
+local function reserve()
 sweep(ARGV[6])
 local r = redis.pcall('HINCRBY', KEYS[1], 'total', ARGV[1])
 if type(r) == 'table' and r.err then return refused() end
@@ -63,6 +66,11 @@ if ARGV[7] ~= '' then
   redis.call('PEXPIRE', KEYS[2], ARGV[5])
 end
 return {1}
+end
+`
+
+var reserveScript = guarded(sweepLua + reserveLua + `
+return reserve()
 `)
 
 // stateScript: KEYS[1] ledger hash, KEYS[2] its leases; ARGV now ms. Returns {spent, reserved}.
@@ -144,24 +152,33 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 // reserve reserves, as a lease released after leaseUntil unless it is zero.
 func (s *Store) reserve(ctx context.Context, budget, day string, amountMicros, capMicros int64, leaseUntil time.Time) (string, error) {
 	id := store.NewID()
+	return id, s.reserveWith(ctx, reserveScript, nil, id, budget, day, amountMicros, capMicros, leaseUntil)
+}
+
+// reserveWith runs sc, reserveScript or one that adds to it (reserveTicketScript), with the ledger's keys and
+// arguments and then keys and args of its own. Its reply is reserveScript's, or {2}: ErrConflict.
+func (s *Store) reserveWith(ctx context.Context, sc *goredis.Script, extra []string, id, budget, day string, amountMicros, capMicros int64, leaseUntil time.Time, args ...any) error {
 	lease := ""
 	if !leaseUntil.IsZero() {
 		lease = unixMillis(leaseUntil)
 	}
-	res, err := s.run(ctx, reserveScript, s.ledgerKeys(budget, day),
-		strconv.FormatInt(amountMicros, 10), strconv.FormatInt(-amountMicros, 10),
-		strconv.FormatInt(capMicros, 10), id, millis(LedgerRetention), unixMillis(s.now()), lease).Slice()
+	all := append([]any{strconv.FormatInt(amountMicros, 10), strconv.FormatInt(-amountMicros, 10),
+		strconv.FormatInt(capMicros, 10), id, millis(LedgerRetention), unixMillis(s.now()), lease}, args...)
+	res, err := s.run(ctx, sc, append(s.ledgerKeys(budget, day), extra...), all...).Slice()
 	if err != nil {
-		return "", fmt.Errorf("store/redis: reserve in budget %s on %s: %w", budget, day, s.lost(err))
+		return fmt.Errorf("store/redis: reserve in budget %s on %s: %w", budget, day, s.lost(err))
 	}
 	if len(res) == 3 {
-		return "", fmt.Errorf("%w: budget %s on %s: spent %v + reserved %v + %d > cap %d",
+		return fmt.Errorf("%w: budget %s on %s: spent %v + reserved %v + %d > cap %d",
 			store.ErrBudgetExceeded, budget, day, res[1], res[2], amountMicros, capMicros)
 	}
-	if len(res) != 1 || res[0] != int64(1) {
-		return "", fmt.Errorf("store/redis: reserve script returned %v", res)
+	if len(res) == 1 && res[0] == int64(2) {
+		return store.ErrConflict
 	}
-	return id, nil
+	if len(res) != 1 || res[0] != int64(1) {
+		return fmt.Errorf("store/redis: reserve script returned %v", res)
+	}
+	return nil
 }
 
 // Commit implements store.Ledger in one script.

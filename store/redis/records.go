@@ -14,21 +14,40 @@ import (
 )
 
 // Tickets: tid:<id> reserves the id; tlist:<key> lists "sortable(ExpiresAt) id" in put order; tdata:<key>
-// maps id → ticket JSON.
+// maps id → the ticket in store.EncodeTicket's compact form, and the field "\x00opt" (a NUL byte keeps it
+// apart from every ticket id) → the option the key's tickets share (issue 36: a ticket of the shared option stores none of its own). Tickets written before
+// are JSON; store.DecodeTicket reads both.
 
-// putTicketScript: KEYS tid:<id>, tlist:<key>, tdata:<key>; ARGV entry, id, json, ttl ms.
-var putTicketScript = guarded(`
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[4]) then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
-for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+// reserveTicketScript is reserveScript and the ticket's keys in one script (one round trip per allowed 402,
+// issue 36): KEYS the ledger's two, then tid:<id>, tlist:<key>, tdata:<key>; ARGV reserveScript's seven, then
+// the list entry, the ticket id, its shared form (store.TicketShared), its option, the ticket keys' ttl ms.
+// A ticket id already reserved is {2}, before anything is written. The first ticket of a key sets the shared
+// option; a ticket whose option differs is stored inline (first byte store.TicketInline, option appended).
+var reserveTicketScript = guarded(sweepLua + reserveLua + `
+if redis.call('EXISTS', KEYS[3]) == 1 then return {2} end
+local res = reserve()
+if res[1] ~= 1 then return res end
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[12])
+redis.call('RPUSH', KEYS[4], ARGV[8])
+local opt = redis.call('HGET', KEYS[5], '\0opt')
+if not opt then
+  redis.call('HSET', KEYS[5], '\0opt', ARGV[11])
+  opt = ARGV[11]
 end
-return 1
+if opt == ARGV[11] then
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[10])
+else
+  redis.call('HSET', KEYS[5], ARGV[9], '\1' .. string.sub(ARGV[10], 2) .. ARGV[11])
+end
+for i = 4, 5 do
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[12]) then redis.call('PEXPIRE', KEYS[i], ARGV[12]) end
+end
+return {1}
 `)
 
 // takeTicketScript: KEYS tlist:<key>, tdata:<key>; ARGV sortable(now). Takes the newest entry that has not
-// expired, removes it and returns its JSON, or false.
+// expired, removes it and returns {its value, the key's shared option}, or false. The shared option goes
+// with the key's last ticket.
 var takeTicketScript = guarded(`
 local entries = redis.call('LRANGE', KEYS[1], 0, -1)
 for i = #entries, 1, -1 do
@@ -38,33 +57,17 @@ for i = #entries, 1, -1 do
     local data = redis.call('HGET', KEYS[2], id)
     redis.call('LREM', KEYS[1], -1, e)
     redis.call('HDEL', KEYS[2], id)
-    if data then return data end
+    if data then
+      local opt = redis.call('HGET', KEYS[2], '\0opt')
+      if redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
+      return {data, opt}
+    end
   end
 end
 return false
 `)
 
-// putTicket stores a ticket ReserveTicket has checked, in one script; a duplicate id is ErrConflict.
-func (s *Store) putTicket(ctx context.Context, t store.Ticket) error {
-	t.ExpiresAt = t.ExpiresAt.UTC()
-	v, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	ttl := max(t.ExpiresAt.Sub(s.now()), 0) + ticketGrace
-	keys := []string{s.key("tid:", t.ID), s.key("tlist:", t.Key), s.key("tdata:", t.Key)}
-	n, err := s.run(ctx, putTicketScript, keys, sortable(t.ExpiresAt)+" "+t.ID, t.ID, v, millis(ttl)).Int()
-	if err != nil {
-		return fmt.Errorf("store/redis: put ticket %s: %w", t.ID, s.lost(err))
-	}
-	if n != 1 {
-		return fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
-	}
-	return nil
-}
-
-// ReserveTicket implements store.Tickets: a leased Reserve, then putTicket. The ledger and ticket keys are
-// not one script; a ticket that fails leaves its lease, released when the ticket would have expired.
+// ReserveTicket implements store.Tickets: the leased reservation and the ticket in one script.
 func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
 	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
 	if err := store.CheckTicket(&t); err != nil {
@@ -73,29 +76,42 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
 		return store.Ticket{}, err
 	}
-	id, err := s.reserve(ctx, budget, day, amountMicros, capMicros, t.ExpiresAt.Add(store.TicketReleaseGrace))
+	t.ReservationID = store.NewID()
+	t.ExpiresAt = t.ExpiresAt.UTC()
+	ttl := max(t.ExpiresAt.Sub(s.now()), 0) + ticketGrace
+	keys := []string{s.key("tid:", t.ID), s.key("tlist:", t.Key), s.key("tdata:", t.Key)}
+	err := s.reserveWith(ctx, reserveTicketScript, keys, t.ReservationID, budget, day, amountMicros, capMicros,
+		t.ExpiresAt.Add(store.TicketReleaseGrace),
+		sortable(t.ExpiresAt)+" "+t.ID, t.ID, store.EncodeTicket(&t, true), []byte(t.Option), millis(ttl))
+	if errors.Is(err, store.ErrConflict) {
+		return store.Ticket{}, fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
+	}
 	if err != nil {
 		return store.Ticket{}, err
 	}
-	t.ReservationID = id
-	if err := s.putTicket(ctx, t); err != nil {
-		return store.Ticket{}, fmt.Errorf("store/redis: reservation %s kept, its ticket failed: %w", id, err)
-	}
-	t.ExpiresAt = t.ExpiresAt.UTC()
 	return t, nil
 }
 
 // TakeTicket implements store.Tickets in one script: newest means stored last.
 func (s *Store) TakeTicket(ctx context.Context, key string, now time.Time) (store.Ticket, error) {
-	raw, err := s.run(ctx, takeTicketScript, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Text()
+	got, err := s.run(ctx, takeTicketScript, []string{s.key("tlist:", key), s.key("tdata:", key)}, sortable(now)).Slice()
 	if errors.Is(err, goredis.Nil) {
 		return store.Ticket{}, fmt.Errorf("%w: no unused, unexpired ticket with key %q", store.ErrNotFound, key)
 	}
 	if err != nil {
 		return store.Ticket{}, fmt.Errorf("store/redis: take ticket %q: %w", key, s.lost(err))
 	}
-	var t store.Ticket
-	if err := json.Unmarshal([]byte(raw), &t); err != nil {
+	raw, _ := got[0].(string)
+	shared := func() []byte { // a missing option is nil, and DecodeTicket refuses a shared ticket without one
+		if len(got) > 1 {
+			if o, ok := got[1].(string); ok {
+				return []byte(o)
+			}
+		}
+		return nil
+	}
+	t, err := store.DecodeTicket(key, []byte(raw), shared)
+	if err != nil {
 		return store.Ticket{}, fmt.Errorf("store/redis: ticket under key %q is corrupt: %w", key, err)
 	}
 	// Taken, the ticket is gone; its reservation is pinned next, in the ledger's keys. Should this process

@@ -11,7 +11,9 @@
 #   3. What payguard will actually read: the ConfigMap's payguard.yaml passes `payguard config validate`, and
 #      `payguard proxy` starts with the rendered configuration and the chart-generated CA and token (paths
 #      moved into a temp dir), answers /healthz, refuses the API without the token, and MITMs HTTPS with a
-#      leaf that verifies against the rendered CA certificate; the fleet's and serve's configurations validate.
+#      leaf that verifies against the rendered CA certificate; ready at once on the image's OFAC snapshot
+#      (seed_dir), /ca.pem, admin.hosts, and every metric the rendered PrometheusRule uses present in the
+#      running proxy's /metrics; the fleet's and serve's configurations validate.
 #
 #   charts/payguard/ci/check.sh            # needs go alone; run from anywhere
 #   PAYGUARD=/path/to/payguard charts/payguard/ci/check.sh
@@ -53,14 +55,21 @@ echo "rendered: as a dependency of a parent chart (native sidecar on 1.31, a reg
 
 # The default render, taken apart into files payguard reads.
 P1=$((20000 + RANDOM % 20000)); P2=$((P1 + 1))
-template --set proxy.port=$P1 --set admin.port=$P2 --set admin.token.value=chart-check-token-0123456789 >"$WORK/render.yaml"
+ADMIN_HOST=t-payguard-admin.agents.svc
+template --set proxy.port=$P1 --set admin.port=$P2 --set admin.token.value=chart-check-token-0123456789 \
+  --set "admin.hosts[0]=$ADMIN_HOST" --set prometheusRule.enabled=true >"$WORK/render.yaml"
 "$WORK/chartcheck" unpack "$WORK/render.yaml" "$WORK"
 mkdir -p "$WORK/data"
+# The OFAC snapshot the image ships at seed_dir (unpack moved the path into $WORK), built as the Dockerfile builds it.
+"$ROOT/docker/sanctions-snapshot.sh" "$WORK/snapshot"
 "$PAYGUARD" config validate "$WORK/payguard.yaml"
 (cd "$WORK" && exec "$PAYGUARD" proxy --config "$WORK/payguard.yaml" --offline >"$WORK/banner.txt" 2>"$WORK/payguard.log") & PID=$!
 # The admin listener answers /healthz, refuses the API without the token and serves it with the token; a
 # CONNECT through the proxy must verify payguard's leaf against the rendered CA (the upstream, a closed port,
 # then fails, which payguard answers with 502 inside the tunnel).
-"$WORK/chartcheck" live "127.0.0.1:$P1" "127.0.0.1:$P2" chart-check-token-0123456789 "$WORK/etc/ca/tls.crt" ||
+# With the image's snapshot and an empty cache, offline, it is ready at once (the snapshot's data_as_of in
+# /readyz), serves the CA at /ca.pem, answers admin.hosts' name (421 for another), and has every metric the
+# rendered alerts use.
+"$WORK/chartcheck" live "127.0.0.1:$P1" "127.0.0.1:$P2" chart-check-token-0123456789 "$WORK/etc/ca/tls.crt" "$ADMIN_HOST" "$WORK/render.yaml" ||
   { cat "$WORK/payguard.log" >&2; exit 1; }
 echo "chart check passed"

@@ -120,6 +120,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- .Values.ca.existingSecret | default (printf "%s-ca" (include "payguard.fullname" .)) -}}
 {{- end -}}
 
+{{/*
+payguard.persistent: "true" when the data volume is the PersistentVolumeClaim: persistence.enabled with the
+bolt ledger. A Redis ledger keeps nothing in the data volume that must outlive the pod (the sanctions cache
+is downloaded again, the image's snapshot serving meanwhile), and several replicas cannot share one
+ReadWriteOnce claim, so it gets an emptyDir.
+*/}}
+{{- define "payguard.persistent" -}}
+{{- if and .Values.persistence.enabled (eq .Values.store.driver "bolt") -}}true{{- end -}}
+{{- end -}}
+
 {{- define "payguard.dataClaim" -}}
 {{- .Values.persistence.existingClaim | default (printf "%s-data" (include "payguard.fullname" .)) -}}
 {{- end -}}
@@ -163,6 +173,7 @@ proxy:
 admin:
   listen: {{ printf "0.0.0.0:%v" .Values.admin.port | quote }}
   token_file: {{ printf "%s/%s" (include "payguard.paths.admin" .) .Values.admin.token.key | quote }}
+  hosts: {{ .Values.admin.hosts | default list | toJson }}
 {{ include "payguard.configTail" . }}
 {{- end -}}
 {{- end -}}
@@ -192,6 +203,7 @@ screening:
 {{- end }}
     refresh_interval: {{ .Values.screening.sanctions.refreshInterval | quote }}
     cache_dir: {{ printf "%s/sanctions" $data | quote }}
+    seed_dir: {{ .Values.screening.sanctions.seedDir | default "" | quote }}
   domain:
     enabled: {{ .Values.screening.domain.enabled }}
 keys:
@@ -260,6 +272,9 @@ it under initContainers (it carries restartPolicy: Always); otherwise under cont
 {{- toYaml . | nindent 4 }}
 {{- end }}
 {{- end }}
+  # Startup asks only whether the process answers: a native sidecar's agent starts once it passes. Readiness
+  # (/readyz) needs a sanctions list, which the image's snapshot (screening.sanctions.seedDir) gives at once,
+  # so a slow OFAC download does not keep the agent's pod NotReady; the download then replaces it.
   startupProbe:
     httpGet: {path: /healthz, port: payguard-admin}
     periodSeconds: 1
@@ -336,7 +351,7 @@ into the payguard container alone, so the agent can neither approve its own hold
       - {key: {{ .Values.receiptKeys.key }}, path: {{ .Values.receiptKeys.key }}}
 {{- end }}
 - name: payguard-data
-{{- if .Values.persistence.enabled }}
+{{- if include "payguard.persistent" . }}
   persistentVolumeClaim:
     claimName: {{ include "payguard.dataClaim" . }}
 {{- else }}
@@ -379,4 +394,23 @@ user read its secret files (mode 0440) and write a PersistentVolumeClaim.
 fsGroup: {{ .Values.securityContext.runAsGroup | default 65532 }}
 seccompProfile:
   type: RuntimeDefault
+{{- end -}}
+
+{{/*
+payguard.topologySpread: the pod spec's topologySpreadConstraints for one component's Deployment ("proxy"
+or "serve"), each constraint selecting that Deployment's own pods. Call with (dict "ctx" . "component" C).
+*/}}
+{{- define "payguard.topologySpread" -}}
+{{- if and .ctx.Values.topologySpread.enabled .ctx.Values.topologySpread.constraints }}
+topologySpreadConstraints:
+{{- range .ctx.Values.topologySpread.constraints }}
+  - topologyKey: {{ .topologyKey }}
+    maxSkew: {{ .maxSkew | default 1 }}
+    whenUnsatisfiable: {{ .whenUnsatisfiable | default "ScheduleAnyway" }}
+    labelSelector:
+      matchLabels:
+        {{- include "payguard.selectorLabels" $.ctx | nindent 8 }}
+        app.kubernetes.io/component: {{ $.component }}
+{{- end }}
+{{- end }}
 {{- end -}}

@@ -2,6 +2,7 @@
 // policy/reasons.go, preflight/options.go). It is pure: facts in, decision and reasons out. The decision
 // vectors exported by the Go tests (testdata/vectors/decisions.json) hold it to the Go engine's answers.
 
+import { isIPv4, isIPv6 as isIPv6Text } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { formatUSD } from './usd.js';
 import { caip2, isEVMAddress, isEVMNetwork, isKnownUSDC, isSolanaAddress, isSolanaNetwork, parseAtomic, v1Name } from './x402.js';
@@ -81,14 +82,40 @@ export function optionFacts(req, version) {
 
 const priced = (o) => o.amount === 'ok' && o.knownUSDC;
 
-// canonicalHost: mapped for lookup (IDNs as punycode), lower case, no trailing dot (policy/match.go).
+// canonicalHost: an IP address in its one text (canonicalIP), else mapped for lookup (IDNs as punycode),
+// lower case, no trailing dot (policy/match.go).
 function canonicalHost(h) {
   h = h.trim();
+  const ip = canonicalIP(h);
+  if (ip !== null) return ip;
   if (/[^\x00-\x7f]/.test(h)) {
     const a = domainToASCII(h);
     if (a) h = a;
   }
   return h.toLowerCase().replace(/\.$/, '');
+}
+
+// canonicalIP is an IP address's text as Go's netip writes it after Unmap and without zone (IPv6 compressed
+// in lower case, an IPv4-mapped IPv6 address as the IPv4 address it reaches), so that a seller cannot escape
+// a rule on its address by another spelling; null when h (brackets allowed) is no IP address.
+function canonicalIP(h) {
+  let s = h.replace(/^\[(.*)\]$/, '$1');
+  if (isIPv4(s)) return s;
+  const zone = s.indexOf('%');
+  if (zone >= 0) s = s.slice(0, zone);
+  if (!isIPv6Text(s)) return null;
+  let c;
+  try {
+    c = new URL(`http://[${s}]/`).hostname.slice(1, -1); // WHATWG writes IPv6 as RFC 5952 does, as Go does
+  } catch {
+    return null;
+  }
+  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(c);
+  if (m) {
+    const a = parseInt(m[1], 16), b = parseInt(m[2], 16);
+    return `${a >> 8}.${a & 255}.${b >> 8}.${b & 255}`;
+  }
+  return c;
 }
 
 /**

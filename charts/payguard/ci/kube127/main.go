@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -32,6 +33,8 @@ func newObject(apiVersion, kind string) any {
 		return &appsv1.Deployment{}
 	case "networking.k8s.io/v1/NetworkPolicy":
 		return &networkingv1.NetworkPolicy{}
+	case "policy/v1/PodDisruptionBudget":
+		return &policyv1.PodDisruptionBudget{}
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -32,6 +33,8 @@ var combos = map[string][]string{
 	"example-native":   {"example.enabled=true", "sidecar.native=true"},
 	"example-regular":  {"example.enabled=true", "sidecar.native=false"},
 	"persistence":      {"example.enabled=true", "persistence.enabled=true"},
+	"ephemeral":        {"example.enabled=true", "persistence.enabled=false"},
+	"monitoring":       {"example.enabled=true", "serviceMonitor.enabled=true", "grafanaDashboard.enabled=true", "prometheusRule.enabled=true", "admin.hosts[0]=t-payguard-admin.agents.svc"},
 	"existing-secrets": {"example.enabled=true", "ca.existingSecret=my-ca", "admin.token.existingSecret=my-token", "receiptKeys.existingSecret=my-keys"},
 	"redis-replicas":   {"example.enabled=true", "store.driver=redis", "store.redis.urlSecret=redis-url", "example.replicas=2"},
 	"placement":        {"example.enabled=true", "imagePullSecrets[0].name=reg", "nodeSelector.pool=agents", "tolerations[0].key=agents", "tolerations[0].operator=Exists", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists"},
@@ -39,7 +42,7 @@ var combos = map[string][]string{
 	"example-netpol":   {"example.enabled=true", "networkPolicy.enabled=true"},
 	"fleet":            {"proxyFleet.enabled=true", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "networkPolicy.agentPodSelector.app=my-agent", "networkPolicy.adminFrom[0].namespaceSelector.matchLabels.name=monitoring", "serviceMonitor.enabled=true"},
 	"serve":            {"serve.enabled=true", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "serve.server.contact=mailto:ops@example.com", "serve.server.fees.facilitator_url=https://facilitator.example.com", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "serviceMonitor.enabled=true"},
-	"everything":       {"example.enabled=true", "proxyFleet.enabled=true", "serve.enabled=true", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "serve.server.contact=mailto:ops@example.com", "serve.server.fees.facilitator_url=https://facilitator.example.com", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "networkPolicy.agentPodSelector.app=my-agent", "serviceMonitor.enabled=true", "example.replicas=2"},
+	"everything":       {"example.enabled=true", "proxyFleet.enabled=true", "serve.enabled=true", "serve.server.fees.pay_to=0x1111111111111111111111111111111111111111", "serve.server.contact=mailto:ops@example.com", "serve.server.fees.facilitator_url=https://facilitator.example.com", "store.driver=redis", "store.redis.urlSecret=redis-url", "receiptKeys.existingSecret=keys", "networkPolicy.enabled=true", "networkPolicy.agentPodSelector.app=my-agent", "serviceMonitor.enabled=true", "example.replicas=2", "grafanaDashboard.enabled=true", "prometheusRule.enabled=true"},
 }
 
 var kubeVersions = []string{"v1.27.16", "v1.31.4"}
@@ -215,8 +218,13 @@ func decode131(o object) error {
 		obj = &appsv1.Deployment{}
 	case "networking.k8s.io/v1/NetworkPolicy":
 		obj = &networkingv1.NetworkPolicy{}
+	case "policy/v1/PodDisruptionBudget":
+		obj = &policyv1.PodDisruptionBudget{}
 	case "monitoring.coreos.com/v1/ServiceMonitor":
 		return checkServiceMonitor(o.text)
+	case "monitoring.coreos.com/v1/PrometheusRule":
+		_, err := decodePrometheusRule(o.text)
+		return err
 	default:
 		return fmt.Errorf("%s %s is not a type this check knows", o.apiVersion, o.kind)
 	}

@@ -97,8 +97,25 @@ def option_facts(req: dict[str, Any], version: int) -> Option:
     return o
 
 
+def _canonical_ip(h: str) -> str | None:
+    """An IP address's text as Go's netip writes it after Unmap and without zone (IPv6 compressed in lower
+    case, an IPv4-mapped IPv6 address as the IPv4 address it reaches), so that a seller cannot escape a rule
+    on its address by another spelling; None when h (brackets allowed) is no IP address."""
+    s = h.removeprefix("[").removesuffix("]").split("%", 1)[0]
+    try:
+        a = ipaddress.ip_address(s)
+    except ValueError:
+        return None
+    if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
+        return str(a.ipv4_mapped)
+    return str(a)
+
+
 def _canonical_host(h: str) -> str:
     h = h.strip()
+    ip = _canonical_ip(h)
+    if ip is not None:
+        return ip
     if not h.isascii():
         try:
             h = idna.encode(h, uts46=True, transitional=False).decode("ascii")

@@ -4,7 +4,10 @@
 //	chartcheck config RENDER OUT            # the payguard.yaml of the one extra ConfigMap (fleet or serve)
 //	chartcheck unpack RENDER WORKDIR        # the default render as files: payguard.yaml (paths under WORKDIR,
 //	                                        # listeners on 127.0.0.1) and the Secrets under WORKDIR/etc/{ca,admin}
-//	chartcheck live PROXY ADMIN TOKEN CA    # the running proxy: /healthz, the token, a MITM'd CONNECT
+//	chartcheck live PROXY ADMIN TOKEN CA HOST RENDER
+//	                                        # the running proxy: /healthz, the token, a MITM'd CONNECT, /readyz
+//	                                        # on the image's OFAC snapshot, /ca.pem, admin.hosts' HOST, and every
+//	                                        # metric RENDER's PrometheusRule uses in /metrics
 package main
 
 import (
@@ -39,10 +42,13 @@ func main() {
 		err = config(os.Args[2], os.Args[3])
 	case len(os.Args) == 4 && os.Args[1] == "unpack":
 		err = unpack(os.Args[2], os.Args[3])
-	case len(os.Args) == 6 && os.Args[1] == "live":
+	case len(os.Args) == 8 && os.Args[1] == "live":
 		err = live(os.Args[2], os.Args[3], os.Args[4], os.Args[5])
+		if err == nil {
+			err = liveFleetChecks(os.Args[3], os.Args[5], os.Args[6], os.Args[7])
+		}
 	default:
-		err = errors.New("usage: chartcheck config RENDER OUT | unpack RENDER WORKDIR | live PROXY ADMIN TOKEN CA")
+		err = errors.New("usage: chartcheck config RENDER OUT | unpack RENDER WORKDIR | live PROXY ADMIN TOKEN CA HOST RENDER")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chartcheck:", err)
@@ -104,6 +110,7 @@ func unpack(render, work string) error {
 			text = strings.ReplaceAll(text, "/etc/payguard", work+"/etc")
 			text = strings.ReplaceAll(text, `"/data`, `"`+work+"/data")
 			text = strings.ReplaceAll(text, `"0.0.0.0:`, `"127.0.0.1:`)
+			text = strings.ReplaceAll(text, `"/usr/share/payguard/sanctions"`, `"`+work+`/snapshot"`) // the image's OFAC snapshot
 			if err := os.WriteFile(filepath.Join(work, "payguard.yaml"), []byte(text), 0o600); err != nil {
 				return err
 			}

@@ -1,0 +1,103 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+)
+
+func maxUnpaid(n int) harnessOption { return func(o *setup) { o.MaxUnpaidPerSite = n } }
+
+// guard402Body is guard402 keeping the body.
+func guard402Body(p *Proxy, url string) (*http.Response, []byte) {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	return guard402Req(p, req)
+}
+
+// A seller site (its registrable domain: subdomains share it) has at most MaxUnpaidPerSite allowed 402s
+// outstanding; past it an allowed 402 is a signed block with its own reason, nothing is reserved and no
+// ticket made, and other sites are unaffected. Once the tickets expire and are released, the site is
+// allowed again.
+func TestUnpaidTicketsPerSiteAreBounded(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Now()}
+	st := memory.NewWithClock(clock.Now)
+	p, _, _ := newTestProxy(t, st, footprintRules(), maxUnpaid(3), func(o *setup) { o.Now = clock.Now })
+	defer p.Close()
+	day := p.day()
+	for _, u := range []string{"https://a.seller.example/1", "https://b.seller.example/2", "https://seller.example/3"} {
+		if out, body := guard402Body(p, u); out.Header.Get(HeaderDecision) != allow {
+			t.Fatalf("%s: %d %s", u, out.StatusCode, body)
+		}
+	}
+	s0, _ := st.State(ctx, "default", day)
+	for _, u := range []string{"https://c.seller.example/4", "https://seller.example/3", "https://A.SELLER.EXAMPLE./5"} {
+		out, body := guard402Body(p, u)
+		var r refusalBody
+		json.Unmarshal(body, &r)
+		if out.StatusCode != http.StatusForbidden || r.Decision != block || len(r.Reasons) != 1 ||
+			!strings.Contains(r.Reasons[0], "site seller.example has 3 allowed payments outstanding, unpaid") ||
+			r.ReasonClass != "unpaid_tickets" || r.Receipt == nil || r.Receipt.JWS == "" {
+			t.Fatalf("%s past the bound: %d %s", u, out.StatusCode, body)
+		}
+		if r.Receipt.Decision != block || classOfCode[policy.CodeUnpaidTickets] != r.ReasonClass {
+			t.Fatalf("receipt %+v", r.Receipt)
+		}
+	}
+	if s1, _ := st.State(ctx, "default", day); s1 != s0 {
+		t.Fatalf("refused 402s reserved: %+v then %+v", s0, s1)
+	}
+	if out, body := guard402Body(p, "https://other.example/1"); out.Header.Get(HeaderDecision) != allow {
+		t.Fatalf("another site: %d %s", out.StatusCode, body)
+	}
+	// The bench challenge's tickets live 60 s; the store releases them a minute after.
+	clock.Advance(2*time.Minute + time.Second)
+	if out, body := guard402Body(p, "https://c.seller.example/4"); out.Header.Get(HeaderDecision) != allow {
+		t.Fatalf("after the tickets were released: %d %s", out.StatusCode, body)
+	}
+}
+
+// A paid ticket stops counting at once: with a bound of one, the second 402 is refused until the first is
+// paid, and allowed after.
+func TestUnpaidBoundFreedByPayment(t *testing.T) {
+	s := newSeller(t, x402.V1, false, offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, cent))
+	h := newHarness(t, memory.New(), testRules(), maxUnpaid(1))
+	b := h.buyer()
+	url := s.url("/weather")
+	resp, body := b.get(url, nil)
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("first 402: %d %s", resp.StatusCode, body)
+	}
+	pr := b.readChallenge(resp, body)
+	resp, body = b.get(s.url("/other"), nil)
+	if r := decodeRefusal(t, resp, body); r.ReasonClass != "unpaid_tickets" {
+		t.Fatalf("second 402 with one outstanding: %s", body)
+	}
+	hdr, val := b.sign(pr, 0, nil)
+	if resp, body := b.get(url, http.Header{hdr: {val}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("payment: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := b.get(s.url("/other"), nil); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("402 after the payment: %d %s", resp.StatusCode, body)
+	}
+}
+
+func guard402Req(p *Proxy, req *http.Request) (*http.Response, []byte) {
+	resp := &http.Response{StatusCode: http.StatusPaymentRequired, Header: normalChallenge(), Request: req,
+		Body: io.NopCloser(strings.NewReader("{}")), ProtoMajor: 1, ProtoMinor: 1}
+	resp.Header.Set("Content-Type", "application/json")
+	out := p.onResponse(resp, &goproxy.ProxyCtx{Req: req, UserData: &reqState{start: time.Now()}})
+	body, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	return out, body
+}

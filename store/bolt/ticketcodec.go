@@ -1,0 +1,61 @@
+package bolt
+
+// Tickets in the file (issue 36): the compact form of store.EncodeTicket, the option kept once per ticket key
+// under optionKey of the key's bucket. Files written before hold JSON tickets; store.DecodeTicket reads both.
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/payguard/payguard/store"
+)
+
+// optionKey is where a per-key bucket keeps its shared option. Ticket entries are 8-byte sequences from 1;
+// this 9-byte key of zeros sorts before every one of them, and is never read as a ticket.
+var optionKey = make([]byte, 9)
+
+// isTicketEntry reports whether k, a key in a per-key ticket bucket, holds a ticket.
+func isTicketEntry(k []byte) bool { return len(k) == 8 }
+
+// decodeTicket reads a stored ticket of key; perKey, when not nil, is its bucket (for a shared option).
+func decodeTicket(key string, v []byte, perKey *bbolt.Bucket) (store.Ticket, error) {
+	var shared func() []byte
+	if perKey != nil {
+		shared = func() []byte { return perKey.Get(optionKey) }
+	}
+	return store.DecodeTicket(key, v, shared)
+}
+
+// decodeJournalTicket reads a journaled ticket (ledgerlog.go): the journal is JSON, and keeps a ticket in
+// its JSON form (with its key), which lives only until the next group commit.
+func decodeJournalTicket(v []byte) (store.Ticket, error) {
+	var t store.Ticket
+	err := json.Unmarshal(v, &t)
+	return t, err
+}
+
+// putTicketEntry stores t as the next entry of perKey: with the bucket's shared option when t's is the
+// same (the first ticket of the bucket sets it), else with its own.
+func putTicketEntry(perKey *bbolt.Bucket, t *store.Ticket) (seq uint64, err error) {
+	shared := false
+	switch opt := perKey.Get(optionKey); {
+	case opt == nil:
+		if err := perKey.Put(optionKey, t.Option); err != nil {
+			return 0, err
+		}
+		shared = true
+	case bytes.Equal(opt, t.Option):
+		shared = true
+	}
+	if seq, err = perKey.NextSequence(); err != nil {
+		return 0, err
+	}
+	perKey.FillPercent = appendFill
+	return seq, perKey.Put(u64(seq), store.EncodeTicket(t, shared))
+}
+
+// appendFill is the fill of pages in buckets whose keys only grow (sequences, time-ordered ids, expiries):
+// bbolt's default of one half, meant for random inserts, leaves half of each such page empty for good.
+const appendFill = 0.95
