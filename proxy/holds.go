@@ -181,16 +181,6 @@ func (w *holdWaiters) notify(id string) {
 	}
 }
 
-func (w *holdWaiters) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, s := range w.subs {
-		n += len(s)
-	}
-	return n
-}
-
 // spendApproval uses the approved hold a ticket is bound to, once its payment matched the ticket: the first
 // payment spends the approval, any other (a second ticket released on the same approval) is refused before
 // the seller. An approval that expired before its payment came is refused too.
