@@ -88,15 +88,6 @@ func basicAuth(id, secret string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+secret))
 }
 
-// cent402 is a v2 challenge of one cent (10000 atomic USDC on Base Sepolia).
-func cent402(t *testing.T) *x402.PaymentRequired {
-	pr, err := x402.ParsePaymentRequired([]byte(benchChallenge))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pr
-}
-
 const cent402URL = "https://127.0.0.1:18443/402"
 
 // decideAs decides the one-cent challenge for agent id, with a ticket as an intercepted 402 gets.
