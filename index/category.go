@@ -117,14 +117,6 @@ func Costly(o store.Observation) bool {
 	return false
 }
 
-// CategoryMedian is the median price for network and asset in a category's sample, leaving out the site of
-// judgedURL; hosts is the number of sites it counted (each once: the lower median of its URLs' prices).
-// Entries older than maxAge before now (0 = none) or from the future are not used. hosts below
-// MinCategoryHosts means the median must not be used.
-func CategoryMedian(sample []store.CategoryPrice, judgedURL, network, asset string, now time.Time, maxAge time.Duration) (med uint64, hosts int) {
-	return DeriveSitePrices(sample, network, asset, now, maxAge).MedianExcluding(SiteOf(judgedURL))
-}
-
 // SitePrices is a category sample derived for one network and asset: each site's price (the lower median of
 // its endpoints' prices), cheapest first. A Cache derives it once per category entry, so a decision only
 // walks it once (MedianExcluding).

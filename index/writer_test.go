@@ -20,7 +20,6 @@ import (
 type blockingStore struct {
 	*memory.Store
 	release chan struct{}
-	once    sync.Once
 }
 
 func (b *blockingStore) PutObservation(ctx context.Context, o store.Observation, keep store.Retention) error {

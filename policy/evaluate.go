@@ -66,12 +66,6 @@ func judgeOption(o Option, r *Rules) optionVerdict {
 	return v
 }
 
-// Choose returns the index of the option Evaluate will choose, or -1 when no option is acceptable.
-func Choose(f Facts) int {
-	chosen, _, _ := choose(f)
-	return chosen
-}
-
 // Payee returns the index of the option whose payee Evaluate judges: the chosen option, or, when none is
 // acceptable but the best rejected one is only held, that one, since a person may approve it. -1 when
 // there is none. The engine calls it first so that it screens only that payee.

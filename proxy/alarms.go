@@ -174,6 +174,31 @@ func (p *Proxy) readState(ctx context.Context, day, url string) (store.BudgetSta
 	return st, nil, err
 }
 
+// ticketUnderAlarm stops a payment released on a ticket minted before its seller's alarm (an agent that
+// asked twice holds two tickets; the first payment's settlement raised the alarm): the payment is held
+// instead, as its 402 would be now, and the ticket's reservation is released, since nothing is paid. The
+// agent asks again and its 402 is held for a person (holdForAlarm). A ticket a person approved (a used hold)
+// is not stopped: a person may approve each payment of a seller under alarm.
+func (p *Proxy) ticketUnderAlarm(ctx context.Context, v verdict, url string) verdict {
+	site := alarmSite(url)
+	if v.Decision != allow || v.Release == nil || v.Hold != nil || site == "" {
+		return v
+	}
+	x, err := p.alarms.Alarm(ctx, site, p.opts.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return v
+	}
+	r := policy.SettlementAlarmReason(site, x.What)
+	if err != nil {
+		r = policy.InternalErrorReason("settlement alarms unavailable: " + err.Error())
+	}
+	rel := v.Release
+	if err := p.opts.Store.Settle(ctx, rel.Budget, rel.Day, rel.ReservationID, 0); err != nil {
+		p.log.Error("reservation of a ticket under alarm not released", "reservation_id", rel.ReservationID, "error", err.Error())
+	}
+	return verdict{Decision: hold, Reasons: []string{r.String()}, Chosen: -1, Class: "payment_hold"}
+}
+
 // listAlarms answers GET /v1/alarms: the sellers whose payments are held by a settlement alarm.
 func (p *Proxy) listAlarms(w http.ResponseWriter, r *http.Request) {
 	list, err := p.alarms.ListAlarms(r.Context(), p.opts.Now())

@@ -13,6 +13,11 @@ import (
 func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.Time) {
 	latency := p.opts.Now().Sub(start)
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
+	agent := v.Agent
+	if agent == "" {
+		agent = agentIDOf(req.Context())
+	}
+	p.metrics.agentDecisions.WithLabelValues(p.ruleSet().label(agent), v.outcome()).Inc()
 	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
 	if v.Result != nil {
 		p.countIndexRules(v.Result.ReasonCodes) // observe.go
@@ -51,6 +56,8 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	p.log.LogAttrs(context.Background(), slog.LevelInfo, "decision",
 		slog.String("stage", stage),
 		slog.String("decision", v.Decision),
+		slog.String("agent", agent),
+		slog.String("shadow", v.Shadow), // shadow.go: "would_block" / "would_hold" when report mode let it through
 		slog.Any("reasons", v.Reasons),
 		slog.String("reason_class", v.Class),
 		slog.String("method", req.Method),

@@ -327,6 +327,7 @@ func TestSolanaPaymentReleasedOnce(t *testing.T) {
 	resp, body = b.get(url, nil)
 	pr = b.readChallenge(resp, body)
 	again := svmPayment(t, pr, c.Raw)
+	//lint:ignore SA1008 svmPayment keys the header as x402 spells it on the wire
 	dec, _ := base64.StdEncoding.DecodeString(again[x402.HeaderPaymentSignature][0])
 	spaced := base64.StdEncoding.EncodeToString(bytes.ReplaceAll(dec, []byte(`":`), []byte(`": `)))
 	for _, hdr := range []http.Header{pay, {x402.HeaderPaymentSignature: {spaced}}} {

@@ -16,6 +16,7 @@ func TestKeyFileWithForeignPrivatePartRefused(t *testing.T) {
 	a, _ := GenerateKey(t0)
 	b, _ := GenerateKey(t0)
 	pa, pb := a.keys[0].Key.(*ecdsa.PrivateKey), b.keys[0].Key.(*ecdsa.PrivateKey)
+	//lint:ignore SA1019 a deliberately inconsistent key can only be built from the raw fields
 	mixed := &ecdsa.PrivateKey{PublicKey: pa.PublicKey, D: pb.D}
 	data, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: mixed, KeyID: a.keys[0].KeyID, Algorithm: "ES256", Use: "sig"}}})
 	if _, err := ParseKeySet(data); err == nil || !strings.Contains(err.Error(), "does not belong") {

@@ -85,9 +85,12 @@ func TestKidIsRFC7638Thumbprint(t *testing.T) {
 	pub := k.keys[0].Key.(*ecdsa.PrivateKey).PublicKey
 	// RFC 7638: SHA-256 over {"crv","kty","x","y"} in lexicographic order, no spaces.
 	enc := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-	x, y := make([]byte, 32), make([]byte, 32)
-	pub.X.FillBytes(x)
-	pub.Y.FillBytes(y)
+	// The uncompressed point: 0x04, then x and y in 32 bytes each.
+	point, err := pub.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := point[1:33], point[33:65]
 	canon := `{"crv":"P-256","kty":"EC","x":"` + enc(x) + `","y":"` + enc(y) + `"}`
 	want := jose.JSONWebKey{Key: &pub}
 	tp, _ := want.Thumbprint(crypto.SHA256)

@@ -10,6 +10,7 @@
 #
 #   scripts/test.sh                                   every suite
 #   PAYGUARD_TEST_SUITES="standalone docs" scripts/test.sh    only these (names as in the table)
+#   PAYGUARD_TEST_SUITES=lint scripts/test.sh                staticcheck and deadcode (scripts/lint.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,6 +94,8 @@ standalone() {
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--test-reporter=spec"
 
 check standalone standalone
+# staticcheck, and deadcode for code nothing reaches or only tests reach (scripts/lint.sh installs the pinned tools).
+check lint scripts/lint.sh
 # The documentation check (internal/docscheck: links, cited paths and test names, commands) is its own row.
 # shellcheck disable=SC2046
 gotest go $(go list ./... | grep -v '/internal/docscheck$')

@@ -122,5 +122,3 @@ func (s *Server) handleKeys(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Data-As-Of", s.dataAsOf())
 	w.Write(jwks)
 }
-
-func jsonValid(b []byte) bool { return json.Valid(b) }

@@ -12,7 +12,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -131,9 +130,6 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the whole API with logging and panic recovery around it.
-func (s *Server) Handler() http.Handler { return s.handler }
-
 // Mount adds a handler under pattern (http.ServeMux syntax), e.g. Mount("/mcp", mcpHandler). The handler
 // gets the same logging and recovery; call it before serving.
 func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
@@ -194,6 +190,3 @@ func (s *Server) dataAsOf() string { return s.core.DataAsOf() }
 
 // absURL is base_url + path.
 func (s *Server) absURL(path string) string { return s.opt.Config.BaseURL + path }
-
-// rawJSON is a pre-encoded JSON value.
-type rawJSON = json.RawMessage

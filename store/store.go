@@ -94,6 +94,8 @@ type Hold struct {
 	ResolvedBy   string    `json:"resolved_by,omitempty"`
 	Note         string    `json:"note,omitempty"`
 	ResolvedAt   time.Time `json:"resolved_at,omitempty"`
+	// Agent is the agent the held payment is for (the proxy's agents; "" in holds made before agents).
+	Agent string `json:"agent,omitempty"`
 }
 
 // Holds stores holds. Resolve moves pending → approved|denied (ErrConflict otherwise); Use moves

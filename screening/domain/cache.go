@@ -112,10 +112,3 @@ func (c *cache[V]) store(key string, v V, ttl time.Duration) {
 		delete(c.items, oldest.Value.(*cacheEntry[V]).key)
 	}
 }
-
-// len reports the number of stored entries, expired ones included until they are next touched.
-func (c *cache[V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}

@@ -108,9 +108,7 @@ func hostOf(s string) (string, error) {
 			return "", fmt.Errorf("scheme %q is not http or https", s[:i])
 		}
 	} else {
-		if strings.HasPrefix(s, "//") {
-			s = s[2:]
-		}
+		s = strings.TrimPrefix(s, "//")
 		raw = "http://" + s
 	}
 	u, err := url.Parse(raw)

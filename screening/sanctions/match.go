@@ -41,39 +41,6 @@ const (
 	nameExp  = 0.5
 )
 
-// unitSim is the similarity of a query unit and a name unit, given their skeletons and whether each is a
-// single token (joined pairs match only exactly or by skeleton). It is 0 unless the two are equal, share a
-// skeleton, or (both single tokens of 4+ bytes) are within one edit by the deletion relation: exactly the
-// pairs the index can find, which is what makes candidate pruning lossless.
-func unitSim(a, ska string, aTok bool, b, skb string, bTok bool) float64 {
-	if a == b {
-		return 1
-	}
-	if aTok && bTok && connectors[a] && connectors[b] {
-		return particlePairSim
-	}
-	sameSkel := ska == skb
-	if !sameSkel && !(aTok && bTok && typoRelated(a, b)) {
-		return 0
-	}
-	jw := jaroWinkler(a, b)
-	// Spelling variants (same skeleton) of single words score at least skeletonSim, provided the letters
-	// still look alike; joined words and short words get no such floor, since their skeletons collide.
-	if sameSkel && aTok && bTok && len(a) >= minSpellingLen && len(b) >= minSpellingLen && jw >= minSkeletonJW {
-		jw = max(jw, skeletonSim)
-	}
-	if aTok && bTok && codeSwap(a, b) {
-		jw = max(jw, minTokenSim)
-	}
-	if !(aTok && bTok) && !joinedSkelLen(a, b) {
-		return 0
-	}
-	if jw < minTokenSim-simEpsilon {
-		return 0
-	}
-	return jw
-}
-
 // typoRelated is the typo relation of two single tokens, query token a and list token b: one edit by the
 // deletion relation (deleteRelated), or a three-letter query word that is the four-letter list word with
 // one letter left out ("Aia" typed for "Amia"). The second is one-sided: a letter left out is the commonest
@@ -297,19 +264,6 @@ func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 		}
 	}
 	return out
-}
-
-// addMatch records that query unit qi meets vocabulary string id, if it does.
-func (ix *nameIndex) addMatch(q *query, qi int, id uint32) {
-	if ms := q.get(id); len(ms) > 0 && ms[len(ms)-1].q == uint8(qi) {
-		return // already seen for this unit
-	}
-	u := &q.units[qi]
-	tok, big := unitSims(u.s, u.skel, u.span == 1, ix.strs[id], ix.skels[id], ix.isToken[id])
-	if tok == 0 && big == 0 {
-		return
-	}
-	q.add(id, qmatch{q: uint8(qi), tok: float32(tok), big: float32(big)})
 }
 
 // lookup finds the vocabulary strings each query unit meets: by equality, by skeleton, and (single tokens

@@ -274,9 +274,6 @@ func oneEdit(a, b string) bool {
 // compactKey joins tokens with no separator, so that "Tornado Cash", "Tornado.Cash" and "TornadoCash" meet.
 func compactKey(toks []string) string { return strings.Join(toks, "") }
 
-// NormalizeName returns the normalized form of a name as space-separated tokens (for display and tests).
-func NormalizeName(s string) string { return strings.Join(nameTokens(s), " ") }
-
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {

@@ -239,30 +239,6 @@ func deleteRelated(a, b string) bool {
 	return a[p+1:la-s] == b[p:la-s-1] || b[p+1:la-s] == a[p:la-s-1]
 }
 
-// deleteRelatedSlow is the definition of deleteRelated, for tests.
-func deleteRelatedSlow(a, b string) bool {
-	if len(a) < minDeleteLen || len(b) < minDeleteLen || min(len(a), len(b)) < minSpellingLen && len(a) != len(b) {
-		return false
-	}
-	for i := -1; i < len(a); i++ {
-		da := deleteAt(a, i)
-		for j := -1; j < len(b); j++ {
-			if da == deleteAt(b, j) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// deleteAt returns s without byte i (i = -1: s itself).
-func deleteAt(s string, i int) string {
-	if i < 0 {
-		return s
-	}
-	return s[:i] + s[i+1:]
-}
-
 // fnv64 hashes a string (FNV-1a), for the deletion index.
 func fnv64(s string) uint64 {
 	h := uint64(14695981039346656037)

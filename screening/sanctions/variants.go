@@ -40,9 +40,6 @@ var particles = map[string]bool{
 var connectors = map[string]bool{"al": true, "el": true, "ul": true, "bin": true, "ibn": true, "bint": true,
 	"binti": true, "ben": true}
 
-// nasab are the particles that start a patronymic chain in a given-name part.
-var nasab = map[string]bool{"bin": true, "ibn": true, "bint": true, "binti": true, "ben": true}
-
 // compoundFirst are first given names that are written with the next word: Abd al-Rahman, Abu Bakr.
 var compoundFirst = map[string]bool{"abd": true, "abdul": true, "abdel": true, "abdol": true, "abu": true}
 

@@ -131,12 +131,12 @@ func (s *Service) redeliver(ctx context.Context, c Sale) (Outcome, bool) {
 // already be executing), recording the result for the payment first so that a retry of the same payment
 // gets it once the settlement succeeded. A record that cannot be written abandons the charge: nothing is
 // settled that a retry could not be answered for.
-func (s *Service) settleAndKeep(ctx context.Context, c Sale, charge *fees.Charge, done Done) (*x402.SettleResponse, error, *Error) {
+func (s *Service) settleAndKeep(ctx context.Context, c Sale, charge *fees.Charge, done Done) (*x402.SettleResponse, *Error, error) {
 	ctx = context.WithoutCancel(ctx)
 	body, err := json.Marshal(done.Body)
 	if err != nil {
 		charge.Abandon(ctx)
-		return nil, nil, Errorf(http.StatusInternalServerError, CodeInternal, "the result could not be encoded; nothing was settled")
+		return nil, Errorf(http.StatusInternalServerError, CodeInternal, "the result could not be encoded; nothing was settled"), nil
 	}
 	key := s.deliveryKey(c.Payment)
 	rec := deliveryRecord{State: deliverySettling, Payment: paymentDigest(c.Payment), Offer: c.Offer.URL, Input: c.Op.Input, Body: body,
@@ -144,7 +144,7 @@ func (s *Service) settleAndKeep(ctx context.Context, c Sale, charge *fees.Charge
 	if err := s.putDelivery(ctx, key, rec); err != nil {
 		charge.Abandon(ctx)
 		s.o.Logger.Error("delivery record could not be written; nothing settled", "route", c.Metric, "err", err)
-		return nil, nil, Errorf(http.StatusServiceUnavailable, CodeFacilitatorUnavailable, "the payment could not be recorded; nothing was settled")
+		return nil, Errorf(http.StatusServiceUnavailable, CodeFacilitatorUnavailable, "the payment could not be recorded; nothing was settled"), nil
 	}
 	settled, err := charge.Settle(ctx)
 	var failed *fees.SettleFailedError
@@ -163,7 +163,7 @@ func (s *Service) settleAndKeep(ctx context.Context, c Sale, charge *fees.Charge
 		// The record stays "settling": a retry waits SettleWait and then hears settlement_outcome_unknown.
 		s.o.Logger.Error("delivery record could not be updated", "route", c.Metric, "state", rec.State, "err", perr)
 	}
-	return settled, err, nil
+	return settled, nil, err
 }
 
 // fingerprint is a digest of an operation's validated input fields.

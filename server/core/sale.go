@@ -97,7 +97,7 @@ func (s *Service) Sell(ctx context.Context, c Sale) Outcome {
 		s.o.CountPayment(c.Metric, PayNotDone)
 		return Outcome{Err: e}
 	}
-	settled, err, e := s.settleAndKeep(ctx, c, charge, done)
+	settled, e, err := s.settleAndKeep(ctx, c, charge, done)
 	if e != nil {
 		s.o.CountPayment(c.Metric, PayNotDone)
 		return Outcome{Err: e}

@@ -312,7 +312,7 @@ func trimObservations(b *bbolt.Bucket, newest time.Time, keep store.Retention) e
 	}
 	c := b.Cursor()
 	// Sequence keys start with 0x00 for any real count, so they sort before keyObsCount.
-	for k, v := c.First(); k != nil && len(k) == 8 && n > 0; k, v = c.First() {
+	for k, v := c.First(); len(k) == 8 && n > 0; k, v = c.First() {
 		over := keep.MaxPerURL > 0 && n > uint64(keep.MaxPerURL)
 		if !over && !cutoff.IsZero() {
 			var head struct {

@@ -13,14 +13,8 @@ import (
 	"github.com/payguard/payguard/store/redis"
 )
 
-// Open opens the store named by driver: "bolt" (path is the file), "memory", or "redis" (redisURL and key
-// prefix; an empty prefix means redis.DefaultPrefix). An unknown driver or an unreachable Redis is an error.
-// A Redis is opened with the default safety checks (persistence, ledger epoch); FromConfig passes the
-// config's exceptions.
-func Open(driver, path, redisURL, prefix string) (store.Store, error) {
-	return open(driver, path, redisURL, config.RedisConfig{Prefix: prefix})
-}
-
+// open opens the store named by driver: "bolt" (path is the file), "memory", or "redis" (redisURL, and
+// rc's key prefix and safety exceptions). An unknown driver or an unreachable Redis is an error.
 func open(driver, path, redisURL string, rc config.RedisConfig) (store.Store, error) {
 	switch driver {
 	case config.StoreBolt:
@@ -37,7 +31,7 @@ func open(driver, path, redisURL string, rc config.RedisConfig) (store.Store, er
 	return nil, fmt.Errorf("store: unknown driver %q (want bolt, memory or redis)", driver)
 }
 
-// FromConfig opens the store the `store:` section describes, resolving the Redis URL from its file or
+// FromConfig opens the store the `store:` section describes (the one way to open a store by name), resolving the Redis URL from its file or
 // environment variable when configured so.
 func FromConfig(c config.StoreConfig) (store.Store, error) {
 	var redisURL string

@@ -18,7 +18,7 @@ import (
 
 func TestOpenDrivers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "payguard.db")
-	s, err := open.Open("bolt", path, "", "")
+	s, err := open.FromConfig(config.StoreConfig{Driver: "bolt", Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestOpenDrivers(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = open.Open("memory", "", "", "")
+	s, err = open.FromConfig(config.StoreConfig{Driver: "memory"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +39,10 @@ func TestOpenDrivers(t *testing.T) {
 	}
 	s.Close()
 
-	if _, err := open.Open("sqlite", "", "", ""); err == nil || !strings.Contains(err.Error(), `unknown driver "sqlite"`) {
+	if _, err := open.FromConfig(config.StoreConfig{Driver: "sqlite"}); err == nil || !strings.Contains(err.Error(), `unknown driver "sqlite"`) {
 		t.Fatalf("unknown driver: %v", err)
 	}
-	if _, err := open.Open("redis", "", "", "x:"); err == nil {
+	if _, err := open.FromConfig(config.StoreConfig{Driver: "redis", Redis: config.RedisConfig{Prefix: "x:"}}); err == nil {
 		t.Fatal("redis without a URL opened")
 	}
 }
