@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -73,7 +74,7 @@ const (
 // formats cover the chains x402 pays on (EVM, Solana) and those whose addresses the SDN list names.
 func AddressKind(s string) string {
 	switch {
-	case len(s) == 42 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHex(s[2:]):
+	case evmaddr.Is(s):
 		return AddressEVM
 	case isCashAddr(s):
 		return AddressCashAddr

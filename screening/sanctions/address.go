@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"github.com/payguard/payguard/screening"
 )
 
@@ -34,20 +35,6 @@ func findAddresses(remarks string) []addressMatch {
 	return out
 }
 
-// isEVMAddress reports whether s is 0x followed by 40 hex digits (any letter case).
-func isEVMAddress(s string) bool {
-	if len(s) != 42 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
-		return false
-	}
-	for i := 2; i < 42; i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
 // addressKey is the lookup key of an address, after screening.NormalizeAddress. EVM addresses are case-insensitive (EIP-55 mixed case is only
 // a checksum). So are bech32 addresses (bc1..., ltc1..., zs1...) and Bitcoin Cash CashAddr (q.../p...,
 // with or without "bitcoincash:"): BIP-173 and CashAddr define the all-upper-case form, used in QR codes, as
@@ -55,8 +42,8 @@ func isEVMAddress(s string) bool {
 // like) is case-sensitive and kept as is.
 func addressKey(s string) string {
 	s = screening.NormalizeAddress(s) // zero-width characters, fullwidth forms, a missing 0x
-	if isEVMAddress(s) {
-		return "0x" + strings.ToLower(s[2:])
+	if evmaddr.Is(s) {
+		return evmaddr.Canonical(s)
 	}
 	if folded, ok := foldBech32(s); ok {
 		return folded
