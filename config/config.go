@@ -31,6 +31,8 @@ type Config struct {
 	Log       LogConfig       `yaml:"log"`
 	Index     IndexConfig     `yaml:"index"`
 	Egress    EgressConfig    `yaml:"egress"`
+	Agents    AgentsConfig    `yaml:"agents"`  // agents.go: who the agents are, their caps and rules
+	Journal   JournalConfig   `yaml:"journal"` // agents.go: the decision journal
 	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
 }
@@ -118,6 +120,8 @@ func defaults() *Config {
 		Keys:      defaultKeys(),
 		Log:       defaultLog(),
 		Index:     defaultIndex(),
+		Agents:    defaultAgents(),
+		Journal:   defaultJournal(),
 		Rules:     policy.DefaultRules(),
 	}
 }
@@ -125,7 +129,7 @@ func defaults() *Config {
 // Validate checks every section and reports every problem (errors.Join), not only the first.
 func (c *Config) Validate() error {
 	var errs []error
-	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index, &c.Egress} {
+	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index, &c.Egress, &c.Agents, &c.Journal} {
 		errs = append(errs, v.validate())
 	}
 	errs = append(errs, c.Rules.Validate())

@@ -83,6 +83,9 @@ type Cart struct {
 type Context struct {
 	SpentTodayUSD policy.USD `json:"spent_today_usd"` // the caller's own ledger
 	AgentID       string     `json:"agent_id,omitempty"`
+	// ConfigSHA256 is the hash of the rule set that decided (set by the proxy, which builds its inputs in
+	// code; ParseInput does not accept it from a caller), so that the receipt's input hash binds it.
+	ConfigSHA256 string `json:"config_sha256,omitempty"`
 }
 
 // ParseInput reads a PreflightInput body and enforces SPEC §10's limits before any work: the body size, valid

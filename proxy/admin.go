@@ -32,6 +32,9 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		body := map[string]any{"status": "ready"}
+		if m := p.ruleSet().ModeStatus(); m != nil {
+			body["mode"] = m // shadow.go: report mode is loud
+		}
 		if p.opts.SanctionsStatus != nil {
 			body["sanctions"] = p.opts.SanctionsStatus()
 		}
@@ -66,6 +69,8 @@ func (p *Proxy) AdminHandler(token string, ready func() error) http.Handler {
 	api.HandleFunc("POST /v1/holds/{id}/approve", p.resolveHoldAPI(store.HoldApproved))
 	api.HandleFunc("POST /v1/holds/{id}/deny", p.resolveHoldAPI(store.HoldDenied))
 	api.HandleFunc("GET /v1/budget", p.budget)
+	api.HandleFunc("POST /v1/reload", p.reloadAPI)           // reload.go
+	api.HandleFunc("GET /v1/decisions", p.decisionsAPI)      // decisions.go
 	api.HandleFunc("GET /v1/endpoints", p.endpointsAPI)      // admin_index.go
 	api.HandleFunc("GET /v1/alarms", p.listAlarms)           // alarms.go
 	api.HandleFunc("DELETE /v1/alarms/{host}", p.clearAlarm) // alarms.go
@@ -134,6 +139,7 @@ type holdView struct {
 	URL          string          `json:"url"`
 	AmountUSD    string          `json:"amount_usd"`
 	AmountMicros int64           `json:"amount_micros"`
+	Agent        string          `json:"agent,omitempty"`
 	Decision     json.RawMessage `json:"decision,omitempty"`
 	CreatedAt    time.Time       `json:"created_at"`
 	ExpiresAt    time.Time       `json:"expires_at"`
@@ -145,7 +151,7 @@ type holdView struct {
 }
 
 func (p *Proxy) view(h store.Hold) holdView {
-	v := holdView{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, AmountUSD: usdString(h.AmountMicros),
+	v := holdView{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, AmountUSD: usdString(h.AmountMicros), Agent: h.Agent,
 		AmountMicros: h.AmountMicros, CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note,
 		Description: h.Description}
 	if json.Valid(h.Decision) {

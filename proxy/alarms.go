@@ -120,7 +120,7 @@ func (p *Proxy) raiseSellerAlarm(ctx context.Context, host, what string) {
 // becomes a hold with the alarm's reason alone, a hold gains it; a block stays as it is. The result is
 // unsigned (the caller signs what it shows), so the receipt carries the hold. Alarms that cannot be read
 // hold too (fail closed), with an internal-error reason.
-func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url string) {
+func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url string, read *alarmRead) {
 	if res.Decision != allow && res.Decision != hold {
 		return
 	}
@@ -128,7 +128,13 @@ func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url str
 	if host == "" {
 		return
 	}
-	x, err := p.alarms.Alarm(ctx, host, p.opts.Now())
+	var x store.Alarm
+	var err error
+	if read != nil && read.host == host {
+		x, err = read.alarm, read.err // read with the ledger's state (readState)
+	} else {
+		x, err = p.alarms.Alarm(ctx, host, p.opts.Now())
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return
 	}
@@ -142,6 +148,55 @@ func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url str
 	}
 	res.Reasons = append(res.Reasons, r.String())
 	res.ReasonCodes = append(res.ReasonCodes, r.Code)
+}
+
+// alarmRead is a seller's alarm as read with the ledger's state: alarm in force, or err (ErrNotFound: none).
+type alarmRead struct {
+	host  string
+	alarm store.Alarm
+	err   error
+}
+
+// readState reads the budget's state for day and, when the store can give both in one round trip
+// (store.StateAndAlarm, the redis store) and it keeps the alarms, the alarm of url's seller with it; else
+// the alarm is nil and holdForAlarm reads it on its own.
+func (p *Proxy) readState(ctx context.Context, day, url string) (store.BudgetState, *alarmRead, error) {
+	host := alarmSite(url) // the key holdForAlarm reads
+	own, keeps := p.opts.Store.(store.Alarms)
+	if sa, ok := p.opts.Store.(store.StateAndAlarm); ok && keeps && host != "" && p.alarms == own {
+		st, a, alarmErr, err := sa.StateAndAlarm(ctx, p.opts.Budget, day, host, p.opts.Now())
+		if err != nil {
+			return st, nil, err
+		}
+		return st, &alarmRead{host: host, alarm: a, err: alarmErr}, nil
+	}
+	st, err := p.opts.Store.State(ctx, p.opts.Budget, day)
+	return st, nil, err
+}
+
+// ticketUnderAlarm stops a payment released on a ticket minted before its seller's alarm (an agent that
+// asked twice holds two tickets; the first payment's settlement raised the alarm): the payment is held
+// instead, as its 402 would be now, and the ticket's reservation is released, since nothing is paid. The
+// agent asks again and its 402 is held for a person (holdForAlarm). A ticket a person approved (a used hold)
+// is not stopped: a person may approve each payment of a seller under alarm.
+func (p *Proxy) ticketUnderAlarm(ctx context.Context, v verdict, url string) verdict {
+	site := alarmSite(url)
+	if v.Decision != allow || v.Release == nil || v.Hold != nil || site == "" {
+		return v
+	}
+	x, err := p.alarms.Alarm(ctx, site, p.opts.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return v
+	}
+	r := policy.SettlementAlarmReason(site, x.What)
+	if err != nil {
+		r = policy.InternalErrorReason("settlement alarms unavailable: " + err.Error())
+	}
+	rel := v.Release
+	if err := p.opts.Store.Settle(ctx, rel.Budget, rel.Day, rel.ReservationID, 0); err != nil {
+		p.log.Error("reservation of a ticket under alarm not released", "reservation_id", rel.ReservationID, "error", err.Error())
+	}
+	return verdict{Decision: hold, Reasons: []string{r.String()}, Chosen: -1, Class: "payment_hold"}
 }
 
 // listAlarms answers GET /v1/alarms: the sellers whose payments are held by a settlement alarm.

@@ -105,7 +105,11 @@ func (p *Proxy) recordDecision(stage string, req *http.Request, v verdict, amoun
 		scheme = j.Scheme
 	}
 	scheme = clipScheme(scheme)
-	p.recent.add(console.Decision{At: p.opts.Now().UTC(), Stage: stage, Decision: v.Decision, Class: v.Class, Reasons: v.Reasons,
+	agent := v.Agent
+	if agent == "" {
+		agent = agentIDOf(req.Context())
+	}
+	p.recent.add(console.Decision{At: p.opts.Now().UTC(), Stage: stage, Agent: agent, Decision: v.outcome(), Class: v.Class, Reasons: v.Reasons,
 		Method: req.Method, Host: req.URL.Host, Path: req.URL.Path, AmountUSD: amount, PayTo: payTo,
 		HoldID: holdID, ReceiptID: v.receiptID(), Scheme: scheme})
 }

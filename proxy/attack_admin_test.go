@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -103,5 +104,27 @@ func TestAttackAdminHostSpellings(t *testing.T) {
 		if code, body := rawAdmin(t, h, req); code != c.want {
 			t.Errorf("GET %s with Host %q: %d %s, want %d", c.target, c.host, code, body, c.want)
 		}
+	}
+}
+
+// The console's sign-in throttle keys on the TCP peer and trusts no forwarding header: a flood that names a
+// new address in X-Forwarded-For, X-Real-IP or Forwarded on every try is still throttled after five
+// failures, and one that names the approver's address does not lock the approver out. Already stopped
+// when written; kept as a regression test.
+func TestAttackConsoleThrottleIgnoresForwardingHeaders(t *testing.T) {
+	h := newHarness(t, memory.New(), testRules())
+	attacker := newConsoleClientFrom(t, h.admin.URL, "127.0.0.2")
+	for i := range 20 {
+		spoof := fmt.Sprintf("10.9.%d.%d", i/250, i%250+1)
+		code, _, _ := attacker.postH("/console/session", map[string]string{"token": "wrong-token-wrong-token"}, map[string]string{
+			"X-Forwarded-For": spoof + ", 127.0.0.1", "X-Real-IP": spoof, "Forwarded": "for=" + spoof, "True-Client-IP": spoof,
+		})
+		if i >= 6 && code != http.StatusTooManyRequests {
+			t.Fatalf("try %d with a new forwarded address: %d, want 429", i, code)
+		}
+	}
+	approver := newConsoleClient(t, h.admin.URL) // 127.0.0.1, the address the flood claimed
+	if code := approver.signIn(testToken); code != 200 {
+		t.Fatalf("the approver whose address the flood named: %d, want 200", code)
 	}
 }

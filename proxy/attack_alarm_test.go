@@ -58,14 +58,14 @@ func TestAttackAlarmOtherNameOfTheSite(t *testing.T) {
 	} {
 		p.raiseSellerAlarm(ctx, alarmSite(c.raised), "settled above the maximum")
 		res := &preflight.Result{Decision: allow, Receipt: preflight.Receipt{Decision: allow}}
-		p.holdForAlarm(ctx, res, c.next)
+		p.holdForAlarm(ctx, res, c.next, nil)
 		if res.Decision != hold {
 			t.Errorf("alarm at %s: %s decided %s", c.raised, c.next, res.Decision)
 		}
 	}
 	// Another site stays unaffected.
 	res := &preflight.Result{Decision: allow, Receipt: preflight.Receipt{Decision: allow}}
-	p.holdForAlarm(ctx, res, "https://seller-other.example/generate")
+	p.holdForAlarm(ctx, res, "https://seller-other.example/generate", nil)
 	if res.Decision != allow {
 		t.Errorf("another site held: %v", res.Reasons)
 	}
@@ -116,5 +116,52 @@ func TestAttackUptoUnreadableSettlementAlarms(t *testing.T) {
 				t.Fatalf("next payment: %+v", r)
 			}
 		})
+	}
+}
+
+// The same lie over MCP: result._meta["x402/payment-response"] with the amount as a JSON number above the
+// maximum is an alarm and spends the maximum (commitSettlement is the one reading of a settlement).
+func TestAttackMCPUptoUnreadableSettlementAlarms(t *testing.T) {
+	s := newMCPSeller(t, "both", false, uptoOffer("200000"))
+	s.usage, s.uptoClaimValue = "1000", 999999
+	h := newHarness(t, memory.New(), testRules())
+	b := h.mcpBuyer(s.url())
+	_, first := b.call(nil)
+	b.call(map[string]any{"x402/payment": uptoMCP(t, termsOf(t, first))})
+	if st := h.budgetState(); st.SpentMicros != 200000 || st.ReservedMicros != 0 {
+		t.Fatalf("spent %d reserved %d, want the whole maximum spent", st.SpentMicros, st.ReservedMicros)
+	}
+	_, next := b.call(nil)
+	if !strings.Contains(allTerms(next), "reported a settlement outside its authorization") || termsOf(t, next) != nil {
+		t.Fatalf("next call: %s", allTerms(next))
+	}
+}
+
+// An alarm holds a payment whose ticket was minted before it: an agent that asked twice (two 402s, two
+// tickets) and paid the first to a seller that then lied about its settlement does not pay the second
+// without a person. Before, the second payment was released on its ticket.
+func TestAttackAlarmStopsAnEarlierTicket(t *testing.T) {
+	s := newUptoSeller(t, uptoOffer("200000"), "1000")
+	s.settle = func(r *x402.SettleResponse) { r.Amount = "999999" }
+	h := newHarness(t, memory.New(), testRules())
+	b := h.buyer()
+	url := s.srv.URL + "/generate"
+	var values []string
+	for range 2 {
+		resp, body := b.get(url, nil)
+		values = append(values, signUpto(t, b.readChallenge(resp, body), nil))
+	}
+	if resp, body := b.get(url, http.Header{x402.HeaderPaymentSignature: {values[0]}}); resp.StatusCode != 200 {
+		t.Fatalf("first payment %d %s", resp.StatusCode, body)
+	}
+	resp, body := b.get(url, http.Header{x402.HeaderPaymentSignature: {values[1]}})
+	if resp.StatusCode == 200 || s.seen.Load() != 1 {
+		t.Fatalf("the second payment reached the seller under alarm: %d %s (seller saw %d)", resp.StatusCode, body, s.seen.Load())
+	}
+	if r := decodeRefusal(t, resp, body); r.Decision != "hold" || !strings.Contains(strings.Join(r.Reasons, " "), "settlement outside its authorization") {
+		t.Fatalf("second payment: %+v", r)
+	}
+	if st := h.budgetState(); st.SpentMicros != 200000 || st.ReservedMicros != 0 {
+		t.Fatalf("spent %d reserved %d: the refused payment's reservation must be released", st.SpentMicros, st.ReservedMicros)
 	}
 }

@@ -39,6 +39,12 @@ type verdict struct {
 	// Judged is the option the decision judged (judged.go), so that a block's log line names the amount and
 	// payee it refused although it chose none.
 	Judged *x402.Requirement
+	// Shadow is "would_block" or "would_hold" when a report-mode agent's refusal was let through (shadow.go).
+	Shadow string
+	// Agent is the agent the decision was made for; rs and ag the rule set and agent rules it used (agents.go).
+	Agent string
+	rs    *RuleSet
+	ag    *agentRules
 }
 
 // release is a reservation whose payment may go to the seller; settlement commits it.
@@ -54,6 +60,9 @@ type release struct {
 	Option *x402.Requirement
 	Payer  string
 	Host   string
+	// AgentBudget and AgentReservationID are the agent's own reservation of the same amount, when the agent
+	// has its own cap (agentledger.go); settled with the global one.
+	AgentBudget, AgentReservationID string
 }
 
 // failClosed is a block that never reached a decision (undecodable input, ledger or engine down).
@@ -85,16 +94,27 @@ const decisionTimeout = 15 * time.Second
 func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) verdict {
 	ctx, cancel := context.WithTimeout(ctx, decisionTimeout)
 	defer cancel()
-	v, input, sign := p.decideLocked(ctx, method, url, pr, withTicket)
-	if sign {
-		return p.signed(v, input)
+	rs := p.ruleSet() // one load: the whole decision uses this rule set
+	ag := rs.agent(agentIDOf(ctx))
+	if ag == nil {
+		v := failClosed("agent_refused", "agent "+agentIDOf(ctx)+" is not configured (removed by a reload?)")
+		v.Agent, v.rs = agentIDOf(ctx), rs
+		return v
 	}
+	v, input, sign := p.decideLocked(ctx, rs, ag, method, url, pr, withTicket)
+	v.Agent, v.rs, v.ag = ag.id, rs, ag
+	if sign || p.opts.Journal != nil && v.Result != nil && v.Result.Receipt.JWS == "" {
+		// A journal keeps every receipt signed, allowed ones too, so that an auditor can verify each.
+		v = p.signed(v, input)
+		v.Agent, v.rs, v.ag = ag.id, rs, ag
+	}
+	p.journal(method, url, v, input) // journal.go
 	return v
 }
 
 // decideLocked is decide's work under the budget lock. sign: the verdict shows its receipt, which the
 // caller signs once the lock is released.
-func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) (verdict, *preflight.Input, bool) {
+func (p *Proxy) decideLocked(ctx context.Context, rs *RuleSet, ag *agentRules, method, url string, pr *x402.PaymentRequired, withTicket bool) (verdict, *preflight.Input, bool) {
 	in := decisionChallenge(pr, url)
 	if d := p.opts.Domains; d != nil {
 		// Gather the domain facts before taking the budget lock: the engine then finds them in the checker's
@@ -108,41 +128,48 @@ func (p *Proxy) decideLocked(ctx context.Context, method, url string, pr *x402.P
 	lock.Lock()
 	defer lock.Unlock()
 	day := p.day()
-	state, err := p.opts.Store.State(ctx, p.opts.Budget, day)
+	state, alarm, err := p.readState(ctx, day, url)
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false
+	}
+	spent := state.Spent + state.Reserved
+	if ag.capMicros > 0 { // the engine judges the agent's cap; the ledger enforces both (agentledger.go)
+		if spent, err = p.agentSpent(ctx, ag, day); err != nil {
+			return failClosed("ledger_error", "agent budget ledger unavailable: "+err.Error()), nil, false
+		}
 	}
 	input := &preflight.Input{
 		Challenge:      in,
 		ResourceURL:    url,
 		ResourceMethod: method,
-		Context:        &preflight.Context{SpentTodayUSD: policy.USD(state.Spent + state.Reserved)},
+		Context:        &preflight.Context{SpentTodayUSD: policy.USD(spent), AgentID: ag.id, ConfigSHA256: rs.hash},
 	}
-	res, err := p.opts.Decider.DecideUnsigned(ctx, input)
+	res, err := p.deciderOf(ag).DecideUnsigned(ctx, input)
 	if err != nil || res == nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false
 	}
-	p.holdForAlarm(ctx, res, url) // alarms.go: a seller whose settlement broke its authorization is held
+	p.holdForAlarm(ctx, res, url, alarm) // alarms.go: a seller whose settlement broke its authorization is held
 	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
-		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res)}
+		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res), rs: rs, ag: ag}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
 		// The option as the seller wrote it (the engine saw the copy with the real resource URL).
 		opt := pr.Accepts[res.ChosenIndex]
 		v.Option = &opt
 	}
+	var tk *ticketFor
+	if withTicket {
+		tk = &ticketFor{method: method, url: url}
+	}
 	switch res.Decision {
 	case allow:
-		var tk *ticketFor
-		if withTicket {
-			tk = &ticketFor{method: method, url: url}
-		}
 		if v = p.reserveLocked(ctx, v, day, tk); v.Decision == allow {
 			return v, input, false // released with the receipt id alone: nothing shows its signature
 		}
-		// The ledger refused (daily cap) or failed: a refusal shows its receipt, so it is signed.
-		return v, input, true
+		// The ledger refused (daily cap) or failed: a refusal shows its receipt, so it is signed. In report
+		// mode the cap's refusal is shadowed (shadow.go).
+		return p.shadowLocked(ctx, v, pr, day, tk), input, true
 	case hold, block:
-		return v, input, true
+		return p.shadowLocked(ctx, v, pr, day, tk), input, true
 	default:
 		// SPEC §4.5: a future, unknown outcome is never allow.
 		v.Decision = block
@@ -159,7 +186,7 @@ func (p *Proxy) signed(v verdict, in *preflight.Input) verdict {
 	if v.Result == nil {
 		return v
 	}
-	if err := p.opts.Decider.SignReceipt(v.Result, in); err != nil {
+	if err := p.deciderOf(v.ag).SignReceipt(v.Result, in); err != nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err))
 	}
 	return v
@@ -213,30 +240,35 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	if res.AmountMicros < 0 {
 		return failClosed("engine_error", "preflight allowed a negative amount")
 	}
-	capMicros := int64(p.opts.Rules.DailyCapUSD)
+	capMicros := int64(p.rulesOf(v).rules.DailyCapUSD)
+	if tk != nil {
+		site := siteOfTicket(tk.url)
+		if full, n := p.unpaid.full(site, p.opts.Now()); full {
+			return p.unpaidBlock(v, site, n)
+		}
+	}
+	agentRes, t, blocked := p.reserveAgent(ctx, v, day, tk) // agentledger.go: the agent's own cap first
+	if blocked != nil {
+		return *blocked
+	}
 	var id string
 	var err error
 	if tk == nil {
 		id, err = p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
 	} else {
 		site := siteOfTicket(tk.url)
-		if full, n := p.unpaid.full(site, p.opts.Now()); full {
-			return p.unpaidBlock(v, site, n)
-		}
-		var t store.Ticket
-		if t, err = p.newTicket(tk.method, tk.url, v.Option, res.Receipt.ID); err != nil {
-			return failClosed("store_error", "payment ticket could not be made: "+err.Error())
-		}
-		t.HoldID = tk.holdID
 		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
 		id = t.ReservationID
 		if err == nil {
-			p.unpaid.add(site, t)
+			p.unpaid.add(site, t, p.opts.Now())
 		}
+	}
+	if err != nil {
+		p.giveBackAgent(ctx, v, day, agentRes) // the global ledger refused: the agent's reservation goes back
 	}
 	if errors.Is(err, store.ErrBudgetExceeded) {
 		st, _ := p.opts.Store.State(ctx, p.opts.Budget, day)
-		return p.capBlock(v, st.Spent+st.Reserved)
+		return p.capBlock(v, p.rulesOf(v).rules.DailyCapUSD, st.Spent+st.Reserved)
 	}
 	if errors.Is(err, store.ErrLedgerLost) {
 		return failClosed("ledger_lost", "the budget ledger lost what it had recorded; no payment until an operator acts: "+err.Error())
@@ -247,7 +279,10 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	v.Decision = allow
 	v.Amount = res.AmountMicros
 	v.Release = &release{Budget: p.opts.Budget, Day: day, ReservationID: id, AmountMicros: res.AmountMicros,
-		ReceiptID: res.Receipt.ID, Option: v.Option}
+		ReceiptID: res.Receipt.ID, Option: v.Option, AgentReservationID: agentRes}
+	if agentRes != "" {
+		v.Release.AgentBudget = p.agentBudget(v.ag.id)
+	}
 	return v
 }
 
@@ -255,9 +290,9 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 // refusal shows v's receipt. Not yet signed (an allow), it is restated as the decision payguard made: the
 // block the engine itself gives when the spend it is told about leaves no room under the cap. A signed one
 // (an approved hold's) is shown as it was signed.
-func (p *Proxy) capBlock(v verdict, spent int64) verdict {
+func (p *Proxy) capBlock(v verdict, capUSD policy.USD, spent int64) verdict {
 	v.Decision = block
-	v.Reasons = []string{policy.DailyCapReason(p.opts.Rules.DailyCapUSD, policy.USD(spent)).String()}
+	v.Reasons = []string{policy.DailyCapReason(capUSD, policy.USD(spent)).String()}
 	v.Class = classOfCode[policy.CodeDailyCap]
 	v.Option = nil
 	if res := v.Result; res != nil && res.Receipt.JWS == "" {

@@ -43,12 +43,24 @@ type guardDecideResponse struct {
 	HoldID       string   `json:"hold_id,omitempty"`
 	ReceiptID    string   `json:"receipt_id,omitempty"`
 	Result       any      `json:"result,omitempty"` // the signed PreflightResult, when one was made
+	// Shadow is "would_block" or "would_hold" when report mode let the payment go (shadow.go).
+	Shadow string `json:"shadow,omitempty"`
 }
 
 // maxGuardDecideBody bounds the body: a challenge is at most a few KiB (SPEC's input limit is 64 KiB).
 const maxGuardDecideBody = x402.MaxBodyBytes
 
 func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
+	// The guard's agent names itself as it would to the proxy (Proxy-Authorization: Basic id:secret), so the
+	// sidecar decides with that agent's rules, cap and mode (agents.go).
+	ag, ok := p.ruleSet().authenticate(r.Header)
+	if !ok {
+		p.metrics.agentRefused.Inc()
+		w.Header().Set("Proxy-Authenticate", `Basic realm="payguard"`)
+		writeJSON(w, http.StatusProxyAuthRequired, apiError{"agent_unauthenticated", "send the agent's credentials as Proxy-Authorization: Basic <agent-id:secret>"})
+		return
+	}
+	r = r.WithContext(withAgent(r.Context(), ag.id))
 	var body guardDecideRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxGuardDecideBody+1))
 	dec.DisallowUnknownFields()
@@ -80,7 +92,7 @@ func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 	if v.Decision == hold && v.Result != nil {
 		v = p.resolveHoldFor(r.Context(), body.Method, body.URL, pr, v, nil)
 	}
-	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID()}
+	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID(), Shadow: v.Shadow}
 	switch {
 	case v.Decision == hold && v.Result != nil:
 		out.AmountMicros = v.Result.AmountMicros // the amount a person approves (and the approval reserves)

@@ -43,7 +43,7 @@ func (p *Proxy) resolveHoldFor(ctx context.Context, method, url string, pr *x402
 	h := store.Hold{
 		ID: newID("hold"), Status: store.HoldPending, Key: key, Method: method, URL: url,
 		Decision: decision, AmountMicros: v.Result.AmountMicros, CreatedAt: now,
-		ExpiresAt: now.Add(p.opts.HoldTTL), Description: heldDescription(pr, v),
+		ExpiresAt: now.Add(p.opts.HoldTTL), Description: heldDescription(pr, v), Agent: v.Agent,
 	}
 	if err := p.opts.Store.CreateHold(ctx, h); err != nil {
 		return failClosed("store_error", "hold could not be recorded: "+err.Error())
@@ -112,9 +112,9 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
 	}
-	if spent := st.Spent + st.Reserved; v.Result != nil && policy.OverDailyCap(policy.USD(v.Result.AmountMicros), policy.USD(spent), p.opts.Rules.DailyCapUSD) {
+	if spent := st.Spent + st.Reserved; v.Result != nil && policy.OverDailyCap(policy.USD(v.Result.AmountMicros), policy.USD(spent), p.rulesOf(v).rules.DailyCapUSD) {
 		v.Hold = &h
-		return p.capBlock(v, spent)
+		return p.capBlock(v, p.rulesOf(v).rules.DailyCapUSD, spent)
 	}
 	if tk == nil {
 		// An in-process guard's decision (guardapi.go): the guard pays the seller itself, so no payment

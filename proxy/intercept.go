@@ -39,9 +39,16 @@ func stateOf(ctx *goproxy.ProxyCtx) *reqState {
 // onRequest runs for every proxied request (plain HTTP and MITM'd HTTPS, upgrades included). Requests that
 // carry a payment are released only when they match an allowed decision.
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	agent, known := p.requestAgent(req, ctx) // agents.go: reads (and removes) Proxy-Authorization
 	st := &reqState{start: p.opts.Now()}
 	ctx.UserData = st
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTrip)
+	if !known {
+		st.local = true
+		p.metrics.agentRefused.Inc()
+		return req, proxyAuthRequired(req)
+	}
+	*req = *req.WithContext(withAgent(req.Context(), agent)) // in place: goproxy's ctx.Req is this request
 	// Decision headers are payguard's to set: an agent's (or a page's) X-Payguard-* never reaches a seller.
 	stripPayguardHeaders(req.Header)
 	// Request trailers are not passed upstream: one arrives after the body, when the request is already on
@@ -201,6 +208,9 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		return refusal(req, out, p.opts.RetryAfter)
 	}
 	resp.Header.Set(HeaderDecision, allow)
+	if out.Shadow != "" {
+		resp.Header.Set(ShadowHeader, out.Shadow) // shadow.go
+	}
 	if id := out.receiptID(); id != "" {
 		resp.Header.Set(HeaderReceipt, id)
 	}

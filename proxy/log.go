@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -11,6 +13,11 @@ import (
 func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.Time) {
 	latency := p.opts.Now().Sub(start)
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
+	agent := v.Agent
+	if agent == "" {
+		agent = agentIDOf(req.Context())
+	}
+	p.metrics.agentDecisions.WithLabelValues(p.ruleSet().label(agent), v.outcome()).Inc()
 	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
 	if v.Result != nil {
 		p.countIndexRules(v.Result.ReasonCodes) // observe.go
@@ -45,22 +52,25 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 		holdID = v.Hold.ID
 	}
 	p.recordDecision(stage, req, v, amount, payTo, holdID)
-	p.log.Info("decision",
-		"stage", stage,
-		"decision", v.Decision,
-		"reasons", v.Reasons,
-		"reason_class", v.Class,
-		"method", req.Method,
-		"host", req.URL.Host,
-		"path", req.URL.Path,
-		"amount_usd", amount,
-		"pay_to", payTo,
-		"amount_atomic", atomic,
-		"network", network,
-		"scheme", clipScheme(scheme),
-		"receipt_id", v.receiptID(),
-		"hold_id", holdID,
-		"latency_ms", float64(latency.Microseconds())/1000,
+	// LogAttrs, not Info's key-value list: the same line without boxing each value (issue 36's profile).
+	p.log.LogAttrs(context.Background(), slog.LevelInfo, "decision",
+		slog.String("stage", stage),
+		slog.String("decision", v.Decision),
+		slog.String("agent", agent),
+		slog.String("shadow", v.Shadow), // shadow.go: "would_block" / "would_hold" when report mode let it through
+		slog.Any("reasons", v.Reasons),
+		slog.String("reason_class", v.Class),
+		slog.String("method", req.Method),
+		slog.String("host", req.URL.Host),
+		slog.String("path", req.URL.Path),
+		slog.String("amount_usd", amount),
+		slog.String("pay_to", payTo),
+		slog.String("amount_atomic", atomic),
+		slog.String("network", network),
+		slog.String("scheme", clipScheme(scheme)),
+		slog.String("receipt_id", v.receiptID()),
+		slog.String("hold_id", holdID),
+		slog.Float64("latency_ms", float64(latency.Microseconds())/1000),
 	)
 }
 

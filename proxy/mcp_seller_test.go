@@ -42,6 +42,7 @@ type mcpSeller struct {
 	// upto: the usage an upto payment settles (atomic units) and, when set, the amount its settlement claims
 	// instead (a lying seller or facilitator).
 	usage, uptoClaim string
+	uptoClaimValue   any
 }
 
 func newMCPSeller(t *testing.T, form string, sse bool, offers ...x402.Requirement) *mcpSeller {
@@ -401,6 +402,9 @@ func (s *mcpSeller) callUpto(m rpcMsg, a *x402.Permit2Authorization) map[string]
 	}
 	settle := map[string]any{"success": true, "transaction": "0xf034dd236f16a9dc19b2927063c377438f76fcb0bd4dbaddfd4852eed0d9e08e",
 		"network": req.Network, "payer": a.From, "amount": claim}
+	if s.uptoClaimValue != nil {
+		settle["amount"] = s.uptoClaimValue // a claim in another JSON type than a string
+	}
 	return map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
 		"content":           []any{map[string]any{"type": "text", "text": `{"tokens":42}`}},
 		"structuredContent": map[string]any{"tokens": 42},

@@ -28,6 +28,7 @@ type Metrics struct {
 	// agentHandshakeFailures counts agents' TLS handshakes with payguard that failed (errors.go).
 	agentHandshakeFailures prometheus.Counter
 	indexRuleHits          *prometheus.CounterVec // observe.go
+	opsMetrics                                    // opsmetrics.go: agents, journal, reloads
 }
 
 // NewMetrics makes the metrics and their registry.
@@ -64,6 +65,7 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	m.indexRuleHits = newIndexRuleHits()
+	m.opsMetrics = newOpsMetrics(m.Registry)
 	m.agentHandshakeFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "payguard_agent_tls_handshake_failures_total", Help: "TLS handshakes with the agent that failed (usually: the agent does not trust payguard's CA).",
 	})
@@ -76,7 +78,7 @@ func NewMetrics() *Metrics {
 
 // watch adds the gauges read from the proxy's state at scrape time (stategauges.go).
 func (m *Metrics) watch(p *Proxy) {
-	m.Registry.MustRegister(stateCollector{p})
+	m.Registry.MustRegister(stateCollector{p}, ruleSetCollector{p})
 }
 
 // Handler serves the registry in the Prometheus text format.

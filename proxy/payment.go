@@ -83,7 +83,8 @@ func (p *Proxy) checkPayload(ctx context.Context, method, url string, pl *x402.P
 	switch {
 	case err == nil:
 		p.unpaid.taken(tk.ID)
-		v = p.spendApproval(ctx, tk, p.matchTicket(tk, t))
+		v = p.ticketUnderAlarm(ctx, p.spendApproval(ctx, tk, p.matchTicket(tk, t)), url) // alarms.go
+		p.takeAgentTwin(ctx, &v, tk)                                                     // agentledger.go
 	case !errors.Is(err, store.ErrNotFound):
 		return failClosed("store_error", "ticket store unavailable: "+err.Error())
 	default:

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -100,6 +101,15 @@ type Options struct {
 	// POST /v1/decide and nothing else, so that an agent holding it cannot approve its own holds, read the
 	// queue or log in to the console. The admin token may call /v1/decide too.
 	DecideToken string
+	// RuleSet, when set, is the initial rule set (agents, modes, per-agent rules: ruleset.go); nil means the
+	// global Rules decided by Decider, for every agent, with unauthenticated agents let in as "default".
+	// Reload replaces it.
+	RuleSet *RuleSet
+	// Journal, when set, receives every decision with its signed receipt (journal.go).
+	Journal *Journal
+	// Reloader, when set, rereads and validates the configuration into a new rule set, for POST /v1/reload
+	// (admin token) and SIGHUP (reload.go).
+	Reloader func() (*RuleSet, error)
 }
 
 // Proxy is an http.Handler for the agent's proxy traffic.
@@ -118,8 +128,9 @@ type Proxy struct {
 	recent  recentDecisions // the last decisions, for the console
 	log     *slog.Logger
 	metrics *Metrics
-	clients sync.Map       // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
-	unpaid  *unpaidTickets // outstanding tickets per seller site (unpaid.go)
+	clients sync.Map                // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
+	unpaid  *unpaidTickets          // outstanding tickets per seller site (unpaid.go)
+	rs      atomic.Pointer[RuleSet] // the active rules, agents and modes (ruleset.go; Reload swaps it)
 }
 
 // New builds a proxy.
@@ -172,6 +183,13 @@ func New(o Options) (*Proxy, error) {
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}
+	rs := o.RuleSet
+	if rs == nil {
+		if rs, err = NewRuleSet(RuleSetConfig{Rules: o.Rules}, nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	p.rs.Store(rs)
 	p.tr = newUpstreamTransport(o)
 	p.gp = p.newGoproxy()
 	o.Metrics.watch(p)
@@ -224,6 +242,9 @@ func (p *Proxy) Close() { p.tr.CloseIdleConnections() }
 
 // handleConnect MITMs every CONNECT except those to tunnel_hosts.
 func (p *Proxy) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	if _, ok := p.authConnect(ctx); !ok { // agents.go
+		return &goproxy.ConnectAction{Action: goproxy.ConnectHijack, Hijack: p.reject407}, host
+	}
 	if p.isTunnelHost(host) {
 		return goproxy.OkConnect, host
 	}

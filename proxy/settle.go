@@ -94,6 +94,7 @@ func (p *Proxy) commitSettlement(ctx context.Context, r *release, s *x402.Settle
 		p.log.Error("settlement", "result", "commit_error", "scheme", scheme, "error", err.Error(), "reservation_id", r.ReservationID)
 		return out
 	}
+	p.settleAgent(ctx, r, spent) // agentledger.go
 	p.metrics.settlements.WithLabelValues(result, scheme).Inc()
 	p.log.Info("settlement", "result", result, "scheme", scheme, "transaction", s.Transaction, "network", s.Network,
 		"reservation_id", r.ReservationID, "authorized_atomic", authorized, "settled_atomic", s.Amount,

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,10 +25,19 @@ var (
 	descHolds = prometheus.NewDesc("payguard_holds_pending",
 		"Holds waiting for a person; absent when the store is unavailable.", nil, nil)
 	descCerts = prometheus.NewDesc("payguard_mitm_certificates_cached", "MITM leaf certificates in the cache.", nil, nil)
+	// The per-agent gauges cover the configured agents with a daily cap of their own (agents.list), so their
+	// cardinality is the operator's list, never the traffic's.
+	descAgentSpent = prometheus.NewDesc("payguard_agent_usd_spent_today",
+		"USD settled today (UTC) by an agent with its own daily cap; absent when the ledger is unavailable.", []string{"agent"}, nil)
+	descAgentReserved = prometheus.NewDesc("payguard_agent_usd_reserved_today",
+		"USD reserved and not yet settled today (UTC) by an agent with its own daily cap.", []string{"agent"}, nil)
+	descAgentCap = prometheus.NewDesc("payguard_agent_usd_cap",
+		"An agent's own daily cap in USD (the global cap still binds the sum).", []string{"agent"}, nil)
 )
 
 func (stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLedgerUp, descReserved, descSpent, descHolds, descCerts} {
+	for _, d := range []*prometheus.Desc{descLedgerUp, descReserved, descSpent, descHolds, descCerts,
+		descAgentSpent, descAgentReserved, descAgentCap} {
 		ch <- d
 	}
 }
@@ -48,4 +58,30 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descHolds, float64(len(hs)))
 	}
 	gauge(descCerts, float64(p.certs.Len()))
+	if rs := p.ruleSet(); rs != nil {
+		for _, id := range sortedAgentIDs(rs.agents) {
+			ag := rs.agents[id]
+			if ag.capMicros <= 0 {
+				continue
+			}
+			label := func(d *prometheus.Desc, v float64) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, id)
+			}
+			label(descAgentCap, float64(ag.capMicros)/1e6)
+			if st, err := p.opts.Store.State(ctx, p.agentBudget(id), p.day()); err == nil {
+				label(descAgentSpent, float64(st.Spent)/1e6)
+				label(descAgentReserved, float64(st.Reserved)/1e6)
+			}
+		}
+	}
+}
+
+// sortedAgentIDs lists agents' ids in order, so a scrape reads the ledger in a stable order.
+func sortedAgentIDs(agents map[string]*agentRules) []string {
+	ids := make([]string, 0, len(agents))
+	for id := range agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }

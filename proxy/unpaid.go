@@ -24,7 +24,12 @@ type unpaidTickets struct {
 	max   int
 	sites map[string]map[string]time.Time // site → ticket id → when the store releases it
 	where map[string]string               // ticket id → site
+	adds  int                             // since the last sweep
 }
+
+// sweepEvery is how many tickets are counted between two sweeps of every site's released tickets, so that
+// sites below their bound (never pruned by full) do not keep their released tickets in memory for good.
+const sweepEvery = 1024
 
 func newUnpaidTickets(max int) *unpaidTickets {
 	return &unpaidTickets{max: max, sites: map[string]map[string]time.Time{}, where: map[string]string{}}
@@ -55,10 +60,24 @@ func (u *unpaidTickets) full(site string, now time.Time) (bool, int) {
 	return len(tickets) >= u.max, len(tickets)
 }
 
-// add counts ticket t for site.
-func (u *unpaidTickets) add(site string, t store.Ticket) {
+// add counts ticket t for site; now, every sweepEvery tickets, forgets every site's released ones.
+func (u *unpaidTickets) add(site string, t store.Ticket, now time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if u.adds++; u.adds >= sweepEvery {
+		u.adds = 0
+		for s, tickets := range u.sites {
+			for id, gone := range tickets {
+				if !now.Before(gone) {
+					delete(tickets, id)
+					delete(u.where, id)
+				}
+			}
+			if len(tickets) == 0 {
+				delete(u.sites, s)
+			}
+		}
+	}
 	tickets := u.sites[site]
 	if tickets == nil {
 		tickets = map[string]time.Time{}

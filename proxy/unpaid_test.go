@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -101,4 +103,22 @@ func guard402Req(p *Proxy, req *http.Request) (*http.Response, []byte) {
 	body, _ := io.ReadAll(out.Body)
 	out.Body.Close()
 	return out, body
+}
+
+// Sites below their bound do not keep released tickets in memory for good: every sweepEvery tickets, the
+// released ones of every site are forgotten.
+func TestUnpaidCountForgetsReleasedTickets(t *testing.T) {
+	u := newUnpaidTickets(10)
+	now := time.Now()
+	for i := range sweepEvery - 1 {
+		u.add(fmt.Sprintf("site%d.example", i), store.Ticket{ID: fmt.Sprint("t", i), ExpiresAt: now}, now)
+	}
+	if len(u.sites) != sweepEvery-1 || len(u.where) != sweepEvery-1 {
+		t.Fatalf("%d sites, %d tickets", len(u.sites), len(u.where))
+	}
+	later := now.Add(store.TicketReleaseGrace + time.Second)
+	u.add("fresh.example", store.Ticket{ID: "fresh", ExpiresAt: later}, later)
+	if len(u.sites) != 1 || len(u.where) != 1 {
+		t.Fatalf("after the sweep: %d sites, %d tickets; want only the fresh one", len(u.sites), len(u.where))
+	}
 }

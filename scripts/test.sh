@@ -107,6 +107,8 @@ counted clients-js node npm --prefix clients/js test
 counted clients-python pytest scripts/test-python.sh
 check chart charts/payguard/ci/check.sh
 check dockerfile scripts/check-dockerfile.sh
+# Each benchmark behind a figure of docs/BENCHMARKS.md (issue 36) once: a smoke, never a timed assertion.
+check bench-smoke scripts/bench-smoke.sh
 # The adversarial suite: every fuzz target for 20 s in CI (CI=true), or PAYGUARD_FUZZ_SECONDS each when set.
 fuzz_seconds=${PAYGUARD_FUZZ_SECONDS:-}
 if [ -z "$fuzz_seconds" ] && [ "${CI:-}" = "true" ]; then fuzz_seconds=20; fi

@@ -94,6 +94,8 @@ type Hold struct {
 	ResolvedBy   string    `json:"resolved_by,omitempty"`
 	Note         string    `json:"note,omitempty"`
 	ResolvedAt   time.Time `json:"resolved_at,omitempty"`
+	// Agent is the agent the held payment is for (the proxy's agents; "" in holds made before agents).
+	Agent string `json:"agent,omitempty"`
 }
 
 // Holds stores holds. Resolve moves pending → approved|denied (ErrConflict otherwise); Use moves
@@ -166,6 +168,14 @@ type Tickets interface {
 	// its payment is never released first. Over the cap it is ErrBudgetExceeded and nothing is written. Every
 	// store makes the reservation and the ticket one atomic write (redis: one script). It returns the stored ticket.
 	ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t Ticket) (Ticket, error)
+}
+
+// StateAndAlarm is a store that reads a budget's state and a seller's settlement alarm (store.Alarms) in one
+// round trip (redis: one script, issue 36); the proxy reads both this way before each decision when its store
+// has it. State failing is the error; the alarm's outcome is AlarmErr: nil (Alarm is the seller's, in force
+// at now), ErrNotFound (none in force), or why it could not be read.
+type StateAndAlarm interface {
+	StateAndAlarm(ctx context.Context, budget, day, host string, now time.Time) (st BudgetState, a Alarm, alarmErr, err error)
 }
 
 // Trial counts free-trial calls per client per UTC day; entries expire after retention (48 h), counted from

@@ -11,6 +11,7 @@ import (
 // subcommands names, for every command that dispatches on a second word, the words it knows; asking one of
 // them for help must succeed as well.
 var subcommands = map[string][]string{
+	"agents": {"add"},
 	"ca":     {"init"},
 	"config": {"default", "validate"},
 	"holds":  {"list", "show", "approve", "deny"},

@@ -99,6 +99,17 @@ var helpDocs = map[string]helpDoc{
 		usage:   []string{"payguard holds deny ID [--by NAME] [--note TEXT]"},
 		example: []string{"payguard holds deny hold_01J... --note 'not ours'"},
 	},
+	"agents": {
+		what:    "Make credentials for an agent behind the proxy (Proxy-Authorization), with its own daily cap if wanted.",
+		usage:   []string{"payguard agents add --id NAME [--proxy URL] [--cap USD]"},
+		flags:   "see 'payguard agents add -h'",
+		example: []string{"payguard agents add --id research --cap 5"},
+	},
+	"agents add": {
+		what:    "Make a random secret for an agent and print it once, with its HTTP(S)_PROXY line and the agents.list entry (which holds only the secret's SHA-256). The configuration file is not edited: paste the entry, then reload (SIGHUP or POST /v1/reload).",
+		usage:   []string{"payguard agents add --id NAME [--proxy URL] [--cap USD]"},
+		example: []string{"payguard agents add --id research --cap 5"},
+	},
 	"env": {
 		what:  "Print the exports that point an agent at the proxy (HTTP_PROXY, HTTPS_PROXY) and make its TLS stacks trust payguard's CA, for a shell, for Node or for Python.",
 		usage: []string{"payguard env [--for shell|node|python] [--config FILE] [--data-dir DIR] [--listen ADDR]"},
@@ -214,7 +225,7 @@ var helpDocs = map[string]helpDoc{
 	},
 	"verify-receipt": {
 		what:    "Verify a PreflightResult or a receipt JWS offline against pinned keys: a whole result is checked field by field against its signed receipt. No network request is made.",
-		usage:   []string{"payguard verify-receipt --keys JWKS_OR_KEYFILE [--archival] [--max-age D] < result.json|receipt.jws"},
+		usage:   []string{"payguard verify-receipt --keys JWKS_OR_KEYFILE [--archival] [--max-age D] < result.json|receipt.jws", "payguard verify-receipt --keys JWKS_OR_KEYFILE --journal FILE"},
 		example: []string{"payguard verify-receipt --keys payguard-keys.json --in result.json"},
 	},
 	"version": {

@@ -74,6 +74,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	proxyConfigPath = *configPath // opsproxy.go: what a reload reads again
 	if err := serveProxy(ctx, cfg, screeningFlags{offline: *offline, sanctionsDir: *sanctionsDir}, log, stdout); err != nil {
 		fmt.Fprintln(stderr, "payguard proxy:", err)
 		return 1
@@ -152,8 +153,22 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	// The engine reads the Index through a short-lived cache (a busy endpoint's history is decoded about once
 	// per TTL, not per 402), which the proxy warms before the budget lock.
 	indexCache := index.NewCache(st, 0)
-	engine := preflight.New(preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
-		Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)})
+	engineOpts := preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
+		Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)}
+	engine := preflight.New(engineOpts)
+	// opsproxy.go: the agents and the rules as one rule set, reloaded on SIGHUP and POST /v1/reload.
+	newEngine := engineFactory(engineOpts)
+	ruleSet, err := proxyRuleSet(cfg, newEngine)
+	if err != nil {
+		return err
+	}
+	journal, err := openJournal(cfg)
+	if err != nil {
+		return err
+	}
+	if journal != nil {
+		defer journal.Close()
+	}
 	var observer proxy.Observer
 	if w := indexWriter(cfg.Index, cfg.Index.Observe, st, indexCache, metrics.Registry, log); w != nil {
 		defer w.Close()
@@ -172,11 +187,13 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
 		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick, DecideToken: decide,
 		AdminHosts: cfg.Admin.AllowedHosts(),
+		RuleSet:    ruleSet, Journal: journal, Reloader: proxyReloader(proxyConfigPath, cfg, newEngine, log),
 	})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	reloadOnSIGHUP(ctx, p)
 
 	proxySrv := &http.Server{Addr: cfg.Proxy.Listen, Handler: p, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
@@ -184,9 +201,10 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	log.Info("payguard proxy listening", "proxy", proxyLn.Addr().String(), "admin", adminLn.Addr().String(),
 		"ca_cert", caCert, "tunnel_hosts", cfg.Proxy.TunnelHosts,
-		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String())
+		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String(),
+		"config_sha256", ruleSet.Hash(), "agents", ruleSet.AgentIDs(), "journal", cfg.Journal.Path)
 	writeBanner(banner, startupInfo{proxyAddr: proxyLn.Addr().String(), adminAddr: adminLn.Addr().String(),
-		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: scr.ready()})
+		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: scr.ready(), reportMode: reportModeOf(ruleSet, log)})
 
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(proxySrv, proxyLn) }()
@@ -363,6 +381,7 @@ type startupInfo struct {
 	tokenFrom            string // "$PAYGUARD_ADMIN_TOKEN" or a file
 	decideFrom           string // "$PAYGUARD_DECIDE_TOKEN" or a file
 	notReady             error  // why decisions will hold everything, if they will
+	reportMode           string // who is in report (shadow) mode, if anyone: nothing of theirs is refused
 }
 
 // writeBanner prints the start-up summary: plain text for a person, next to the JSON log on stderr.
@@ -397,6 +416,9 @@ List pending holds (or open the console, or run payguard holds list):
 	if s.notReady != nil {
 		fmt.Fprintf(&b, "\nNOT READY: %v; /readyz answers 503 and no payment is allowed until a list loads.\n"+
 			"  Give one with --sanctions-dir DIR (OFAC's SDN CSV set or SDN.XML), or wait for the download.\n", s.notReady)
+	}
+	if s.reportMode != "" {
+		fmt.Fprintf(&b, "\nREPORT MODE (%s): blocks and holds are logged as would_block / would_hold and NOT enforced.\n", s.reportMode)
 	}
 	_, _ = io.WriteString(w, b.String())
 }

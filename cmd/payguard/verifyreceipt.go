@@ -25,6 +25,7 @@ func runVerifyReceipt(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	archival := fs.Bool("archival", false, "skip only the maximum-age check (for receipts kept in an archive)")
 	maxAge := fs.Duration("max-age", receipts.DefaultMaxAge, "maximum receipt age (60s of clock tolerance is added)")
 	inFile := fs.String("in", "", "read the result or JWS from this file instead of stdin")
+	journalFile := fs.String("journal", "", "verify every line of a decision journal file (receipt age is not checked)")
 	if code, done := parseSubcommandFlags(fs, args, stdout); done {
 		return code
 	}
@@ -40,6 +41,9 @@ func runVerifyReceipt(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	if err != nil {
 		fmt.Fprintf(stderr, "payguard verify-receipt: --keys: %v\n", err)
 		return 2
+	}
+	if *journalFile != "" {
+		return verifyJournalFile(*journalFile, jwks, stdout, stderr) // verifyjournal.go
 	}
 	r := stdin
 	if *inFile != "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -156,12 +157,18 @@ func Paths(root string, d Doc) []Problem {
 				continue
 			}
 			p := pm[1]
-			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil && !made(root, p) {
 				out = append(out, Problem{d.Path, i + 1, fmt.Sprintf("cites `%s`, which does not exist in the repository (paths in code spans are read from the repository root)", p)})
 			}
 		}
 	}
 	return out
+}
+
+// made reports whether p is a path the repository makes rather than holds (a virtualenv, node_modules): git
+// ignores it, so a fresh clone lacks it until a setup step runs, and citing it is right.
+func made(root, p string) bool {
+	return exec.Command("git", "-C", root, "check-ignore", "-q", "--no-index", p).Run() == nil
 }
 
 // GoTests returns the names of every Go test, benchmark and fuzz target in the repository.

@@ -67,7 +67,8 @@ func startOwn(tb testing.TB, path string, args []string) *Own {
 func (o *Own) Addr() string { return fmt.Sprintf("127.0.0.1:%d", o.port) }
 func (o *Own) URL() string  { return "redis://" + o.Addr() + "/0" }
 
-// Embedded reports whether this is miniredis rather than redis-server.
+// Embedded reports whether this is the embedded server rather than redis-server (a benchmark of Redis's own
+// memory skips on it).
 func (o *Own) Embedded() bool { return o.path == "" }
 
 // Restart is a restart without persistence: the same address, empty.

@@ -35,6 +35,7 @@ var assets embed.FS
 type Decision struct {
 	At        time.Time `json:"at"`
 	Stage     string    `json:"stage"`
+	Agent     string    `json:"agent,omitempty"` // the agent decided for (proxy agents)
 	Decision  string    `json:"decision"`
 	Class     string    `json:"class,omitempty"` // the reason class the metrics count (hold_approved, daily_cap...)
 	Reasons   []string  `json:"reasons"`

@@ -52,6 +52,7 @@ type Hold struct {
 	Host         string     `json:"host"`
 	AmountUSD    string     `json:"amount_usd"`
 	AmountMicros int64      `json:"amount_micros"`
+	Agent        string     `json:"agent,omitempty"` // the agent the payment is for (proxy agents)
 	AmountAtomic string     `json:"amount_atomic"`
 	Scheme       string     `json:"scheme"`
 	Network      string     `json:"network"`
@@ -108,7 +109,7 @@ func holdOf(h store.Hold, now time.Time) Hold {
 	v := Hold{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, Host: hostOf(h.URL),
 		AmountUSD: policy.USD(h.AmountMicros).String(), AmountMicros: h.AmountMicros,
 		CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note, Reasons: []string{},
-		Description: h.Description}
+		Description: h.Description, Agent: h.Agent}
 	if v.Status == "" {
 		v.Status = store.HoldPending
 	}

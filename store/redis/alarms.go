@@ -69,6 +69,11 @@ func (s *Store) Alarm(ctx context.Context, host string, now time.Time) (store.Al
 	if err != nil {
 		return store.Alarm{}, fmt.Errorf("store/redis: alarm: %w", s.lost(err))
 	}
+	return readAlarm(host, v, now)
+}
+
+// readAlarm is the alarm of host stored as v, ErrNotFound when it is no longer in force at now.
+func readAlarm(host, v string, now time.Time) (store.Alarm, error) {
 	var a store.Alarm
 	if err := json.Unmarshal([]byte(v), &a); err != nil {
 		return store.Alarm{}, fmt.Errorf("store/redis: alarm of %s unreadable: %w", host, err)

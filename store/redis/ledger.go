@@ -232,12 +232,51 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 	if err != nil {
 		return store.BudgetState{}, fmt.Errorf("store/redis: state of budget %s on %s: %w", budget, day, s.lost(err))
 	}
+	return stateOf(budget, day, vals)
+}
+
+// stateAlarmScript is stateScript and alarmScript in one (issue 36): KEYS the ledger's two, the alarms hash;
+// ARGV now ms, host. Returns {spent, reserved, the alarm's JSON or false}.
+var stateAlarmScript = guarded(sweepLua + `
+sweep(ARGV[1])
+return {redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[1], 'reserved') or '0',
+  redis.call('HGET', KEYS[3], ARGV[2])}
+`)
+
+// StateAndAlarm implements store.StateAndAlarm in one script.
+func (s *Store) StateAndAlarm(ctx context.Context, budget, day, host string, now time.Time) (store.BudgetState, store.Alarm, error, error) {
+	if err := store.CheckDay(day); err != nil {
+		return store.BudgetState{}, store.Alarm{}, nil, err
+	}
+	keys := append(s.ledgerKeys(budget, day), s.alarmKeys()[0])
+	vals, err := s.run(ctx, stateAlarmScript, keys, unixMillis(s.now()), host).Slice()
+	if err != nil {
+		return store.BudgetState{}, store.Alarm{}, nil, fmt.Errorf("store/redis: state of budget %s on %s: %w", budget, day, s.lost(err))
+	}
+	if len(vals) != 3 {
+		return store.BudgetState{}, store.Alarm{}, nil, fmt.Errorf("store/redis: state script returned %v", vals)
+	}
+	st, err := stateOf(budget, day, vals[:2])
+	if err != nil {
+		return store.BudgetState{}, store.Alarm{}, nil, err
+	}
+	v, ok := vals[2].(string)
+	if !ok { // false: no alarm stored for host
+		return st, store.Alarm{}, store.ErrNotFound, nil
+	}
+	a, alarmErr := readAlarm(host, v, now)
+	return st, a, alarmErr, nil
+}
+
+// stateOf reads stateScript's {spent, reserved}.
+func stateOf(budget, day string, vals []any) (store.BudgetState, error) {
 	if len(vals) != 2 {
 		return store.BudgetState{}, fmt.Errorf("store/redis: state script returned %v", vals)
 	}
 	st := store.BudgetState{Day: day}
 	for i, dst := range []*int64{&st.Spent, &st.Reserved} {
 		str, _ := vals[i].(string)
+		var err error
 		if *dst, err = strconv.ParseInt(str, 10, 64); err != nil {
 			return store.BudgetState{}, fmt.Errorf("store/redis: budget %s on %s holds a bad figure %q", budget, day, vals[i])
 		}

@@ -50,7 +50,7 @@ export class PaymentRefusedError extends Error {
  * @property {(hold: object) => boolean|Promise<boolean>} [onHold] asked on a hold; true pays, anything else refuses
  * @property {'hold'|'allow'} [onError] a failed or unknown remote result: hold (default) or, explicitly,
  *   decide locally without remote screening ("allow" disables that protection)
- * @property {{url: string, token: string, fetch?: typeof fetch}} [sidecar] decide through a local payguard
+ * @property {{url: string, token: string, agent?: {id: string, secret: string}, fetch?: typeof fetch}} [sidecar] decide through a local payguard
  *   proxy's POST /v1/decide (its decide-only token): its rules, its ledger (fleet-wide on Redis), its queue
  * @property {() => Date} [now] the clock (tests inject one)
  * @property {(event: object) => void} [onDecision] told every decision (a JSON-serialisable event); what it

@@ -95,6 +95,8 @@ export interface SidecarOptions {
   url: string;
   /** Its decide-only token (<data_dir>/decide-token): it decides, never approves. */
   token: string;
+  /** The agent's id and secret (payguard agents add), sent as Proxy-Authorization: its rules, cap and mode apply. */
+  agent?: { id: string; secret: string };
   fetch?: typeof fetch;
 }
 

@@ -9,7 +9,11 @@ const TIMEOUT_MS = 60_000; // the sidecar may wait up to its hold_wait for a per
 async function sidecarCall(sidecar, path, body) {
   const res = await (sidecar.fetch ?? fetch)(new URL(path, sidecar.url), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${sidecar.token}` },
+    headers: {
+      'content-type': 'application/json', authorization: `Bearer ${sidecar.token}`,
+      // The agent's identity, as it would give it to the proxy: its rules, cap and mode apply.
+      ...(sidecar.agent ? { 'proxy-authorization': `Basic ${btoa(`${sidecar.agent.id}:${sidecar.agent.secret}`)}` } : {}),
+    },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(TIMEOUT_MS),
   });

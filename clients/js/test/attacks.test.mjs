@@ -135,6 +135,31 @@ test('the sidecar is sent the requested URL, never the claim; without one, no ur
   }
 });
 
+test('the sidecar is told the agent it decides for (Proxy-Authorization), and nothing when none is given', async () => {
+  const auth = [];
+  const side = http.createServer((req, res) => {
+    auth.push(req.headers['proxy-authorization']);
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ decision: 'block', reasons: ['block: x'], amount_micros: 0 }));
+    });
+  });
+  await new Promise((r) => side.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${side.address().port}`;
+    for (const agent of [{ id: 'research', secret: 's3cret' }, undefined]) {
+      const { http: h } = countingClient();
+      guard(h, { sidecar: { url, token: 'decide-only-token-0123', agent } });
+      await assert.rejects(payVia(h, challenge(10000, { url: 'https://shop.example/x' }), 'https://shop.example/x'), PaymentRefusedError);
+    }
+    assert.equal(auth[0], `Basic ${Buffer.from('research:s3cret').toString('base64')}`);
+    assert.equal(auth[1], undefined);
+  } finally {
+    await new Promise((r) => side.close(r));
+  }
+});
+
 test('a per-option hold shows, reserves and, approved, pays its option\'s amount', async () => {
   const s = await seller((url) => challenge(900_000, { url }));
   try {

@@ -135,6 +135,7 @@ function holdCard(h, pending) {
   }
   const dl = el("dl");
   row(dl, "hold", h.id);
+  if (h.agent) row(dl, "agent", h.agent);
   row(dl, "host", h.host);
   row(dl, "pay to", h.pay_to);
   row(dl, "network", named(h.network_name, h.network));
@@ -215,7 +216,7 @@ function renderDecisions(ds, holds) {
     tb.append(el("tr", { "data-decision": d.decision, "data-hold": d.hold_id || "", "data-outcome": shown },
       el("td", { class: "nowrap", text: new Date(d.at).toLocaleTimeString() }),
       el("td", {}, el("span", { class: "status " + shown, text: shown === d.decision ? d.decision : "hold · " + holdStatusText(shown) }),
-        el("span", { class: "class", text: d.stage + (d.class ? " · " + d.class : "") })),
+        el("span", { class: "class", text: d.stage + (d.class ? " · " + d.class : "") + (d.agent ? " · agent " + d.agent : "") })),
       el("td", {}, d.method + " ", pathText(d.host + d.path)),
       el("td", { class: "nowrap", text: money(d.amount_usd) }, el("span", { class: "class", text: d.scheme || "" })),
       el("td", { text: d.pay_to || "" }),

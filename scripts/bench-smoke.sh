@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# bench-smoke.sh: run each benchmark behind a figure of issue 36 once (-benchtime 1x), so that a change that
+# breaks one (a panic, a failed check inside its loop, a decision that is no longer allow) fails CI. It asserts
+# no time and no size: the figures and their full commands are in docs/BENCHMARKS.md and docs/benchmarks/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go test ./proxy -run '^$' -benchtime 1x -benchmem \
+  -bench 'BenchmarkGuardChallenge$|BenchmarkUnpaid402Bolt$|BenchmarkUnpaid402Redis$|BenchmarkHostileChallenge$'
+go test ./store/bolt -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkReserveTicket$'
