@@ -26,6 +26,7 @@ import (
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/internal/factest"
@@ -154,7 +155,7 @@ func (f *fakePreflight) Decide(ctx context.Context, in any) (*core.Decision, err
 	}
 	jws, err := f.signer.Sign([]byte(`{"decision":"` + decision + `"}`))
 	if err != nil {
-		return nil, errors.Join(core.ErrSigningUnavailable, err)
+		return nil, errors.Join(receipts.ErrSigningUnavailable, err)
 	}
 	return &core.Decision{Decision: decision, ReceiptID: "r-1", Body: map[string]any{
 		"decision": decision, "reasons": []string{decision + ": all rules passed"}, "chosen_option": nil,

@@ -32,10 +32,7 @@ func (p preflightPort) Parse(body []byte) (any, error) {
 func (p preflightPort) Decide(ctx context.Context, input any) (*Decision, error) {
 	res, err := p.e.Decide(ctx, input.(*preflight.Input))
 	if err != nil {
-		if errors.Is(err, preflight.ErrSigningUnavailable) {
-			return nil, errors.Join(ErrSigningUnavailable, err)
-		}
-		return nil, err
+		return nil, err // receipts.ErrSigningUnavailable: 503, nothing charged
 	}
 	return &Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 )
 
@@ -67,7 +68,7 @@ func (s *Service) Preflight(body []byte) (*Op, *Error) {
 	return &Op{Route: RoutePreflight, Input: fingerprint(string(body)), Work: func(ctx context.Context) (Done, *Error) {
 		d, err := s.o.Preflight.Decide(ctx, input)
 		if err != nil {
-			if errors.Is(err, ErrSigningUnavailable) {
+			if errors.Is(err, receipts.ErrSigningUnavailable) {
 				s.o.Logger.Error("receipt signing unavailable", "err", err)
 				return Done{}, Errorf(http.StatusServiceUnavailable, CodeReceiptSigning, "the decision could not be signed; nothing was charged")
 			}

@@ -2,13 +2,8 @@ package core
 
 import (
 	"context"
-	"errors"
 	"time"
 )
-
-// ErrSigningUnavailable is what a Preflight returns when the decision cannot be signed (503
-// receipt_signing_unavailable, nothing settled). PreflightPort maps preflight.ErrSigningUnavailable to it.
-var ErrSigningUnavailable = errors.New("server: receipt signing unavailable")
 
 // InputError is an input rejected before payment: 400 with Code (or Status, 413 for body_too_large),
 // nothing charged. The ports convert the engines' own input errors to it.
@@ -25,7 +20,7 @@ func (e *InputError) Error() string { return e.Code + ": " + e.Message }
 type Preflight interface {
 	// Parse checks a body against SPEC §10's limits; errors are *InputError.
 	Parse(body []byte) (any, error)
-	// Decide decides a parsed input. An error wrapping ErrSigningUnavailable means 503.
+	// Decide decides a parsed input. An error wrapping receipts.ErrSigningUnavailable means 503.
 	Decide(ctx context.Context, input any) (*Decision, error)
 }
 
