@@ -100,8 +100,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Sellers = (*Store)(nil)
+	_ store.Store              = (*Store)(nil)
+	_ store.Sellers            = (*Store)(nil)
+	_ store.ObservationBatcher = (*Store)(nil)
 )
 
 // growStep is how far past its data bbolt grows the file.
