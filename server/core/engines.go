@@ -22,9 +22,9 @@ func (p preflightPort) Parse(body []byte) (any, error) {
 	if err != nil {
 		var ie *preflight.InputError
 		if errors.As(err, &ie) {
-			return nil, &InputError{Code: ie.Code, Message: ie.Message, Status: ie.HTTPStatus()}
+			return nil, ie
 		}
-		return nil, &InputError{Code: CodeInvalidJSON, Message: err.Error()}
+		return nil, &preflight.InputError{Code: CodeInvalidJSON, Message: err.Error()}
 	}
 	return in, nil
 }
@@ -45,7 +45,7 @@ func (p checkerPort) Validate(q CheckQuery) error {
 		if errors.Is(err, screening.ErrNoInput) {
 			code = CodeMissingInput
 		}
-		return &InputError{Code: code, Message: err.Error()}
+		return &preflight.InputError{Code: code, Message: err.Error()}
 	}
 	return nil
 }

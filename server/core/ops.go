@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 )
@@ -106,13 +107,9 @@ func (s *Service) Endpoint(ctx context.Context, rawURL, method string, methodGiv
 
 // inputError is an engine's input error as an Error: its own code and status, else fallback.
 func inputError(err error, fallback string) *Error {
-	var ie *InputError
+	var ie *preflight.InputError
 	if errors.As(err, &ie) {
-		status := http.StatusBadRequest
-		if ie.Status == http.StatusRequestEntityTooLarge {
-			status = ie.Status
-		}
-		return Errorf(status, ie.Code, ie.Message)
+		return Errorf(ie.HTTPStatus(), ie.Code, ie.Message)
 	}
 	return Errorf(http.StatusBadRequest, fallback, err.Error())
 }
