@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/payguard/payguard/internal/evmaddr"
 )
 
 // ServerConfig is the `server:` section: `payguard serve`, the public pay-per-call screening API.
@@ -142,10 +144,10 @@ func (c *FeesConfig) validate() error {
 	if !strings.HasPrefix(c.Network, "eip155:") || len(c.Network) <= len("eip155:") {
 		errs = append(errs, fmt.Errorf("server.fees.network must be an EVM CAIP-2 id (eip155:<chain>), got %q", c.Network))
 	}
-	if c.Asset != "" && !isEVMAddress(c.Asset) {
+	if c.Asset != "" && !evmaddr.Is(c.Asset) {
 		errs = append(errs, fmt.Errorf("server.fees.asset must be a 0x EVM address, got %q", c.Asset))
 	}
-	if c.PayTo != "" && !isEVMAddress(c.PayTo) {
+	if c.PayTo != "" && !evmaddr.Is(c.PayTo) {
 		errs = append(errs, fmt.Errorf("server.fees.pay_to must be a 0x EVM address, got %q", c.PayTo))
 	}
 	if c.MaxTimeoutSeconds < 10 || c.MaxTimeoutSeconds > 3600 {
@@ -232,16 +234,4 @@ func validOrigin(name, s string) error {
 		return fmt.Errorf("%s must be an origin like https://api.example.com, got %q", name, s)
 	}
 	return nil
-}
-
-func isEVMAddress(s string) bool {
-	if len(s) != 42 || (s[:2] != "0x" && s[:2] != "0X") {
-		return false
-	}
-	for _, c := range s[2:] {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }

@@ -102,6 +102,9 @@ func TestReasonRows(t *testing.T) {
 			Block, "block: daily cap $25 would be exceeded (spent $24.995)"},
 		{"payTo blocklist", func(f *Facts) { f.Rules.PayToBlocklist = []string{payeeA} },
 			Block, "block: payTo " + payeeA + " is on blocklist"},
+		// A payee listed as "0X…" is the same account as the seller's "0x…" (evmaddr.Same): blocked all the same.
+		{"payTo blocklist, another spelling", func(f *Facts) { f.Rules.PayToBlocklist = []string{"0X" + payeeA[2:]} },
+			Block, "block: payTo " + payeeA + " is on blocklist"},
 		{"payTo not on allowlist", func(f *Facts) {
 			f.Rules.StrictAllowlist = true
 			f.Rules.DomainAllowlist = []string{"example.com"}

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strings"
 	"time"
+
+	"github.com/payguard/payguard/internal/evmaddr"
 )
 
 // This file is the three Endpoint Index rules (SPEC's Rules table: max_price_multiple, require_live,
@@ -154,9 +155,4 @@ func joinPayees(list []string) string {
 // letter case, SPEC), any other identifier as given.
 func CanonicalPayee(s string) string { return canonicalPayee(s) }
 
-func canonicalPayee(s string) string {
-	if isEVMAddress(s) {
-		return "0x" + strings.ToLower(s[2:])
-	}
-	return s
-}
+func canonicalPayee(s string) string { return evmaddr.Canonical(s) }

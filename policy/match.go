@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"golang.org/x/net/idna"
 )
 
@@ -111,33 +112,11 @@ func payeeListed(payTo string, list []string) bool {
 		return false
 	}
 	for _, e := range list {
-		if samePayee(payTo, strings.TrimSpace(e)) {
+		if evmaddr.Same(payTo, strings.TrimSpace(e)) {
 			return true
 		}
 	}
 	return false
-}
-
-func samePayee(a, b string) bool {
-	if isEVMAddress(a) && isEVMAddress(b) {
-		return strings.EqualFold(a, b)
-	}
-	return a == b
-}
-
-// isEVMAddress is the same test as x402.IsEVMAddress; policy keeps its own copy to stay free of the wire
-// package.
-func isEVMAddress(s string) bool {
-	if len(s) != 42 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
-		return false
-	}
-	for i := 2; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // networkAllowed reports whether any of the option's network names is in the allowed list.

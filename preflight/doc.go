@@ -14,7 +14,7 @@
 // Engine.Decide gathers the facts the rules need and only those: the judged payee (policy.Payee) is the
 // one screened, so a challenge with 32 options costs one sanctions lookup. A fact that cannot be gathered
 // is unknown, never positive (SPEC §4.4): no list loaded with screen_sanctions on is a hold, an unknown
-// domain age adds no reason. The only error Decide returns is ErrSigningUnavailable; every other failure is
+// domain age adds no reason. The only error Decide returns is receipts.ErrSigningUnavailable; every other failure is
 // a decision. DecideUnsigned and SignReceipt split the two halves for the proxy, which sends an allowed
 // challenge on with the receipt id alone and signs only what it refuses.
 //

@@ -6,18 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 )
-
-// ErrSigningUnavailable is Decide's only error: the decision could not be signed (no signer, or signing
-// failed). Channels answer 503 receipt_signing_unavailable and never charge.
-var ErrSigningUnavailable = errors.New("preflight: receipt signing unavailable")
 
 // Signer signs a receipt payload as a compact JWS. *receipts.KeySet implements it.
 type Signer interface {
@@ -29,7 +25,7 @@ type Options struct {
 	Rules     policy.Rules        // the deployment's rules; Input.Rules overlays them
 	Sanctions screening.Sanctions // nil or !Ready() -> sanctions facts unknown
 	Domains   screening.Domains   // nil -> domain age and DNS unknown (offline)
-	Signer    Signer              // nil -> Decide returns ErrSigningUnavailable
+	Signer    Signer              // nil -> Decide returns receipts.ErrSigningUnavailable
 	Now       func() time.Time    // nil -> time.Now
 	// Index, when set, is where the Endpoint Index rules read observations (nil: no Index evidence, and
 	// results carry no index_evidence). IndexMaxAge drops older observations (0 keeps all).
@@ -66,7 +62,7 @@ const DataUnknown = "unknown"
 //     not invented); the unknowns are stated in payee.domain.
 //   - a failure inside evaluation itself is recovered into "hold: internal error: ...".
 //
-// The only error is ErrSigningUnavailable.
+// The only error is receipts.ErrSigningUnavailable.
 func (e *Engine) Decide(ctx context.Context, in *Input) (*Result, error) {
 	res, err := e.DecideUnsigned(ctx, in)
 	if err != nil {
@@ -82,11 +78,11 @@ func (e *Engine) Decide(ctx context.Context, in *Input) (*Result, error) {
 // decision, and InputSHA256 and JWS stay empty until SignReceipt. It is for a channel that shows the receipt
 // for some outcomes only: the proxy sends an allowed challenge on with the receipt id alone and signs what it
 // refuses, so an allowed 402 does not pay for a signature nobody receives. Like Decide it refuses to decide
-// at all (ErrSigningUnavailable) when the engine has no signer, so that a misconfigured deployment fails
+// at all (receipts.ErrSigningUnavailable) when the engine has no signer, so that a misconfigured deployment fails
 // closed the same way on every channel.
 func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error) {
 	if e.opts.Signer == nil {
-		return nil, ErrSigningUnavailable
+		return nil, receipts.ErrSigningUnavailable
 	}
 	now := e.opts.Now().UTC()
 	res := &Result{ChosenIndex: -1, DataAsOf: e.dataAsOf()}
@@ -105,7 +101,7 @@ func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error)
 	}
 	id, err := receiptID()
 	if err != nil {
-		return nil, fmt.Errorf("%w: receipt id: %v", ErrSigningUnavailable, err)
+		return nil, fmt.Errorf("%w: receipt id: %v", receipts.ErrSigningUnavailable, err)
 	}
 	res.Receipt = Receipt{ID: id, TS: now.Format(time.RFC3339), Decision: res.Decision}
 	return res, nil
@@ -113,24 +109,24 @@ func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error)
 
 // SignReceipt completes res, a result of DecideUnsigned for in: it sets Receipt.InputSHA256 and signs the
 // result's JSON as it then stands into Receipt.JWS. Call it once, before anything changes res; the signature
-// binds every field. Its only error is ErrSigningUnavailable, and res is then left unsigned.
+// binds every field. Its only error is receipts.ErrSigningUnavailable, and res is then left unsigned.
 func (e *Engine) SignReceipt(res *Result, in *Input) error {
 	if e.opts.Signer == nil {
-		return ErrSigningUnavailable
+		return receipts.ErrSigningUnavailable
 	}
 	if res.Receipt.JWS != "" {
-		return fmt.Errorf("%w: receipt %s is already signed", ErrSigningUnavailable, res.Receipt.ID)
+		return fmt.Errorf("%w: receipt %s is already signed", receipts.ErrSigningUnavailable, res.Receipt.ID)
 	}
 	res.Receipt.InputSHA256 = inputHash(in)
 	payload, err := json.Marshal(res)
 	if err != nil {
 		res.Receipt.InputSHA256 = ""
-		return fmt.Errorf("%w: encode result: %v", ErrSigningUnavailable, err)
+		return fmt.Errorf("%w: encode result: %v", receipts.ErrSigningUnavailable, err)
 	}
 	jws, err := e.opts.Signer.Sign(payload)
 	if err != nil {
 		res.Receipt.InputSHA256 = ""
-		return fmt.Errorf("%w: %v", ErrSigningUnavailable, err)
+		return fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
 	}
 	res.Receipt.JWS = jws
 	return nil

@@ -285,11 +285,11 @@ func TestRealFixtures(t *testing.T) {
 
 func TestSigningUnavailable(t *testing.T) {
 	e := New(Options{Rules: policy.DefaultRules()})
-	if _, err := e.Decide(context.Background(), &Input{}); !errors.Is(err, ErrSigningUnavailable) {
+	if _, err := e.Decide(context.Background(), &Input{}); !errors.Is(err, receipts.ErrSigningUnavailable) {
 		t.Fatalf("got %v", err)
 	}
 	e = New(Options{Rules: policy.DefaultRules(), Signer: failingSigner{}})
-	if _, err := e.Decide(context.Background(), &Input{}); !errors.Is(err, ErrSigningUnavailable) {
+	if _, err := e.Decide(context.Background(), &Input{}); !errors.Is(err, receipts.ErrSigningUnavailable) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -325,7 +325,7 @@ func TestDecideUnsignedThenSign(t *testing.T) {
 		t.Fatalf("signed result does not verify: %v", err)
 	}
 	jws := res.Receipt.JWS
-	if err := h.engine.SignReceipt(res, in); !errors.Is(err, ErrSigningUnavailable) || res.Receipt.JWS != jws {
+	if err := h.engine.SignReceipt(res, in); !errors.Is(err, receipts.ErrSigningUnavailable) || res.Receipt.JWS != jws {
 		t.Fatalf("second SignReceipt = %v (jws changed: %v)", err, res.Receipt.JWS != jws)
 	}
 }
@@ -338,13 +338,13 @@ func TestSignReceiptFailureLeavesResultUnsigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SignReceipt(res, in); !errors.Is(err, ErrSigningUnavailable) {
+	if err := e.SignReceipt(res, in); !errors.Is(err, receipts.ErrSigningUnavailable) {
 		t.Fatalf("SignReceipt = %v", err)
 	}
 	if res.Receipt.JWS != "" || res.Receipt.InputSHA256 != "" {
 		t.Fatalf("a failed signature left %+v", res.Receipt)
 	}
-	if _, err := New(Options{Rules: policy.DefaultRules()}).DecideUnsigned(context.Background(), in); !errors.Is(err, ErrSigningUnavailable) {
+	if _, err := New(Options{Rules: policy.DefaultRules()}).DecideUnsigned(context.Background(), in); !errors.Is(err, receipts.ErrSigningUnavailable) {
 		t.Fatalf("DecideUnsigned without a signer = %v", err)
 	}
 }

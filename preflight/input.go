@@ -30,7 +30,8 @@ const (
 )
 
 // InputError is a preflight input that violates SPEC §10's limits or shape. Channels answer it with 400 (413 for
-// body_too_large) before any payment, and never charge for it.
+// body_too_large) before any payment, and never charge for it. The pay-per-call server (server/core) uses it
+// for every input it refuses before payment, a check query's among them: there is no second such type there.
 type InputError struct {
 	// Code is one of: body_too_large, invalid_utf8, invalid_json, too_deep, unknown_field, invalid_field,
 	// field_too_long, invalid_challenge, too_many_options, unknown_rule, too_many_entries, invalid_rules.

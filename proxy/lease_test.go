@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/bolt"
 	"github.com/payguard/payguard/store/memory"
@@ -31,7 +32,7 @@ func TestUnpaid402sLeaveTheBudget(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &fakeClock{t: time.Now()}
+			clock := testutil.NewClock(time.Now())
 			s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
 			h := newHarness(t, tc.open(t, clock.Now), testRules(), func(o *setup) { o.Now = clock.Now })
 			b := h.buyer()
@@ -65,7 +66,7 @@ func TestUnpaid402sLeaveTheBudget(t *testing.T) {
 // A seller's maxTimeoutSeconds cannot hold the agent's budget longer than proxy.ticket_ttl_max: a year-long
 // challenge's reservation is released after the bound, not after a year.
 func TestTicketTTLIsBounded(t *testing.T) {
-	clock := &fakeClock{t: time.Now()}
+	clock := testutil.NewClock(time.Now())
 	o := offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent)
 	o.MaxTimeoutSeconds = 365 * 24 * 3600
 	s := newSeller(t, x402.V2, false, o)

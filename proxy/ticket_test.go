@@ -2,29 +2,20 @@ package proxy
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
-
-// fakeClock is the proxy's injected clock, moved by the test.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // A ticket releases only the payment it was issued for: same method, URL, network, payee and amount, before
 // it expires. v1 is used because a v1 payment that no ticket covers can never be allowed on its own (it names
 // no asset), so every refusal below is the ticket's doing.
 func TestTicketBindsRequestAndTerms(t *testing.T) {
 	s := newSeller(t, x402.V1, false, offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, cent))
-	clock := &fakeClock{t: time.Now()}
+	clock := testutil.NewClock(time.Now())
 	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.Now = clock.Now })
 	b := h.buyer()
 	url := s.url("/weather?city=sf")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
@@ -32,7 +33,7 @@ func guard402Body(p *Proxy, url string) (*http.Response, []byte) {
 // allowed again.
 func TestUnpaidTicketsPerSiteAreBounded(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Now()}
+	clock := testutil.NewClock(time.Now())
 	st := memory.NewWithClock(clock.Now)
 	p, _, _ := newTestProxy(t, st, footprintRules(), maxUnpaid(3), func(o *setup) { o.Now = clock.Now })
 	defer p.Close()

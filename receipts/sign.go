@@ -15,6 +15,12 @@ import (
 	"github.com/go-jose/go-jose/v4"
 )
 
+// ErrSigningUnavailable means a receipt, a decision's or a paid call's (an offer, a delivery receipt), could
+// not be signed: no signing key, or signing failed. It is the one error for it across the engine
+// (preflight), the pay-per-call server (server/core, server/fees) and their channels, which answer 503
+// receipt_signing_unavailable and never charge.
+var ErrSigningUnavailable = errors.New("receipt signing unavailable")
+
 // ErrNoSigner is returned by Sign when the key set has no usable signing key.
 var ErrNoSigner = errors.New("receipts: no active signing key")
 

@@ -1,11 +1,11 @@
 package screening
 
 import (
-	"crypto/sha256"
-	"math/big"
 	"strings"
 	"unicode"
 
+	"github.com/payguard/payguard/internal/base58"
+	"github.com/payguard/payguard/internal/evmaddr"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -73,28 +73,26 @@ const (
 // formats cover the chains x402 pays on (EVM, Solana) and those whose addresses the SDN list names.
 func AddressKind(s string) string {
 	switch {
-	case len(s) == 42 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHex(s[2:]):
+	case evmaddr.Is(s):
 		return AddressEVM
 	case isCashAddr(s):
 		return AddressCashAddr
 	case bech32Valid(s):
 		return AddressBech32
-	case base58CheckValid(s, base58Alphabet):
+	case base58.Bitcoin.CheckValid(s):
 		return AddressBase58Check
-	case strings.HasPrefix(s, "r") && base58CheckValid(s, xrpAlphabet):
+	case strings.HasPrefix(s, "r") && base58.XRP.CheckValid(s):
 		return AddressXRP
-	case (len(s) == 95 || len(s) == 106) && (s[0] == '4' || s[0] == '8') && inAlphabet(s, base58Alphabet):
+	case (len(s) == 95 || len(s) == 106) && (s[0] == '4' || s[0] == '8') && base58.Bitcoin.Contains(s):
 		return AddressMonero
-	case len(s) >= 32 && len(s) <= 44 && len(base58Decode(s, base58Alphabet)) == 32:
+	case len(s) >= 32 && len(s) <= 44 && isKey32(s):
 		return AddressSolana
 	}
 	return ""
 }
 
 const (
-	base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-	xrpAlphabet    = "rpshnaf39wBUDNEGHJKLM4PQRST7VWXYZ2bcdeCg65jkm8oFqi1tuvAxyz"
-	bech32Charset  = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+	bech32Charset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 )
 
 func inAlphabet(s, alphabet string) bool {
@@ -106,42 +104,10 @@ func inAlphabet(s, alphabet string) bool {
 	return true
 }
 
-// base58Decode returns the bytes s encodes (leading zero bytes for leading first-alphabet characters), or
-// nil when s is not in the alphabet or too long to be an address.
-func base58Decode(s, alphabet string) []byte {
-	if s == "" || len(s) > 128 {
-		return nil
-	}
-	n := new(big.Int)
-	radix := big.NewInt(58)
-	for i := 0; i < len(s); i++ {
-		d := strings.IndexByte(alphabet, s[i])
-		if d < 0 {
-			return nil
-		}
-		n.Mul(n, radix)
-		n.Add(n, big.NewInt(int64(d)))
-	}
-	b := n.Bytes()
-	for i := 0; i < len(s) && s[i] == alphabet[0]; i++ {
-		b = append([]byte{0}, b...)
-	}
-	return b
-}
-
-// base58CheckValid reports whether s (26 to 40 characters) decodes with a valid 4-byte checksum.
-func base58CheckValid(s, alphabet string) bool {
-	if len(s) < 26 || len(s) > 40 {
-		return false
-	}
-	b := base58Decode(s, alphabet)
-	if len(b) < 5 {
-		return false
-	}
-	payload, sum := b[:len(b)-4], b[len(b)-4:]
-	h1 := sha256.Sum256(payload)
-	h2 := sha256.Sum256(h1[:])
-	return string(h2[:4]) == string(sum)
+// isKey32 reports whether s is the Base58 text of exactly 32 bytes (a Solana key).
+func isKey32(s string) bool {
+	b, err := base58.Bitcoin.Decode(s, 32)
+	return err == nil && len(b) == 32
 }
 
 // isCashAddr reports a Bitcoin Cash address in one letter case: q or p and 41 more charset characters.

@@ -26,6 +26,8 @@ import (
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/internal/factest"
@@ -102,7 +104,7 @@ type fakeChecker struct{ calls atomic.Int32 }
 
 func (f *fakeChecker) Validate(q core.CheckQuery) error {
 	if q.Domain == "bad domain" {
-		return &core.InputError{Code: core.CodeInvalidParameter, Message: "domain: not a domain"}
+		return &preflight.InputError{Code: core.CodeInvalidParameter, Message: "domain: not a domain"}
 	}
 	return nil
 }
@@ -137,11 +139,11 @@ func (f *fakePreflight) Parse(body []byte) (any, error) {
 		}
 	}
 	if max > 32 {
-		return nil, &core.InputError{Code: "too_deep", Message: "JSON nesting deeper than 32"}
+		return nil, &preflight.InputError{Code: "too_deep", Message: "JSON nesting deeper than 32"}
 	}
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, &core.InputError{Code: "invalid_json", Message: err.Error()}
+		return nil, &preflight.InputError{Code: "invalid_json", Message: err.Error()}
 	}
 	return m, nil
 }
@@ -154,7 +156,7 @@ func (f *fakePreflight) Decide(ctx context.Context, in any) (*core.Decision, err
 	}
 	jws, err := f.signer.Sign([]byte(`{"decision":"` + decision + `"}`))
 	if err != nil {
-		return nil, errors.Join(core.ErrSigningUnavailable, err)
+		return nil, errors.Join(receipts.ErrSigningUnavailable, err)
 	}
 	return &core.Decision{Decision: decision, ReceiptID: "r-1", Body: map[string]any{
 		"decision": decision, "reasons": []string{decision + ": all rules passed"}, "chosen_option": nil,

@@ -312,6 +312,13 @@ type ObservationBatcher interface {
 	PutObservations(ctx context.Context, obs []Observation, keep Retention) error
 }
 
+// Warner is implemented by stores that have something to tell an operator at start (redis: persistence
+// that is off or unknown). The commands that open a store log each warning; a store without any need not
+// implement it.
+type Warner interface {
+	Warnings() []string
+}
+
 // Store bundles every part; Close releases files and connections.
 type Store interface {
 	Ledger

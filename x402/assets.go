@@ -3,6 +3,7 @@ package x402
 import (
 	"strings"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"github.com/payguard/payguard/x402/svm"
 )
 
@@ -67,19 +68,8 @@ func LookupUSDC(network, asset string) (Asset, bool) {
 	return a, true
 }
 
-// IsEVMAddress reports whether s is "0x" followed by 40 hex digits (any case).
-func IsEVMAddress(s string) bool {
-	if len(s) != 42 || s[0] != '0' || s[1] != 'x' {
-		return false
-	}
-	for i := 2; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
+// IsEVMAddress reports whether s is "0x" followed by 40 hex digits (any case): x402's form (evmaddr.IsWire).
+func IsEVMAddress(s string) bool { return evmaddr.IsWire(s) }
 
 // IsSolanaAddress reports whether s is a Solana address: the Base58 text of exactly 32 bytes.
 func IsSolanaAddress(s string) bool {

@@ -357,7 +357,7 @@ func openStore(_ context.Context, cfg *config.Config, log *slog.Logger) (store.S
 
 // logStoreWarnings logs what a store reports about itself at start (a Redis whose persistence is unknown).
 func logStoreWarnings(st store.Store, log *slog.Logger) {
-	if w, ok := st.(interface{ Warnings() []string }); ok {
+	if w, ok := st.(store.Warner); ok {
 		for _, m := range w.Warnings() {
 			log.Warn(m)
 		}

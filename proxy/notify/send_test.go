@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payguard/payguard/internal/testutil"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -36,6 +38,18 @@ func receiver(t *testing.T, status func(n int) int) (*httptest.Server, chan deli
 	}))
 	t.Cleanup(srv.Close)
 	return srv, got
+}
+
+// next is the receiver's next delivery; the deadline only turns a delivery that never comes into a failure.
+func next(t *testing.T, got chan delivery) delivery {
+	t.Helper()
+	select {
+	case d := <-got:
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery reached the receiver")
+		return delivery{}
+	}
 }
 
 func run(t *testing.T, s *Sender) {
@@ -61,7 +75,7 @@ func TestSignatureVerifiable(t *testing.T) {
 	run(t, s)
 	ev := sampleEvent()
 	s.Send(ev)
-	d := <-got
+	d := next(t, got)
 	sig := d.header.Get(HeaderSignature)
 	var ts, v1 string
 	for _, p := range strings.Split(sig, ",") {
@@ -109,7 +123,7 @@ func TestNoSecretNoSignature(t *testing.T) {
 	s := NewSender(Options{Targets: []Target{{URL: srv.URL}}, Logger: quiet})
 	run(t, s)
 	s.Send(sampleEvent())
-	if d := <-got; d.header.Get(HeaderSignature) != "" {
+	if d := next(t, got); d.header.Get(HeaderSignature) != "" {
 		t.Fatalf("signature without a secret: %q", d.header.Get(HeaderSignature))
 	}
 }
@@ -127,12 +141,10 @@ func TestRetriesOn500(t *testing.T) {
 	s.Send(sampleEvent())
 	var ids []string
 	for range 3 {
-		d := <-got
+		d := next(t, got)
 		ids = append(ids, d.header.Get(HeaderDelivery))
 	}
-	for s.Sent.Load() != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return s.Sent.Load() == 1 }, "the delivery counted as sent")
 	if ids[0] != ids[1] || ids[1] != ids[2] || s.Failed.Load() != 0 {
 		t.Fatalf("deliveries %v, failed %d", ids, s.Failed.Load())
 	}
@@ -144,17 +156,13 @@ func TestGivesUp(t *testing.T) {
 	s := NewSender(Options{Targets: []Target{{URL: srv.URL}}, Backoff: time.Millisecond, Logger: quiet})
 	run(t, s)
 	s.Send(sampleEvent())
-	<-got
-	for s.Failed.Load() != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	next(t, got)
+	testutil.Eventually(t, 10*time.Second, func() bool { return s.Failed.Load() == 1 }, "the 400 delivery counted as failed")
 	srv5, got5 := receiver(t, func(int) int { return 503 })
 	s5 := NewSender(Options{Targets: []Target{{URL: srv5.URL}}, Backoff: time.Millisecond, MaxAttempts: 3, Logger: quiet})
 	run(t, s5)
 	s5.Send(sampleEvent())
-	for s5.Failed.Load() != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return s5.Failed.Load() == 1 }, "the 503 delivery counted as failed")
 	if len(got5) != 3 || len(got) != 0 {
 		t.Fatalf("attempts: 503 receiver %d (want 3), 400 receiver %d more (want 0)", len(got5), len(got))
 	}
@@ -184,5 +192,5 @@ func TestHungReceiverNeverBlocksSend(t *testing.T) {
 	if d := s.Dropped.Load(); d < 50-4 {
 		t.Fatalf("dropped %d; want at least %d (hung queue of 4 full)", d, 50-4)
 	}
-	<-got
+	next(t, got)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/internal/testredis"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/store"
@@ -37,18 +38,6 @@ func (s *sink) types() []string {
 		out = append(out, e.Type+" "+e.Hold.ID)
 	}
 	return out
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // heldDecision is what the proxy stores: the engine's result JSON, with screening evidence.
@@ -81,25 +70,25 @@ func newHold(t *testing.T, st store.Holds, id string, now time.Time, ttl time.Du
 // One event per change: created, then approved or denied; a pending hold past its expiry expired. The
 // created event carries the screening evidence, the budget and the approve link.
 func TestWatcherEvents(t *testing.T) {
-	ck := &clock{t: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
-	st := memory.NewWithClock(ck.now)
+	ck := testutil.NewClock(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	st := memory.NewWithClock(ck.Now)
 	out := &sink{}
 	w := NewWatcher(WatcherOptions{Source: st, Sink: out, Budget: "default", CapMicros: 10_000_000,
-		ConsoleURL: "https://approve.example/", Now: ck.now, Logger: quiet})
+		ConsoleURL: "https://approve.example/", Now: ck.Now, Logger: quiet})
 	ctx := context.Background()
-	newHold(t, st, "hold_a", ck.now(), time.Minute)
-	newHold(t, st, "hold_b", ck.now(), time.Minute)
-	newHold(t, st, "hold_c", ck.now(), time.Minute)
+	newHold(t, st, "hold_a", ck.Now(), time.Minute)
+	newHold(t, st, "hold_b", ck.Now(), time.Minute)
+	newHold(t, st, "hold_c", ck.Now(), time.Minute)
 	w.Scan(ctx)
 	w.Scan(ctx) // nothing new
-	if _, err := st.ResolveHold(ctx, "hold_a", store.HoldApproved, "alice", "fine", ck.now()); err != nil {
+	if _, err := st.ResolveHold(ctx, "hold_a", store.HoldApproved, "alice", "fine", ck.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ResolveHold(ctx, "hold_b", store.HoldDenied, "bob", "", ck.now()); err != nil {
+	if _, err := st.ResolveHold(ctx, "hold_b", store.HoldDenied, "bob", "", ck.Now()); err != nil {
 		t.Fatal(err)
 	}
 	w.Scan(ctx)
-	ck.add(2 * time.Minute)
+	ck.Advance(2 * time.Minute)
 	w.Scan(ctx)
 	w.Scan(ctx)
 	got := fmt.Sprint(out.types())

@@ -1,11 +1,11 @@
 package sanctions
 
 import (
-	"crypto/sha256"
-	"math/big"
 	"regexp"
 	"strings"
 
+	"github.com/payguard/payguard/internal/base58"
+	"github.com/payguard/payguard/internal/evmaddr"
 	"github.com/payguard/payguard/screening"
 )
 
@@ -34,20 +34,6 @@ func findAddresses(remarks string) []addressMatch {
 	return out
 }
 
-// isEVMAddress reports whether s is 0x followed by 40 hex digits (any letter case).
-func isEVMAddress(s string) bool {
-	if len(s) != 42 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
-		return false
-	}
-	for i := 2; i < 42; i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
 // addressKey is the lookup key of an address, after screening.NormalizeAddress. EVM addresses are case-insensitive (EIP-55 mixed case is only
 // a checksum). So are bech32 addresses (bc1..., ltc1..., zs1...) and Bitcoin Cash CashAddr (q.../p...,
 // with or without "bitcoincash:"): BIP-173 and CashAddr define the all-upper-case form, used in QR codes, as
@@ -55,8 +41,8 @@ func isEVMAddress(s string) bool {
 // like) is case-sensitive and kept as is.
 func addressKey(s string) string {
 	s = screening.NormalizeAddress(s) // zero-width characters, fullwidth forms, a missing 0x
-	if isEVMAddress(s) {
-		return "0x" + strings.ToLower(s[2:])
+	if evmaddr.Is(s) {
+		return evmaddr.Canonical(s)
 	}
 	if folded, ok := foldBech32(s); ok {
 		return folded
@@ -108,36 +94,6 @@ var base58Currencies = map[string]bool{
 	"TRX": true, "USDT": true,
 }
 
-const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-// base58CheckValid reports whether s decodes as Base58 with a valid 4-byte checksum.
-func base58CheckValid(s string) bool {
-	if len(s) < 26 || len(s) > 40 {
-		return false
-	}
-	n := new(big.Int)
-	radix := big.NewInt(58)
-	for i := 0; i < len(s); i++ {
-		d := strings.IndexByte(base58Alphabet, s[i])
-		if d < 0 {
-			return false
-		}
-		n.Mul(n, radix)
-		n.Add(n, big.NewInt(int64(d)))
-	}
-	b := n.Bytes()
-	for i := 0; i < len(s) && s[i] == '1'; i++ {
-		b = append([]byte{0}, b...)
-	}
-	if len(b) < 5 {
-		return false
-	}
-	payload, sum := b[:len(b)-4], b[len(b)-4:]
-	h1 := sha256.Sum256(payload)
-	h2 := sha256.Sum256(h1[:])
-	return string(h2[:4]) == string(sum)
-}
-
 // looksBase58Check reports whether an address of a Base58Check currency is in that legacy form (as opposed
 // to, say, a bech32 "bc1..." or a cashaddr "q..." address, which carry no checksum we verify here).
 func looksBase58Check(currency, addr string) bool {
@@ -150,10 +106,5 @@ func looksBase58Check(currency, addr string) bool {
 	if currency == "BCH" && (addr[0] == 'q' || addr[0] == 'p') {
 		return false
 	}
-	for i := 0; i < len(addr); i++ {
-		if strings.IndexByte(base58Alphabet, addr[i]) < 0 {
-			return false
-		}
-	}
-	return true
+	return base58.Bitcoin.Contains(addr)
 }

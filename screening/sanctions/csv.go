@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/payguard/payguard/internal/base58"
 )
 
 // CSVFiles holds the readers of OFAC's legacy CSV set. Only SDN is required.
@@ -190,7 +192,7 @@ func parseRemarks(uid int, remark string, continuations []string) (addrs []Digit
 			warnings = append(warnings, fmt.Sprintf("uid %d: truncated address fragment %q dropped (remark cut at %d chars)", uid, m.Address, remarkCap))
 			continue
 		}
-		if spansJoin(m, boundaries[:len(boundaries)-1]) && looksBase58Check(m.Currency, m.Address) && !base58CheckValid(m.Address) {
+		if spansJoin(m, boundaries[:len(boundaries)-1]) && looksBase58Check(m.Currency, m.Address) && !base58.Bitcoin.CheckValid(m.Address) {
 			dropped++
 			warnings = append(warnings, fmt.Sprintf("uid %d: address %q joined from sdn_comments.csv fails its checksum (files of different dates?); dropped", uid, m.Address))
 			continue

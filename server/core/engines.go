@@ -22,9 +22,9 @@ func (p preflightPort) Parse(body []byte) (any, error) {
 	if err != nil {
 		var ie *preflight.InputError
 		if errors.As(err, &ie) {
-			return nil, &InputError{Code: ie.Code, Message: ie.Message, Status: ie.HTTPStatus()}
+			return nil, ie
 		}
-		return nil, &InputError{Code: CodeInvalidJSON, Message: err.Error()}
+		return nil, &preflight.InputError{Code: CodeInvalidJSON, Message: err.Error()}
 	}
 	return in, nil
 }
@@ -32,10 +32,7 @@ func (p preflightPort) Parse(body []byte) (any, error) {
 func (p preflightPort) Decide(ctx context.Context, input any) (*Decision, error) {
 	res, err := p.e.Decide(ctx, input.(*preflight.Input))
 	if err != nil {
-		if errors.Is(err, preflight.ErrSigningUnavailable) {
-			return nil, errors.Join(ErrSigningUnavailable, err)
-		}
-		return nil, err
+		return nil, err // receipts.ErrSigningUnavailable: 503, nothing charged
 	}
 	return &Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
 }
@@ -48,7 +45,7 @@ func (p checkerPort) Validate(q CheckQuery) error {
 		if errors.Is(err, screening.ErrNoInput) {
 			code = CodeMissingInput
 		}
-		return &InputError{Code: code, Message: err.Error()}
+		return &preflight.InputError{Code: code, Message: err.Error()}
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 )
 
@@ -67,7 +69,7 @@ func (s *Service) Preflight(body []byte) (*Op, *Error) {
 	return &Op{Route: RoutePreflight, Input: fingerprint(string(body)), Work: func(ctx context.Context) (Done, *Error) {
 		d, err := s.o.Preflight.Decide(ctx, input)
 		if err != nil {
-			if errors.Is(err, ErrSigningUnavailable) {
+			if errors.Is(err, receipts.ErrSigningUnavailable) {
 				s.o.Logger.Error("receipt signing unavailable", "err", err)
 				return Done{}, Errorf(http.StatusServiceUnavailable, CodeReceiptSigning, "the decision could not be signed; nothing was charged")
 			}
@@ -105,13 +107,9 @@ func (s *Service) Endpoint(ctx context.Context, rawURL, method string, methodGiv
 
 // inputError is an engine's input error as an Error: its own code and status, else fallback.
 func inputError(err error, fallback string) *Error {
-	var ie *InputError
+	var ie *preflight.InputError
 	if errors.As(err, &ie) {
-		status := http.StatusBadRequest
-		if ie.Status == http.StatusRequestEntityTooLarge {
-			status = ie.Status
-		}
-		return Errorf(status, ie.Code, ie.Message)
+		return Errorf(ie.HTTPStatus(), ie.Code, ie.Message)
 	}
 	return Errorf(http.StatusBadRequest, fallback, err.Error())
 }

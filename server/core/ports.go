@@ -2,30 +2,15 @@ package core
 
 import (
 	"context"
-	"errors"
 	"time"
 )
-
-// ErrSigningUnavailable is what a Preflight returns when the decision cannot be signed (503
-// receipt_signing_unavailable, nothing settled). PreflightPort maps preflight.ErrSigningUnavailable to it.
-var ErrSigningUnavailable = errors.New("server: receipt signing unavailable")
-
-// InputError is an input rejected before payment: 400 with Code (or Status, 413 for body_too_large),
-// nothing charged. The ports convert the engines' own input errors to it.
-type InputError struct {
-	Code    string // e.g. invalid_json, too_deep, invalid_utf8, field_too_long, too_many_options
-	Message string
-	Status  int // 0 means 400; 413 for body_too_large
-}
-
-func (e *InputError) Error() string { return e.Code + ": " + e.Message }
 
 // Preflight is the decision engine behind the preflight operation (preflight.ParseInput and Engine.Decide;
 // PreflightPort). The parsed input is opaque here so that tests can put a fake engine behind the server.
 type Preflight interface {
-	// Parse checks a body against SPEC §10's limits; errors are *InputError.
+	// Parse checks a body against SPEC §10's limits; errors are *preflight.InputError.
 	Parse(body []byte) (any, error)
-	// Decide decides a parsed input. An error wrapping ErrSigningUnavailable means 503.
+	// Decide decides a parsed input. An error wrapping receipts.ErrSigningUnavailable means 503.
 	Decide(ctx context.Context, input any) (*Decision, error)
 }
 
@@ -41,7 +26,7 @@ type CheckQuery struct{ Name, Address, Domain string }
 
 // Checker screens a payee (screening.Checker; CheckerPort). The result is the CheckResult.
 type Checker interface {
-	// Validate checks a query before payment; errors are *InputError (400, nothing charged).
+	// Validate checks a query before payment; errors are *preflight.InputError (400, nothing charged).
 	Validate(q CheckQuery) error
 	Check(ctx context.Context, q CheckQuery) (any, error)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
 	"github.com/payguard/payguard/x402"
@@ -163,7 +164,7 @@ func (s *Service) paymentFailure(c Sale, err error) Outcome {
 	case errors.As(err, &unknown):
 		s.o.Logger.Error("settlement outcome unknown", "route", c.Metric, "nonce", unknown.Nonce, "err", err)
 		return Outcome{Err: outcomeUnknown(unknown.Nonce)}
-	case errors.Is(err, fees.ErrSigningUnavailable):
+	case errors.Is(err, receipts.ErrSigningUnavailable):
 		return Outcome{Err: SigningUnavailable(s.o.Logger, err)}
 	case errors.Is(err, fees.ErrFacilitatorUnavailable):
 		s.o.Logger.Warn("facilitator unavailable", "route", c.Metric, "err", err)

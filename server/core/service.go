@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
@@ -124,7 +125,7 @@ func paymentFailureOutcome(err error) string {
 		return PaySettleFail
 	case errors.As(err, &unknown):
 		return PayUnknown
-	case errors.Is(err, fees.ErrSigningUnavailable):
+	case errors.Is(err, receipts.ErrSigningUnavailable):
 		return PayNotDone
 	case errors.Is(err, fees.ErrFacilitatorUnavailable):
 		return PayUnavailable

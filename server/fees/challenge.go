@@ -61,7 +61,7 @@ func (c *Challenge) HeaderValue() (string, error) {
 }
 
 // Challenge builds the 402 for an offer. reason becomes the challenge's error text (both versions). With
-// Offer.OfferReceipt the v2 object carries signed offers; a signing failure is ErrSigningUnavailable
+// Offer.OfferReceipt the v2 object carries signed offers; a signing failure is receipts.ErrSigningUnavailable
 // (the caller answers 503 receipt_signing_unavailable rather than an unsigned offer).
 func (s *Seller) Challenge(o Offer, reason string) (*Challenge, error) {
 	if reason == "" {

@@ -101,7 +101,7 @@ type Seller struct {
 type SellerOptions struct {
 	Terms       Terms
 	Facilitator FacilitatorAPI
-	Signer      Signer     // offers and delivery receipts; nil makes OfferReceipt offers fail with ErrSigningUnavailable
+	Signer      Signer     // offers and delivery receipts; nil makes OfferReceipt offers fail with receipts.ErrSigningUnavailable
 	Nonces      NonceGuard // nil: an in-memory guard (one process only)
 	Now         func() time.Time
 }
@@ -250,7 +250,7 @@ func (e *OutcomeUnknownError) Error() string { return e.Err.Error() }
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 
 // Settle settles the verified payment once the work is done. The delivery receipt (OfferReceipt offers) is
-// signed first, so a signing failure is ErrSigningUnavailable with nothing settled (and the claim
+// signed first, so a signing failure is receipts.ErrSigningUnavailable with nothing settled (and the claim
 // released). The payment's nonce was claimed by Begin, so a replay never reaches /settle. Other errors:
 // ErrFacilitatorUnavailable (request never sent: nothing settled, the claim released), *OutcomeUnknownError
 // (never retried; the claim is kept), *SettleFailedError (the claim is kept: /settle saw the payment).

@@ -3,19 +3,16 @@ package fees
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/payguard/payguard/receipts"
 )
 
 // ExtensionOfferReceipt is the x402 extension key of signed offers and receipts.
 const ExtensionOfferReceipt = "offer-receipt"
-
-// ErrSigningUnavailable means an offer or a delivery receipt could not be signed. The caller answers 503
-// receipt_signing_unavailable and nothing is settled.
-var ErrSigningUnavailable = errors.New("fees: receipt signing unavailable")
 
 // Signer makes a compact JWS (ES256, kid in the protected header) over a payload; receipts.KeySet
 // implements it, and so does the preflight engine's signer.
@@ -57,7 +54,7 @@ var (
 // payTo, amount, validUntil}, JCS-canonical, valid for maxTimeoutSeconds as the SDK does.
 func (s *Seller) signOffers(o Offer, accepts []requirementV2) (json.RawMessage, error) {
 	if s.signer == nil {
-		return nil, fmt.Errorf("%w: no signing key configured", ErrSigningUnavailable)
+		return nil, fmt.Errorf("%w: no signing key configured", receipts.ErrSigningUnavailable)
 	}
 	offers := make([]offerEntry, 0, len(accepts))
 	for i, a := range accepts {
@@ -76,7 +73,7 @@ func (s *Seller) signOffers(o Offer, accepts []requirementV2) (json.RawMessage, 
 		}
 		jws, err := s.signer.Sign(payload)
 		if err != nil {
-			return nil, fmt.Errorf("%w: offer: %v", ErrSigningUnavailable, err)
+			return nil, fmt.Errorf("%w: offer: %v", receipts.ErrSigningUnavailable, err)
 		}
 		offers = append(offers, offerEntry{Format: "jws", AcceptIndex: i, Signature: jws})
 	}
@@ -88,7 +85,7 @@ func (s *Seller) signOffers(o Offer, accepts []requirementV2) (json.RawMessage, 
 // transaction is therefore "" (the SDK's privacy default).
 func (s *Seller) signReceipt(o Offer, payer string) (json.RawMessage, error) {
 	if s.signer == nil {
-		return nil, fmt.Errorf("%w: no signing key configured", ErrSigningUnavailable)
+		return nil, fmt.Errorf("%w: no signing key configured", receipts.ErrSigningUnavailable)
 	}
 	payload, err := canonicalJSON(map[string]any{
 		"version":     1,
@@ -103,7 +100,7 @@ func (s *Seller) signReceipt(o Offer, payer string) (json.RawMessage, error) {
 	}
 	jws, err := s.signer.Sign(payload)
 	if err != nil {
-		return nil, fmt.Errorf("%w: receipt: %v", ErrSigningUnavailable, err)
+		return nil, fmt.Errorf("%w: receipt: %v", receipts.ErrSigningUnavailable, err)
 	}
 	return json.Marshal(map[string]any{
 		"info":   map[string]any{"receipt": signedReceipt{Format: "jws", Signature: jws}},

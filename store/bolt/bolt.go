@@ -79,7 +79,8 @@ type Options struct {
 	// at once.
 	CommitDelay time.Duration
 
-	idlePurge time.Duration // tests: how often an idle applier purges; 0 means purgeEvery
+	idlePurge  time.Duration // tests: how often an idle applier purges; 0 means purgeEvery
+	idlePurged func()        // tests: called after each purge an idle applier runs, so a test can wait for one
 }
 
 // DefaultCommitDelay is Options.CommitDelay's default. Only reservations no payment was released against
@@ -99,8 +100,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Sellers = (*Store)(nil)
+	_ store.Store              = (*Store)(nil)
+	_ store.Sellers            = (*Store)(nil)
+	_ store.ObservationBatcher = (*Store)(nil)
 )
 
 // growStep is how far past its data bbolt grows the file.
@@ -182,6 +184,7 @@ func Open(path string, opts Options) (s *Store, err error) {
 		return nil, fmt.Errorf("store/bolt: preparing %s: %w", path, err)
 	}
 	s.log.idlePurge = opts.idlePurge
+	s.log.idlePurged = opts.idlePurged
 	switch {
 	case opts.CommitDelay == 0:
 		s.log.delay = DefaultCommitDelay

@@ -117,6 +117,7 @@ type ledgerLog struct {
 	urgent       chan struct{} // capacity 1: someone waits for the next commit
 	delay        time.Duration // Options.CommitDelay
 	idlePurge    time.Duration // how often an idle applier runs the purge (purgeEvery; tests shorten it)
+	idlePurged   func()        // tests: called after each idle purge (Options.idlePurged)
 	stopped      chan struct{} // closed when the applier has returned
 	failApply    error         // tests: fail the next commits with this error
 	applyGate    chan struct{} // tests: if set, each commit waits for a value from it
@@ -618,6 +619,9 @@ func (s *Store) purgeWhileIdle() {
 	s.log.mu.Lock()
 	s.releasePeriodicallyLocked()
 	s.log.mu.Unlock()
+	if s.log.idlePurged != nil {
+		s.log.idlePurged()
+	}
 }
 
 // applyBatch commits batch, the operations journaled in journal j, and settles them.

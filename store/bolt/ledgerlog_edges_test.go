@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store"
 )
 
@@ -59,22 +60,22 @@ func TestStateWhileReservationsAreQueued(t *testing.T) {
 // starts again at 1: the old ticket's index entry then points at the new ticket's place. The sweep must
 // leave the new, live ticket there (it deleted it: the agent's paid retry found no ticket).
 func TestSweepKeepsANewerTicketInAReusedPlace(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.now})
+	clock := testutil.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := context.Background()
 	const key = "GET https://seller.example/a"
-	a, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: "A", Key: key, ExpiresAt: clock.now().Add(time.Minute)})
+	a, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: "A", Key: key, ExpiresAt: clock.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.TakeTicket(ctx, key, clock.now()); err != nil || got.ID != a.ID {
+	if got, err := s.TakeTicket(ctx, key, clock.Now()); err != nil || got.ID != a.ID {
 		t.Fatalf("TakeTicket A = %+v, %v", got, err)
 	}
-	b, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: "B", Key: key, ExpiresAt: clock.now().Add(time.Hour)})
+	b, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: "B", Key: key, ExpiresAt: clock.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +83,11 @@ func TestSweepKeepsANewerTicketInAReusedPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A has expired, B has 58 minutes to go. Any write transaction runs the sweep.
-	clock.add(2 * time.Minute)
+	clock.Advance(2 * time.Minute)
 	if err := s.MarkPaymentSeen(ctx, "sha256:bb", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.TakeTicket(ctx, key, clock.now())
+	got, err := s.TakeTicket(ctx, key, clock.Now())
 	if err != nil || got.ID != b.ID {
 		t.Fatalf("TakeTicket of the live ticket B (expires in 58m) after the sweep = %+v, %v; want B", got, err)
 	}

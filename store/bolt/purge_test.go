@@ -3,23 +3,15 @@ package bolt
 import (
 	"context"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store"
 )
-
-// fakeClock is a settable clock for the store's own time.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 func (s *Store) countKeys(t *testing.T, bucket []byte) int {
 	n := 0
@@ -35,8 +27,8 @@ func (s *Store) countKeys(t *testing.T, bucket []byte) int {
 // Expired trial counters, payment digests, tickets and old ledger days are deleted from the file, not just
 // ignored, so the file does not grow without bound.
 func TestPurgeDeletesExpired(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.now})
+	clock := testutil.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +53,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 	if err := s.PutDelivery(ctx, "pay:aa", []byte("result"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReserveTicket(ctx, "agent", today, 1, 100, store.Ticket{ID: "t", Key: "k", ExpiresAt: clock.now().Add(time.Minute)}); err != nil {
+	if _, err := s.ReserveTicket(ctx, "agent", today, 1, 100, store.Ticket{ID: "t", Key: "k", ExpiresAt: clock.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.flush(ctx); err != nil { // the ticket in the file (ReserveTicket only journals it)
@@ -74,7 +66,7 @@ func TestPurgeDeletesExpired(t *testing.T) {
 
 	// Past the trial retention, the digest ttl and the ticket; old is now more than 35 days back. The
 	// Reserve is a write that triggers the sweep.
-	clock.add(49 * time.Hour)
+	clock.Advance(49 * time.Hour)
 	if _, err := s.Reserve(ctx, "agent", "2026-11-24", 1, 100); err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +89,17 @@ func TestPurgeDeletesExpired(t *testing.T) {
 // A store nobody writes to still deletes an expired trial counter (a client's IP address): the applier purges
 // while idle, so the counter does not outlive its retention by as long as the store stays quiet.
 func TestIdleStorePurgesExpiredTrialCounters(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.now, idlePurge: 10 * time.Millisecond})
+	var purges atomic.Int64
+	// twoMorePurges waits for two more idle purges: the second began after this call, so it read the clock
+	// as it is now and finished (the applier runs one purge at a time).
+	twoMorePurges := func() {
+		t.Helper()
+		n := purges.Load()
+		testutil.Eventually(t, 10*time.Second, func() bool { return purges.Load() >= n+2 }, "two idle purges")
+	}
+	clock := testutil.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.Now, idlePurge: 10 * time.Millisecond,
+		idlePurged: func() { purges.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,39 +112,36 @@ func TestIdleStorePurgesExpiredTrialCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Idle, within the retention: kept.
-	clock.add(47 * time.Hour)
-	time.Sleep(100 * time.Millisecond)
+	clock.Advance(47 * time.Hour)
+	twoMorePurges()
 	if n := s.countKeys(t, bucketTrial); n != 1 {
 		t.Fatalf("%d trial counters within the retention, want 1", n)
 	}
 	// Idle, past it: deleted with no write to trigger the sweep.
-	clock.add(2 * time.Hour)
-	deadline := time.Now().Add(5 * time.Second)
-	for s.countKeys(t, bucketTrial) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("an idle store kept a trial counter past its retention")
-		}
-		time.Sleep(10 * time.Millisecond)
+	clock.Advance(2 * time.Hour)
+	twoMorePurges()
+	if n := s.countKeys(t, bucketTrial); n != 0 {
+		t.Fatalf("an idle store kept %d trial counters past their retention", n)
 	}
 }
 
 // A file from before the tickets' expiry index gets one when opened: its expired tickets and ids are swept,
 // its live ticket stays takeable and is swept once it expires.
 func TestTicketExpiryIndexBuiltForOlderFiles(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "p.db")
-	s, err := Open(path, Options{Now: clock.now})
+	s, err := Open(path, Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	for id, ttl := range map[string]time.Duration{"soon": time.Minute, "later": time.Hour, "taken": time.Minute} {
-		tk := store.Ticket{ID: id, Key: "key-" + id, ExpiresAt: clock.now().Add(ttl)}
+		tk := store.Ticket{ID: id, Key: "key-" + id, ExpiresAt: clock.Now().Add(ttl)}
 		if _, err := s.ReserveTicket(ctx, "agent", "2026-11-22", 1, 100, tk); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.TakeTicket(ctx, "key-taken", clock.now()); err != nil {
+	if _, err := s.TakeTicket(ctx, "key-taken", clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// As an older payguard left it: no index.
@@ -152,8 +150,8 @@ func TestTicketExpiryIndexBuiltForOlderFiles(t *testing.T) {
 	}
 	s.Close()
 
-	clock.add(10 * time.Minute) // "soon" and "taken" expired, "later" not
-	s, err = Open(path, Options{Now: clock.now})
+	clock.Advance(10 * time.Minute) // "soon" and "taken" expired, "later" not
+	s, err = Open(path, Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +162,7 @@ func TestTicketExpiryIndexBuiltForOlderFiles(t *testing.T) {
 	if n := s.countKeys(t, bucketTickets); n != 1 {
 		t.Errorf("ticket keys after opening: %d, want 1 (later)", n)
 	}
-	clock.add(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	if _, err := s.Reserve(ctx, "agent", "2026-11-22", 1, 100); err != nil { // a write that sweeps
 		t.Fatal(err)
 	}

@@ -62,6 +62,7 @@ type Store struct {
 var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Sellers = (*Store)(nil)
+	_ store.Warner  = (*Store)(nil)
 )
 
 // Open connects and pings; it fails when Redis cannot be reached, so a misconfigured fleet never starts.
@@ -103,7 +104,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // Persistence is what Redis's CONFIG said at Open.
 func (s *Store) Persistence() Persistence { return s.persistence }
 
-// Warnings are facts about the store an operator should see in the log at start.
+// Warnings are facts about the store an operator should see in the log at start (store.Warner).
 func (s *Store) Warnings() []string {
 	var w []string
 	p := s.persistence

@@ -8,23 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store"
 )
 
 // NewStoreWithClock returns a fresh, empty store that reads its own time from now; the suite closes it.
 type NewStoreWithClock func(t *testing.T, now func() time.Time) store.Store
-
-// Clock is a settable clock for the lease cases.
-type Clock struct{ ns atomic.Int64 }
-
-// NewClock starts at t.
-func NewClock(t time.Time) *Clock { c := &Clock{}; c.Set(t); return c }
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time { return time.Unix(0, c.ns.Load()).UTC() }
-
-// Set moves the clock to t.
-func (c *Clock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
 
 // RunLeases runs the cases of ReserveTicket's leases (store.Tickets): an unused ticket's reservation is
 // released after its expiry and the grace, a taken one's never is, and the two are atomic. Each case gets a
@@ -32,14 +21,14 @@ func (c *Clock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
 func RunLeases(t *testing.T, newStore NewStoreWithClock) {
 	cases := []struct {
 		name string
-		fn   func(t *testing.T, s store.Store, c *Clock)
+		fn   func(t *testing.T, s store.Store, c *testutil.Clock)
 	}{
 		{"Leases/UnpaidReleased", testUnpaidReleased},
 		{"Leases/TakeOrRelease", testTakeOrRelease},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewClock(base)
+			c := testutil.NewClock(base)
 			s := newStore(t, c.Now)
 			t.Cleanup(func() {
 				if err := s.Close(); err != nil {
@@ -54,7 +43,7 @@ func RunLeases(t *testing.T, newStore NewStoreWithClock) {
 // testUnpaidReleased: 1,000 allowed 402s the agent never pays fill the day's cap while their tickets live;
 // after their expiry and the grace the budget is as it was, except for the tickets that were taken (their
 // payments were forwarded): one committed, one with an unknown outcome, both still counted.
-func testUnpaidReleased(t *testing.T, s store.Store, c *Clock) {
+func testUnpaidReleased(t *testing.T, s store.Store, c *testutil.Clock) {
 	const n, amount = 1000, 510_000 // $0.51 each
 	const capMicros = n * amount
 	ttl := 2 * time.Minute
@@ -106,7 +95,7 @@ func testUnpaidReleased(t *testing.T, s store.Store, c *Clock) {
 // testTakeOrRelease races TakeTicket (by a clock that still sees the tickets alive) against the store's
 // release (its clock past the grace): each ticket ends taken with its reservation counted, or released and
 // untakeable, never both and never neither.
-func testTakeOrRelease(t *testing.T, s store.Store, c *Clock) {
+func testTakeOrRelease(t *testing.T, s store.Store, c *testutil.Clock) {
 	const n, amount = 64, 1000
 	expires := base.Add(time.Minute)
 	for i := range n {
