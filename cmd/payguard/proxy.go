@@ -297,7 +297,7 @@ func bearerToken(kind, env, file, path string, log *slog.Logger) (token, from st
 	if err := f.Close(); err != nil {
 		return "", "", fmt.Errorf("%s token: %w", kind, err)
 	}
-	log.Info("generated an "+kind+" API token", "file", path)
+	log.Info("generated a token", "kind", kind, "file", path)
 	return t, path, nil
 }
 
