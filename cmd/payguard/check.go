@@ -71,7 +71,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// RDAP lookups never go through the proxy that HTTPS_PROXY names in the agent's shell (internal/egress).
-	if err := configureEgress(cfg, cliLogger(stderr), []string{cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen}); err != nil {
+	if err := cliEgress(cfg, stderr); err != nil {
 		fmt.Fprintf(stderr, "payguard check: %v\n", err)
 		return 2
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/shell"
 )
 
 func init() {
@@ -99,7 +100,7 @@ func agentEnvFor(cfg *config.Config) (agentEnv, error) {
 	case "::":
 		host = "::1"
 	}
-	cert, _ := caFiles(cfg.Proxy)
+	cert, _ := cfg.CAFiles()
 	abs, err := filepath.Abs(cert)
 	if err != nil {
 		return agentEnv{}, err
@@ -122,7 +123,7 @@ func writeEnv(w io.Writer, kind string, e agentEnv) {
 		if strings.HasSuffix(strings.ToLower(name), "_proxy") {
 			v = e.proxyURL
 		}
-		fmt.Fprintf(&b, "export %s=%s\n", name, shellQuote(v))
+		fmt.Fprintf(&b, "export %s=%s\n", name, shell.Quote(v))
 	}
 	if kind != "node" {
 		b.WriteString("# SSL_CERT_FILE, CURL_CA_BUNDLE and REQUESTS_CA_BUNDLE replace the system roots: enough while every\n" +

@@ -75,7 +75,7 @@ var helpDocs = map[string]helpDoc{
 		},
 		notes: "The admin API is --admin, else $PAYGUARD_ADMIN_URL, else http://<admin.listen> from --config (or the\n" +
 			"default configuration). The token is --token-file, else --token, else $PAYGUARD_ADMIN_TOKEN, else\n" +
-			"admin.token_file, else <proxy.data_dir>/admin-token. Output is a table; --json prints the API's JSON.",
+			"admin.token_file, else <data_dir>/admin-token. Output is a table; --json prints the API's JSON.",
 		flags:   "see 'payguard holds list -h' (every subcommand takes the same flags)",
 		example: []string{"payguard holds list --status pending"},
 	},

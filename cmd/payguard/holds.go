@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/apitoken"
 	"github.com/payguard/payguard/proxy/notify"
 	"github.com/payguard/payguard/store"
 )
@@ -119,17 +119,17 @@ func newHoldsClient(configPath, admin, tokenFile, token string, stderr io.Writer
 	var tok string
 	switch {
 	case tokenFile != "":
-		tok, err = readToken(tokenFile)
+		tok, err = apitoken.Read(tokenFile)
 	case token != "":
 		tok = token
-	case strings.TrimSpace(os.Getenv(adminTokenEnv)) != "":
-		tok = strings.TrimSpace(os.Getenv(adminTokenEnv))
+	case strings.TrimSpace(os.Getenv(apitoken.AdminEnv)) != "":
+		tok = strings.TrimSpace(os.Getenv(apitoken.AdminEnv))
 	case cfg.Admin.TokenFile != "":
-		tok, err = readToken(cfg.Admin.TokenFile)
+		tok, err = apitoken.Read(cfg.Admin.TokenFile)
 	default:
-		tok, err = readToken(filepath.Join(cfg.Proxy.DataDir, "admin-token"))
+		tok, err = apitoken.Read(apitoken.AdminFile(cfg))
 		if errors.Is(err, os.ErrNotExist) {
-			err = fmt.Errorf("no admin token: set $%s, --token-file, or run where the proxy's data dir is (%s)", adminTokenEnv, cfg.Proxy.DataDir)
+			err = fmt.Errorf("no admin token: set $%s, --token-file, or run where the proxy's data dir is (%s)", apitoken.AdminEnv, cfg.DataDir)
 		}
 	}
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/apitoken"
+	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -21,7 +23,7 @@ import (
 // payment is held; hold_wait 0) in a temporary directory, and makes one hold with a real 402 through it.
 func holdingProxy(t *testing.T) (adminURL, holdID string) {
 	t.Helper()
-	t.Setenv(adminTokenEnv, "")
+	t.Setenv(apitoken.AdminEnv, "")
 	t.Chdir(t.TempDir())
 	cfg, err := config.Default()
 	if err != nil {
@@ -32,7 +34,7 @@ func holdingProxy(t *testing.T) (adminURL, holdID string) {
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out)
+		done <- serveProxy(t, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
 	}()
 	var banner string
 	select {
@@ -130,7 +132,7 @@ func TestHoldsCLI(t *testing.T) {
 	if code, out, errs = holdsCmd("list", "--admin", admin, "--status", "all"); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "approved") {
 		t.Errorf("list --status all (table): %d %s %s", code, out, errs)
 	}
-	t.Setenv(adminTokenEnv, "wrong-token-wrong-token")
+	t.Setenv(apitoken.AdminEnv, "wrong-token-wrong-token")
 	if code, _, errs = holdsCmd("list", "--admin", admin); code != 1 || !strings.Contains(errs, "401") {
 		t.Errorf("wrong token from the environment: %d %s", code, errs)
 	}

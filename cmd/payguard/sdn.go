@@ -72,7 +72,7 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 		urls = cfg.Screening.Sanctions.Sources
 	}
 	// In the agent's shell HTTPS_PROXY is the proxy itself: never download through it (internal/egress).
-	if err := configureEgress(cfg, cliLogger(stderr), []string{cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen}); err != nil {
+	if err := cliEgress(cfg, stderr); err != nil {
 		fmt.Fprintln(stderr, "payguard sdn update:", err)
 		return 2
 	}

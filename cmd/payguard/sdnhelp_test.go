@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payguard/payguard/internal/testutil"
 )
 
 // TestSDNUpdateWithoutNetworkSaysWhatToDo: a download that cannot connect says what failed and what to do
@@ -15,7 +18,7 @@ import (
 func TestSDNUpdateWithoutNetworkSaysWhatToDo(t *testing.T) {
 	root := t.TempDir()
 	cache := filepath.Join(root, "payguard-data", "sanctions")
-	url := "http://127.0.0.1:" + freePort(t) + "/sdn.csv"
+	url := "http://127.0.0.1:" + closedPort(t) + "/sdn.csv"
 	var out, errb bytes.Buffer
 	if code := runMain([]string{"sdn", "update", "--url", url, "--dir", cache}, nil, &out, &errb); code != 1 {
 		t.Fatalf("exit %d\n%s", code, errb.String())
@@ -28,4 +31,13 @@ func TestSDNUpdateWithoutNetworkSaysWhatToDo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "payguard-data")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed update left its cache directory behind (stat: %v)", err)
 	}
+}
+
+// closedPort is a port nothing listens on: a listener's, closed again (a connection to it is refused).
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln := testutil.Listen(t)
+	ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -68,7 +69,7 @@ func TestServeBanner(t *testing.T) {
 	banner := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- serveAPI(ctx, cfg, terms, screeningFlags{offline: true, sanctionsDir: "testdata/check-sanctions"}, slog.New(slog.DiscardHandler), banner)
+		done <- serveAPI(t, ctx, cfg, terms, app.Flags{Offline: true, SanctionsDir: "testdata/check-sanctions"}, slog.New(slog.DiscardHandler), banner)
 	}()
 	var text string
 	select {

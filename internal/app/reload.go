@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -10,13 +10,8 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/policy"
-	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy"
 )
-
-// proxyConfigPath is the --config file `payguard proxy` started from ("" for the embedded default): what a
-// reload (SIGHUP, POST /v1/reload) reads again.
-var proxyConfigPath string
 
 // proxyRuleSet builds the proxy's rule set (rules, agents, unauthenticated) from cfg; newEngine makes the
 // engine for one agent's rules.
@@ -31,15 +26,6 @@ func proxyRuleSet(cfg *config.Config, newEngine func(policy.Rules) proxy.Decider
 		rc.Agents = append(rc.Agents, proxy.AgentConfig{ID: a.ID, SecretSHA256: a.SecretSHA256, DailyCapUSD: a.DailyCapUSD, Rules: a.Rules, Mode: a.Mode})
 	}
 	return proxy.NewRuleSet(rc, nil, newEngine)
-}
-
-// engineFactory makes engines that share everything with base's options but their rules.
-func engineFactory(o preflight.Options) func(policy.Rules) proxy.Decider {
-	return func(r policy.Rules) proxy.Decider {
-		o := o
-		o.Rules = r
-		return preflight.New(o)
-	}
 }
 
 // proxyReloader rereads the configuration file and builds its rule set. Only the rules and the agents

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"log/slog"
@@ -14,15 +14,9 @@ import (
 // (the shell README sets up for the agent) is ignored and logged instead of looping payguard through itself.
 // Call it once the listeners are bound and before any outbound request.
 func configureEgress(cfg *config.Config, log *slog.Logger, configured []string, listeners ...net.Listener) error {
-	if err := egress.Default.Configure(cfg.Egress.Proxy); err != nil {
-		return err
-	}
-	egress.Default.SetLogger(log)
-	for _, a := range configured {
-		egress.Default.AddSelf(a)
-	}
+	self := configured
 	for _, ln := range listeners {
-		egress.Default.AddSelf(ln.Addr().String())
+		self = append(self, ln.Addr().String())
 	}
-	return nil
+	return egress.Default.Setup(cfg.Egress.Proxy, log, self...)
 }

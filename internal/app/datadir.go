@@ -1,9 +1,8 @@
-package main
+package app
 
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +11,8 @@ import (
 	"github.com/payguard/payguard/config"
 )
 
-// dataDirLockFile is the lock one running payguard holds in its data directory, with who holds it.
-const dataDirLockFile = "payguard.lock"
+// DataDirLockFile is the lock one running payguard holds in its data directory, with who holds it.
+const DataDirLockFile = "payguard.lock"
 
 // dataDirHolder is what the lock file says about the process that holds it.
 type dataDirHolder struct {
@@ -26,16 +25,16 @@ type dataDirHolder struct {
 // errDataDirBusy is returned (wrapped, naming the holder) when another process holds the data directory.
 var errDataDirBusy = errors.New("data directory in use")
 
-// lockDataDir takes the data directory for this process (role, listening on listen): one payguard per data
+// LockDataDir takes the data directory for this process (role, listening on listen): one payguard per data
 // directory, since they would share the ledger file, the CA and the receipt keys. It fails at once when
 // another process holds it, naming that process's role, pid and address. The lock is the kernel's (flock),
 // so it goes with the process, kill -9 included; the file's content is only the description. release gives
 // it back.
-func lockDataDir(dir, role, listen string) (release func(), err error) {
+func LockDataDir(dir, role, listen string) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	path := filepath.Join(dir, dataDirLockFile)
+	path := filepath.Join(dir, DataDirLockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("data dir lock: %w", err)
@@ -61,26 +60,4 @@ func lockDataDir(dir, role, listen string) (release func(), err error) {
 		f.WriteAt(append(b, '\n'), 0)
 	}
 	return func() { unlock(f); f.Close() }, nil
-}
-
-// dataDirContents says, per command (its FlagSet's name), what its data directory holds: serve has no
-// interception CA and no admin token, so its help must not speak of them.
-var dataDirContents = map[string]string{
-	"proxy": "MITM CA, receipt keys, ledger, sanctions cache, admin token",
-	"serve": "receipt keys, ledger (trial counters, fee records), sanctions cache",
-	"env":   "the proxy's, read here for its MITM CA",
-}
-
-// dataDirFlag adds --data-dir to fs; apply moves cfg's data directory when it was given.
-func dataDirFlag(fs *flag.FlagSet) (apply func(*config.Config)) {
-	what, ok := dataDirContents[fs.Name()]
-	if !ok {
-		what = "state"
-	}
-	dir := fs.String("data-dir", "", "directory for all state: "+what+" (default ./payguard-data, or $"+config.DataDirEnv+")")
-	return func(cfg *config.Config) {
-		if *dir != "" {
-			cfg.SetDataDir(*dir)
-		}
-	}
 }

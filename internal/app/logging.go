@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"io"
@@ -7,9 +7,9 @@ import (
 	"github.com/payguard/payguard/config"
 )
 
-// newLogger is the JSON logger `proxy` and `serve` write to stderr: at flagLevel when set (--log-level),
+// NewLogger is the JSON logger `proxy` and `serve` write to stderr: at flagLevel when set (--log-level),
 // else at the configuration's log.level.
-func newLogger(stderr io.Writer, cfg *config.Config, flagLevel string) (*slog.Logger, error) {
+func NewLogger(stderr io.Writer, cfg *config.Config, flagLevel string) (*slog.Logger, error) {
 	level := cfg.Log.Level
 	if flagLevel != "" {
 		level = flagLevel
