@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/payguard/payguard/internal/cli"
 )
 
 // subcommands names, for every command that dispatches on a second word, the words it knows; asking one of
@@ -73,7 +75,7 @@ func helpInvocations() [][]string {
 			subs[sub] = true
 		}
 		// Every subcommand helpdocs.go documents, too, so a new one is held to the shape without a list here.
-		for key := range helpDocs {
+		for _, key := range cli.HelpTopics() {
 			if cmd, sub, ok := strings.Cut(key, " "); ok && cmd == n {
 				subs[sub] = true
 			}

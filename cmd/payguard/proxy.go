@@ -11,11 +11,8 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/cli"
 )
-
-func init() {
-	register("proxy", command{summary: "run the forward proxy that guards an agent's x402 payments", run: runProxy})
-}
 
 func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
@@ -25,8 +22,8 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
 	listen := fs.String("listen", "", "proxy listen address, overrides proxy.listen (default 127.0.0.1:8402)")
-	applyDataDir := dataDirFlag(fs)
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	applyDataDir := cli.DataDirFlag(fs)
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

@@ -11,12 +11,9 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/server/fees"
 )
-
-func init() {
-	register("serve", command{summary: "run the public pay-per-call screening API (x402), default 127.0.0.1:8080", run: runServe})
-}
 
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -26,8 +23,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC's SDN CSV set or SDN.XML (no refresh); default: the cached list, refreshed daily")
 	listen := fs.String("listen", "", "listen address, overrides server.listen (default 127.0.0.1:8080)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default: log.level, info)")
-	applyDataDir := dataDirFlag(fs)
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	applyDataDir := cli.DataDirFlag(fs)
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {

@@ -1,7 +1,9 @@
-package main
+// Package screen holds the command-line tools that screen and decide without a running server: `payguard
+// check` (a payee against the SDN list and domain facts), `payguard preflight` (one PreflightInput through
+// the engine, signed) and `payguard sdn` (download or describe the OFAC list).
+package screen
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,26 +11,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/domain"
 )
 
-func init() {
-	register("preflight", command{summary: "decide one PreflightInput (stdin or --in) and print the signed PreflightResult", run: runPreflight})
-}
+// Preflight is `payguard preflight`.
+var Preflight = cli.Command{Summary: "decide one PreflightInput (stdin or --in) and print the signed PreflightResult", Run: runPreflight}
 
 // newDomainChecker returns the online domain checker (RDAP age, DNS) with the config's screening.domain
-// settings, for `payguard preflight` without --offline. domainhook.go sets it (tests swap it); while it is
-// nil, domain facts are unknown, exactly as with --offline (unknown is reported in payee.domain, never
-// treated as evidence).
-var newDomainChecker func(config.DomainConfig) screening.Domains
+// settings, for `payguard preflight` without --offline (tests swap it). With --offline, domain facts are
+// unknown (reported in payee.domain, never treated as evidence).
+var newDomainChecker = func(c config.DomainConfig) screening.Domains { return domain.NewFromConfig(c) }
 
 // preflightLookupTimeout bounds the whole decision, network lookups included.
 const preflightLookupTimeout = 30 * time.Second
@@ -42,7 +42,7 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	offline := fs.Bool("offline", false, "gather no network facts (domain age and DNS are reported unknown)")
 	inFile := fs.String("in", "", "read the PreflightInput from this file instead of stdin")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with the OFAC SDN data (sdn.csv set or SDN.XML); default: the list cached by 'payguard sdn update', if any")
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -56,7 +56,7 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return 2
 	}
 	// RDAP lookups never go through the proxy that HTTPS_PROXY names in the agent's shell (internal/egress).
-	if err := cliEgress(cfg, stderr); err != nil {
+	if err := cli.Egress(cfg, stderr); err != nil {
 		fmt.Fprintf(stderr, "payguard preflight: %v\n", err)
 		return 2
 	}
@@ -66,7 +66,7 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	if *rulesFile != "" {
 		var err error
-		if rules, err = readRulesFile(*rulesFile, rules); err != nil {
+		if rules, err = cli.ReadRulesFile(*rulesFile, rules); err != nil {
 			fmt.Fprintf(stderr, "payguard preflight: --rules: %v\n", err)
 			return 2
 		}
@@ -101,7 +101,7 @@ func runPreflight(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return 2
 	}
 	opts.Sanctions = list
-	if !*offline && newDomainChecker != nil {
+	if !*offline {
 		opts.Domains = newDomainChecker(cfg.Screening.Domain)
 	}
 
@@ -129,20 +129,6 @@ func preflightSigner(path string) (*receipts.KeySet, error) {
 		return receipts.GenerateKey(time.Now())
 	}
 	return receipts.LoadKeySet(path)
-}
-
-// readRulesFile decodes a rules file over base: JSON when it starts with '{' (or is named .json), YAML
-// otherwise.
-func readRulesFile(path string, base policy.Rules) (policy.Rules, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return policy.Rules{}, err
-	}
-	t := bytes.TrimSpace(data)
-	if strings.EqualFold(filepath.Ext(path), ".json") || len(t) > 0 && t[0] == '{' {
-		return policy.DecodeRulesJSON(data, base)
-	}
-	return policy.DecodeRulesYAML(data, base)
 }
 
 // readInput reads the input from a file or stdin, at most one byte past the body limit so that an oversized

@@ -1,4 +1,6 @@
-package main
+// Package keys holds the commands that make payguard's key material: `payguard keys` (the receipt signing
+// keys: generate, rotate, publish the JWKS) and `payguard ca` (the proxy's interception CA).
+package keys
 
 import (
 	"errors"
@@ -10,21 +12,21 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/receipts"
 )
 
-func init() {
-	register("keys", command{summary: "manage receipt signing keys (keys generate | rotate | jwks)", run: runKeys})
-}
+// ReceiptKeys is `payguard keys`.
+var ReceiptKeys = cli.Command{Summary: "manage receipt signing keys (keys generate | rotate | jwks)", Run: runKeys}
 
 func runKeys(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		writeUsage(stderr, "keys")
+		cli.WriteUsage(stderr, "keys")
 		return 2
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
-		writeHelp(stdout, "keys", nil)
+		cli.WriteHelp(stdout, "keys", nil)
 		return 0
 	case "generate":
 		return runKeysGenerate(args[1:], stdout, stderr)
@@ -34,7 +36,7 @@ func runKeys(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return runKeysJWKS(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "payguard keys: unknown subcommand %q\n", args[0])
-		writeUsage(stderr, "keys")
+		cli.WriteUsage(stderr, "keys")
 		return 2
 	}
 }
@@ -44,7 +46,7 @@ func runKeysGenerate(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	out := fset.String("out", "", "key file to create (refused if it exists: rotate instead)")
 	jwks := fset.String("jwks", "", "also write the public key set to this file")
-	if code, done := parseSubcommandFlags(fset, args, stdout); done {
+	if code, done := cli.ParseFlags(fset, args, stdout); done {
 		return code
 	}
 	if *out == "" || fset.NArg() > 0 {
@@ -77,7 +79,7 @@ func runKeysRotate(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	path := fset.String("keys", "", "key file to rotate in place")
 	jwks := fset.String("jwks", "", "also write the public key set to this file")
-	if code, done := parseSubcommandFlags(fset, args, stdout); done {
+	if code, done := cli.ParseFlags(fset, args, stdout); done {
 		return code
 	}
 	if *path == "" || fset.NArg() > 0 {
@@ -107,7 +109,7 @@ func runKeysJWKS(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("payguard keys jwks", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	path := fset.String("keys", "", "key file")
-	if code, done := parseSubcommandFlags(fset, args, stdout); done {
+	if code, done := cli.ParseFlags(fset, args, stdout); done {
 		return code
 	}
 	if *path == "" || fset.NArg() > 0 {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -14,8 +14,8 @@ var dataDirContents = map[string]string{
 	"env":   "the proxy's, read here for its MITM CA",
 }
 
-// dataDirFlag adds --data-dir to fs; apply moves cfg's data directory when it was given.
-func dataDirFlag(fs *flag.FlagSet) (apply func(*config.Config)) {
+// DataDirFlag adds --data-dir to fs; apply moves cfg's data directory when it was given.
+func DataDirFlag(fs *flag.FlagSet) (apply func(*config.Config)) {
 	what, ok := dataDirContents[fs.Name()]
 	if !ok {
 		what = "state"

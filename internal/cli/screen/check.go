@@ -1,4 +1,4 @@
-package main
+package screen
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/internal/cli"
 	screenopen "github.com/payguard/payguard/screening/open"
 
 	"github.com/payguard/payguard/config"
@@ -21,9 +22,8 @@ import (
 	"github.com/payguard/payguard/x402"
 )
 
-func init() {
-	register("check", command{summary: "screen a payee (--name, --address, --domain) or a batch of them and print CheckResult JSON", run: runCheck})
-}
+// Check is `payguard check`.
+var Check = cli.Command{Summary: "screen a payee (--name, --address, --domain) or a batch of them and print CheckResult JSON", Run: runCheck}
 
 const (
 	// checkTimeout bounds one check; the RDAP and DNS lookups have their own, shorter timeouts.
@@ -43,7 +43,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	offline := fs.Bool("offline", false, "no network lookups: domain age and DNS are reported unknown")
 	sanctionsDir := fs.String("sanctions-dir", "", "directory with OFAC SDN data (sdn.csv set or SDN.XML); default: the cached list in screening.sanctions.cache_dir, if any")
 	configPath := fs.String("config", "", "configuration file (default: the built-in defaults)")
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -71,7 +71,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// RDAP lookups never go through the proxy that HTTPS_PROXY names in the agent's shell (internal/egress).
-	if err := cliEgress(cfg, stderr); err != nil {
+	if err := cli.Egress(cfg, stderr); err != nil {
 		fmt.Fprintf(stderr, "payguard check: %v\n", err)
 		return 2
 	}

@@ -1,4 +1,4 @@
-package main
+package keys
 
 import (
 	"flag"
@@ -7,26 +7,26 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/proxy/mitm"
 )
 
-func init() {
-	register("ca", command{summary: "manage the proxy's interception CA (ca init)", run: runCA})
-}
+// CA is `payguard ca`.
+var CA = cli.Command{Summary: "manage the proxy's interception CA (ca init)", Run: runCA}
 
 func runCA(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && isHelp(args[0]) {
-		writeHelp(stdout, "ca", nil)
+	if len(args) > 0 && cli.IsHelp(args[0]) {
+		cli.WriteHelp(stdout, "ca", nil)
 		return 0
 	}
 	if len(args) == 0 || args[0] != "init" {
-		writeUsage(stderr, "ca")
+		cli.WriteUsage(stderr, "ca")
 		return 2
 	}
 	fs := flag.NewFlagSet("ca init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "./payguard-data/ca", "directory for "+mitm.CACertFileName+" and "+mitm.CAKeyFileName)
-	if code, done := parseSubcommandFlags(fs, args[1:], stdout); done {
+	if code, done := cli.ParseFlags(fs, args[1:], stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"context"
@@ -8,27 +8,27 @@ import (
 	"io"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/store/bolt"
 	"github.com/payguard/payguard/store/redis"
 )
 
-func init() {
-	register("store", command{summary: "initialize or recover the ledger store (store init | reinit --confirm)", run: runStore})
-}
+// Store is `payguard store`.
+var Store = cli.Command{Summary: "initialize or recover the ledger store (store init | reinit --confirm)", Run: runStore}
 
 func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		writeUsage(stderr, "store")
+		cli.WriteUsage(stderr, "store")
 		return 2
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
-		writeHelp(stdout, "store", nil)
+		cli.WriteHelp(stdout, "store", nil)
 		return 0
 	case "init", "reinit":
 	default:
 		fmt.Fprintf(stderr, "payguard store: unknown subcommand %q\n", args[0])
-		writeUsage(stderr, "store")
+		cli.WriteUsage(stderr, "store")
 		return 2
 	}
 	sub := args[0]
@@ -36,11 +36,11 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	configPath := fset.String("config", "", "configuration file (default: the built-in defaults)")
 	confirm := fset.Bool("confirm", false, "reinit: yes, forget the spend the store lost")
-	if code, done := parseSubcommandFlags(fset, args[1:], stdout); done {
+	if code, done := cli.ParseFlags(fset, args[1:], stdout); done {
 		return code
 	}
 	if fset.NArg() > 0 {
-		writeUsage(stderr, "store "+sub)
+		cli.WriteUsage(stderr, "store "+sub)
 		return 2
 	}
 	if sub == "reinit" && !*confirm {

@@ -1,52 +1,52 @@
-package main
+package setup
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/policy"
 )
 
-func init() {
-	register("rules", command{summary: "print the default rules (rules default) or check a rules file (rules validate FILE)", run: runRules})
-}
+// Rules is `payguard rules`.
+var Rules = cli.Command{Summary: "print the default rules (rules default) or check a rules file (rules validate FILE)", Run: runRules}
 
 func runRules(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		writeUsage(stderr, "rules")
+		cli.WriteUsage(stderr, "rules")
 		return 2
 	}
-	if isHelp(args[0]) {
-		writeHelp(stdout, "rules", nil)
+	if cli.IsHelp(args[0]) {
+		cli.WriteHelp(stdout, "rules", nil)
 		return 0
 	}
-	if isHelp(args[len(args)-1]) {
-		writeHelp(stdout, "rules "+args[0], nil)
+	if cli.IsHelp(args[len(args)-1]) {
+		cli.WriteHelp(stdout, "rules "+args[0], nil)
 		return 0
 	}
 	switch args[0] {
 	case "default":
 		if len(args) != 1 {
-			writeUsage(stderr, "rules default")
+			cli.WriteUsage(stderr, "rules default")
 			return 2
 		}
 		return printRules(policy.DefaultRules(), stdout, stderr)
 	case "validate":
 		if len(args) != 2 {
-			writeUsage(stderr, "rules validate")
+			cli.WriteUsage(stderr, "rules validate")
 			return 2
 		}
-		r, err := readRulesFile(args[1], policy.DefaultRules())
+		r, err := cli.ReadRulesFile(args[1], policy.DefaultRules())
 		if err != nil {
 			fmt.Fprintf(stderr, "payguard rules validate: %s: %v\n", args[1], err)
 			return 2
 		}
-		writeRuleWarnings(stderr, "rules validate", r)
+		cli.WriteRuleWarnings(stderr, "rules validate", r)
 		return printRules(r, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "payguard rules: unknown subcommand %q\n", args[0])
-		writeUsage(stderr, "rules")
+		cli.WriteUsage(stderr, "rules")
 		return 2
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -247,9 +247,9 @@ func docFor(name string) (helpDoc, string) {
 	return helpDoc{what: "payguard " + name, usage: []string{"payguard " + name}}, name
 }
 
-// writeHelp prints a command's help: what, Usage, notes, Flags (from fs, else the doc's flags text),
+// WriteHelp prints a command's help: what, Usage, notes, Flags (from fs, else the doc's flags text),
 // Example.
-func writeHelp(w io.Writer, name string, fs *flag.FlagSet) {
+func WriteHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	d, _ := docFor(name)
 	fmt.Fprintf(w, "%s\n\nUsage:\n", d.what)
 	for _, u := range d.usage {
@@ -272,12 +272,22 @@ func writeHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	}
 }
 
-// writeUsage is what bad usage prints (on stderr): the call forms and where the full help is.
-func writeUsage(w io.Writer, name string) {
+// WriteUsage is what bad usage prints (on stderr): the call forms and where the full help is.
+func WriteUsage(w io.Writer, name string) {
 	d, key := docFor(name)
 	fmt.Fprintln(w, "Usage:")
 	for _, u := range d.usage {
 		fmt.Fprintf(w, "  %s\n", u)
 	}
 	fmt.Fprintf(w, "Run 'payguard %s -h' for the flags and an example.\n", key)
+}
+
+// HelpTopics are the command words every help text is kept under ("sdn update"), so that a test can hold
+// each documented subcommand to the one shape.
+func HelpTopics() []string {
+	out := make([]string, 0, len(helpDocs))
+	for k := range helpDocs {
+		out = append(out, k)
+	}
+	return out
 }

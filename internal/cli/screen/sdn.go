@@ -1,4 +1,4 @@
-package main
+package screen
 
 import (
 	"context"
@@ -14,16 +14,16 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/screening/sanctions"
 )
 
-func init() {
-	register("sdn", command{summary: "OFAC SDN list: download it (sdn update) or describe it (sdn stats)", run: runSDN})
-}
+// SDN is `payguard sdn`.
+var SDN = cli.Command{Summary: "OFAC SDN list: download it (sdn update) or describe it (sdn stats)", Run: runSDN}
 
 func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && isHelp(args[0]) {
-		writeHelp(stdout, "sdn", nil)
+	if len(args) > 0 && cli.IsHelp(args[0]) {
+		cli.WriteHelp(stdout, "sdn", nil)
 		return 0
 	}
 	if len(args) > 0 {
@@ -34,7 +34,7 @@ func runSDN(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runSDNStats(args[1:], stdout, stderr)
 		}
 	}
-	writeUsage(stderr, "sdn")
+	cli.WriteUsage(stderr, "sdn")
 	return 2
 }
 
@@ -53,7 +53,7 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&urls, "url", "a file to fetch, named by its last path element (sdn.csv, alt.csv, add.csv, sdn_comments.csv, sdn.xml): http(s) URL, file:// URL or local path; or a local directory holding such files; repeatable (default: screening.sanctions.sources)")
 	progress := fs.Bool("progress", false, "show download progress on stderr even when it is not a terminal")
 	minEntries := fs.Int("min-entries", sanctions.DefaultMinEntries, "refuse a list with fewer entries")
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {
@@ -72,7 +72,7 @@ func runSDNUpdate(args []string, stdout, stderr io.Writer) int {
 		urls = cfg.Screening.Sanctions.Sources
 	}
 	// In the agent's shell HTTPS_PROXY is the proxy itself: never download through it (internal/egress).
-	if err := cliEgress(cfg, stderr); err != nil {
+	if err := cli.Egress(cfg, stderr); err != nil {
 		fmt.Fprintln(stderr, "payguard sdn update:", err)
 		return 2
 	}
@@ -152,7 +152,7 @@ func runSDNStats(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (default: the embedded default)")
 	dir := fs.String("sanctions-dir", "", "directory with OFAC SDN data (sdn.csv set or SDN.XML); default: screening.sanctions.cache_dir")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"flag"
@@ -6,11 +6,12 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/payguard/payguard/internal/cli"
 )
 
-func init() {
-	register("healthcheck", command{summary: "exit 0 when a payguard health endpoint answers 200 (the image's HEALTHCHECK)", run: runHealthcheck})
-}
+// Healthcheck is `payguard healthcheck`.
+var Healthcheck = cli.Command{Summary: "exit 0 when a payguard health endpoint answers 200 (the image's HEALTHCHECK)", Run: runHealthcheck}
 
 // runHealthcheck is the container image's HEALTHCHECK: distroless has no shell or curl, so the binary asks
 // itself. It fails closed: any answer but 200 within the timeout, or no answer, exits 1.
@@ -19,7 +20,7 @@ func runHealthcheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	url := fs.String("url", "http://127.0.0.1:8403/healthz", "the health URL (the proxy's admin /healthz; serve's /health)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

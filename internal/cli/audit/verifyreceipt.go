@@ -1,4 +1,6 @@
-package main
+// Package audit is `payguard verify-receipt`: checking, offline and against pinned keys, what payguard
+// signed (a PreflightResult, a receipt JWS, or a whole decision journal).
+package audit
 
 import (
 	"bytes"
@@ -8,12 +10,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/receipts"
 )
 
-func init() {
-	register("verify-receipt", command{summary: "verify a PreflightResult or receipt JWS offline against pinned keys", run: runVerifyReceipt})
-}
+// VerifyReceipt is `payguard verify-receipt`.
+var VerifyReceipt = cli.Command{Summary: "verify a PreflightResult or receipt JWS offline against pinned keys", Run: runVerifyReceipt}
 
 // maxReceiptInput bounds what verify-receipt reads: a result is at most a few KiB.
 const maxReceiptInput = 1 << 20
@@ -26,7 +28,7 @@ func runVerifyReceipt(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	maxAge := fs.Duration("max-age", receipts.DefaultMaxAge, "maximum receipt age (60s of clock tolerance is added)")
 	inFile := fs.String("in", "", "read the result or JWS from this file instead of stdin")
 	journalFile := fs.String("journal", "", "verify every line of a decision journal file (receipt age is not checked)")
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if *keysFile == "" || fs.NArg() > 0 {

@@ -1,8 +1,11 @@
-package main
+package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/payguard/payguard/policy"
@@ -44,9 +47,23 @@ func knownNetwork(n string) (string, bool) {
 	return x402.CAIP2(strings.ToLower(n))
 }
 
-// writeRuleWarnings prints the warnings on stderr, one per line.
-func writeRuleWarnings(w io.Writer, cmd string, r policy.Rules) {
+// WriteRuleWarnings prints the warnings on stderr, one per line.
+func WriteRuleWarnings(w io.Writer, cmd string, r policy.Rules) {
 	for _, m := range ruleWarnings(r) {
 		fmt.Fprintf(w, "payguard %s: warning: rules.%s\n", cmd, m)
 	}
+}
+
+// ReadRulesFile decodes a rules file over base: JSON when it starts with '{' (or is named .json), YAML
+// otherwise.
+func ReadRulesFile(path string, base policy.Rules) (policy.Rules, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return policy.Rules{}, err
+	}
+	t := bytes.TrimSpace(data)
+	if strings.EqualFold(filepath.Ext(path), ".json") || len(t) > 0 && t[0] == '{' {
+		return policy.DecodeRulesJSON(data, base)
+	}
+	return policy.DecodeRulesYAML(data, base)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -8,25 +8,25 @@ import (
 	"strings"
 )
 
-// parseSubcommandFlags parses args; done is true when the command should return code now: 0 after -h or
+// ParseFlags parses args; done is true when the command should return code now: 0 after -h or
 // --help, with the command's help (helpdocs.go) on stdout (asking for help is not an error, so scripts and
 // `make help` targets see success), 2 after a bad flag, with flag's message and the usage lines on stderr.
-func parseSubcommandFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
+func ParseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
 	name := strings.TrimPrefix(fs.Name(), "payguard ")
 	fs.Usage = func() {} // the help is written below, to the right stream
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			writeHelp(stdout, name, fs)
+			WriteHelp(stdout, name, fs)
 			return 0, true
 		}
-		writeUsage(fs.Output(), name)
+		WriteUsage(fs.Output(), name)
 		return 2, true
 	}
 	return 0, false
 }
 
-// isHelp reports whether a command's first argument asks for its usage.
-func isHelp(arg string) bool {
+// IsHelp reports whether a command's first argument asks for its usage.
+func IsHelp(arg string) bool {
 	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
 }
 

@@ -1,17 +1,13 @@
-package main
+package screen
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"strings"
-
-	"github.com/payguard/payguard/config"
-	"github.com/payguard/payguard/internal/egress"
 )
 
 // writeSDNUpdateHelp follows a failed `payguard sdn update` with what the person can do about it: a raw dial
@@ -44,16 +40,4 @@ What to do:
 		return
 	}
 	fmt.Fprintln(w, "Check the files given with --url (or screening.sanctions.sources): OFAC's sdn.csv set or SDN.XML.")
-}
-
-// cliLogger is a one-shot command's log: warnings and errors, as text on stderr.
-func cliLogger(stderr io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// cliEgress configures the outbound requests of a command-line tool (list download, RDAP): the config's
-// egress.proxy, and never the proxy that HTTPS_PROXY names in the agent's shell when it is payguard itself
-// (internal/egress).
-func cliEgress(cfg *config.Config, stderr io.Writer) error {
-	return egress.Default.Setup(cfg.Egress.Proxy, cliLogger(stderr), cfg.Proxy.Listen, cfg.Admin.Listen, cfg.Server.Listen)
 }

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 	"strings"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/internal/shell"
 )
 
-func init() {
-	register("env", command{summary: "print the exports that point an agent at the proxy and make it trust the CA", run: runEnv})
-}
+// Env is `payguard env`.
+var Env = cli.Command{Summary: "print the exports that point an agent at the proxy and make it trust the CA", Run: runEnv}
 
 // agentEnv is what an agent needs to go through this proxy: its URL and the CA certificate's path.
 type agentEnv struct {
@@ -56,8 +56,8 @@ func runEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	configPath := fs.String("config", "", "the proxy's YAML configuration file (default: the embedded default)")
 	forKind := fs.String("for", "shell", "shell (every variable), node or python (the variables that runtime reads, and the code it needs)")
 	listen := fs.String("listen", "", "the proxy's listen address, as given to payguard proxy --listen (default: proxy.listen)")
-	applyDataDir := dataDirFlag(fs)
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	applyDataDir := cli.DataDirFlag(fs)
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

@@ -1,4 +1,8 @@
-package main
+// Package setup holds the commands that set a deployment up and check it: `payguard config` (validate a
+// file, print the default), `payguard rules`, `payguard agents add` (an agent's credentials), `payguard env`
+// (the exports that point an agent at the proxy), `payguard store` (a ledger's epoch) and `payguard
+// healthcheck` (the container image's probe).
+package setup
 
 import (
 	"errors"
@@ -7,19 +11,19 @@ import (
 	"strings"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/cli"
 )
 
-func init() {
-	register("config", command{summary: "check a configuration file (config validate FILE) or print the default (config default)", run: runConfig})
-}
+// Config is `payguard config`.
+var Config = cli.Command{Summary: "check a configuration file (config validate FILE) or print the default (config default)", Run: runConfig}
 
 func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch {
-	case len(args) > 0 && isHelp(args[0]):
-		writeHelp(stdout, "config", nil)
+	case len(args) > 0 && cli.IsHelp(args[0]):
+		cli.WriteHelp(stdout, "config", nil)
 		return 0
-	case len(args) > 1 && isHelp(args[len(args)-1]):
-		writeHelp(stdout, "config "+args[0], nil)
+	case len(args) > 1 && cli.IsHelp(args[len(args)-1]):
+		cli.WriteHelp(stdout, "config "+args[0], nil)
 		return 0
 	case len(args) == 2 && args[0] == "validate":
 		cfg, err := config.Load(args[1])
@@ -31,14 +35,14 @@ func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			}
 			return 2
 		}
-		writeRuleWarnings(stderr, "config validate", cfg.Rules)
+		cli.WriteRuleWarnings(stderr, "config validate", cfg.Rules)
 		fmt.Fprintln(stdout, "ok")
 		return 0
 	case len(args) == 1 && args[0] == "default":
 		_, _ = stdout.Write(config.DefaultYAML())
 		return 0
 	}
-	writeUsage(stderr, "config")
+	cli.WriteUsage(stderr, "config")
 	return 2
 }
 

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"crypto/rand"
@@ -9,30 +9,30 @@ import (
 	"io"
 	"net/url"
 
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/proxy"
 )
 
-func init() {
-	register("agents", command{summary: "make an agent's credentials for the proxy (agents add --id NAME)", run: runAgents})
-}
+// Agents is `payguard agents`.
+var Agents = cli.Command{Summary: "make an agent's credentials for the proxy (agents add --id NAME)", Run: runAgents}
 
 // runAgents: `payguard agents add --id NAME [--cap USD]` makes a random secret and prints it once, with the
 // proxy URL the agent uses and the agents.list entry for the configuration, which holds only the secret's
 // SHA-256. The configuration file is not edited: paste the entry, then reload (SIGHUP or POST /v1/reload).
 func runAgents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		writeUsage(stderr, "agents")
+		cli.WriteUsage(stderr, "agents")
 		return 2
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
-		writeHelp(stdout, "agents", nil)
+		cli.WriteHelp(stdout, "agents", nil)
 		return 0
 	case "add":
 	default:
 		fmt.Fprintf(stderr, "payguard agents: unknown subcommand %q\n", args[0])
-		writeUsage(stderr, "agents")
+		cli.WriteUsage(stderr, "agents")
 		return 2
 	}
 	fs := flag.NewFlagSet("payguard agents add", flag.ContinueOnError)
@@ -40,7 +40,7 @@ func runAgents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	id := fs.String("id", "", "the agent's id (1 to 63 of a-z 0-9 _ . -)")
 	proxyURL := fs.String("proxy", "http://127.0.0.1:8402", "the proxy's address, for the HTTP(S)_PROXY line")
 	capUSD := fs.String("cap", "", "the agent's own daily cap in USD (optional)")
-	if code, done := parseSubcommandFlags(fs, args[1:], stdout); done {
+	if code, done := cli.ParseFlags(fs, args[1:], stdout); done {
 		return code
 	}
 	if !proxy.ValidAgentID(*id) || fs.NArg() > 0 {

@@ -1,4 +1,6 @@
-package main
+// Package holds is `payguard holds`: the command-line client of a running proxy's approval API (list, show,
+// approve, deny), with the admin URL and token found the way the proxy sets them up (internal/apitoken).
+package holds
 
 import (
 	"bytes"
@@ -17,13 +19,13 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/apitoken"
+	"github.com/payguard/payguard/internal/cli"
 	"github.com/payguard/payguard/proxy/notify"
 	"github.com/payguard/payguard/store"
 )
 
-func init() {
-	register("holds", command{summary: "list, show, approve or deny held payments through a proxy's admin API", run: runHolds})
-}
+// Command is `payguard holds`.
+var Command = cli.Command{Summary: "list, show, approve or deny held payments through a proxy's admin API", Run: runHolds}
 
 // holdsClient talks to one proxy's admin API.
 type holdsClient struct {
@@ -34,11 +36,11 @@ type holdsClient struct {
 
 func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		writeUsage(stderr, "holds")
+		cli.WriteUsage(stderr, "holds")
 		return 2
 	}
-	if isHelp(args[0]) {
-		writeHelp(stdout, "holds", nil)
+	if cli.IsHelp(args[0]) {
+		cli.WriteHelp(stdout, "holds", nil)
 		return 0
 	}
 	sub := args[0]
@@ -55,7 +57,7 @@ func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// Flags may come before or after the hold id.
 	var rest []string
 	for tail := args[1:]; ; {
-		if code, done := parseSubcommandFlags(fs, tail, stdout); done {
+		if code, done := cli.ParseFlags(fs, tail, stdout); done {
 			return code
 		}
 		if fs.NArg() == 0 {
@@ -72,12 +74,12 @@ func runHolds(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	case "list", "show", "approve", "deny":
 	default:
 		fmt.Fprintf(stderr, "payguard holds: unknown subcommand %q\n", sub)
-		writeUsage(stderr, "holds")
+		cli.WriteUsage(stderr, "holds")
 		return 2
 	}
 	if len(rest) != wantArgs {
 		fmt.Fprintf(stderr, "payguard holds %s: want %d hold id(s), got %d\n", sub, wantArgs, len(rest))
-		writeUsage(stderr, "holds "+sub)
+		cli.WriteUsage(stderr, "holds "+sub)
 		return 2
 	}
 	c, err := newHoldsClient(*configPath, *admin, *tokenFile, *token, stderr)

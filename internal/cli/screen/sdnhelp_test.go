@@ -1,4 +1,4 @@
-package main
+package screen
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestSDNUpdateWithoutNetworkSaysWhatToDo(t *testing.T) {
 	cache := filepath.Join(root, "payguard-data", "sanctions")
 	url := "http://127.0.0.1:" + closedPort(t) + "/sdn.csv"
 	var out, errb bytes.Buffer
-	if code := runMain([]string{"sdn", "update", "--url", url, "--dir", cache}, nil, &out, &errb); code != 1 {
+	if code := SDN.Run([]string{"update", "--url", url, "--dir", cache}, nil, &out, &errb); code != 1 {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
 	for _, want := range []string{"connection refused", "payguard sdn update --url DIR", "--sanctions-dir DIR", "egress.proxy", "Nothing was written"} {

@@ -1,4 +1,4 @@
-package main
+package screen
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-const sdnFixtureDir = "../../screening/sanctions/testdata/basic"
+const sdnFixtureDir = "../../../screening/sanctions/testdata/basic"
 
 func TestSDNStats(t *testing.T) {
 	code, out, errs := runPG(t, "", "sdn", "stats", "--sanctions-dir", sdnFixtureDir)
