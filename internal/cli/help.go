@@ -282,12 +282,3 @@ func WriteUsage(w io.Writer, name string) {
 	fmt.Fprintf(w, "Run 'payguard %s -h' for the flags and an example.\n", key)
 }
 
-// HelpTopics are the command words every help text is kept under ("sdn update"), so that a test can hold
-// each documented subcommand to the one shape.
-func HelpTopics() []string {
-	out := make([]string, 0, len(helpDocs))
-	for k := range helpDocs {
-		out = append(out, k)
-	}
-	return out
-}
