@@ -281,4 +281,3 @@ func WriteUsage(w io.Writer, name string) {
 	}
 	fmt.Fprintf(w, "Run 'payguard %s -h' for the flags and an example.\n", key)
 }
-
