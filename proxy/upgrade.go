@@ -165,7 +165,7 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 		resp.Body.Close()
 	}
 	out := failClosed("upgrade_refused", why)
-	p.observe("upgrade", ctx.Req, out, st.start)
+	p.logDecision("upgrade", ctx.Req, out, st.start)
 	st.local = true
 	return refusal(ctx.Req, out, p.opts.RetryAfter)
 }
