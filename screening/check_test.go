@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/screeningtest"
 )
@@ -200,23 +201,25 @@ func TestCheckPanicsBecomeUnknown(t *testing.T) {
 	}
 }
 
+// A query screening refuses is the one input error type, *preflight.InputError (issue 33: no second type),
+// with the code the server answers and the field at fault.
 func TestCheckInputErrors(t *testing.T) {
 	c := newTestChecker()
 	tests := []struct {
-		q     screening.Query
-		field string
+		q           screening.Query
+		code, field string
 	}{
-		{screening.Query{}, ""},
-		{screening.Query{Name: "  ", Domain: "\t"}, ""},
-		{screening.Query{Name: "\xff"}, "name"},
-		{screening.Query{Address: strings.Repeat("a", screening.MaxAddressLen+1)}, "address"},
-		{screening.Query{Domain: strings.Repeat("a", screening.MaxDomainLen+1)}, "domain"},
+		{screening.Query{}, "missing_input", ""},
+		{screening.Query{Name: "  ", Domain: "\t"}, "missing_input", ""},
+		{screening.Query{Name: "\xff"}, "invalid_parameter", "name"},
+		{screening.Query{Address: strings.Repeat("a", screening.MaxAddressLen+1)}, "invalid_parameter", "address"},
+		{screening.Query{Domain: strings.Repeat("a", screening.MaxDomainLen+1)}, "invalid_parameter", "domain"},
 	}
 	for _, tt := range tests {
 		_, err := c.Check(context.Background(), tt.q)
-		var ie *screening.InputError
-		if !errors.As(err, &ie) || ie.Field != tt.field {
-			t.Errorf("Check(%+v) error %v, want an screening.InputError on %q", tt.q, err, tt.field)
+		var ie *preflight.InputError
+		if !errors.As(err, &ie) || ie.Code != tt.code || ie.Field != tt.field || ie.HTTPStatus() != 400 {
+			t.Errorf("Check(%+v) error %v, want a preflight.InputError %s on %q", tt.q, err, tt.code, tt.field)
 		}
 	}
 	if _, err := c.Check(context.Background(), screening.Query{}); !errors.Is(err, screening.ErrNoInput) {
