@@ -185,7 +185,7 @@ func (c *Checker) Check(ctx context.Context, q Query) (CheckResult, error) {
 	if s := c.sanctions; s != nil && sanctionsReady(s) {
 		if t := s.DataAsOf(); !t.IsZero() {
 			res.DataAsOf = t.UTC().Format(time.RFC3339)
-			if src, ok := s.(interface{ DataAsOfSource() string }); ok {
+			if src, ok := s.(DataAsOfSourcer); ok {
 				res.DataAsOfSource = src.DataAsOfSource()
 			}
 		}

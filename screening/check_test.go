@@ -11,6 +11,7 @@ import (
 
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/screening/screeningtest"
 )
 
@@ -261,5 +262,32 @@ func TestCheckResultJSON(t *testing.T) {
 	want := `"sanctions":{"status":"match","screened":["name"],"address_matches":[],"name_matches":{"exact":[{"uid":36,"name":"AEROCARIBBEAN AIRLINES","programs":["CUBA"],"score":1}],"possible":[]}}`
 	if !strings.Contains(string(b), want) {
 		t.Errorf("JSON %s\nlacks %s", b, want)
+	}
+}
+
+// sourcedSanctions is a Sanctions with the DataAsOfSourcer capability.
+type sourcedSanctions struct{ *screeningtest.Sanctions }
+
+func (sourcedSanctions) DataAsOfSource() string { return sanctions.AsOfPublishDate }
+
+// The real screener says what its data_as_of is (a compile-time check of the capability).
+var _ screening.DataAsOfSourcer = (*sanctions.Screener)(nil)
+
+// data_as_of_source with and without the DataAsOfSourcer capability: reported when the Sanctions says it,
+// left out (unknown) when it cannot.
+func TestCheckDataAsOfSourceCapability(t *testing.T) {
+	q := screening.Query{Name: "Acme"}
+	for _, tt := range []struct {
+		name string
+		s    screening.Sanctions
+		want string
+	}{
+		{"with", sourcedSanctions{screeningtest.Listed()}, sanctions.AsOfPublishDate},
+		{"without", screeningtest.Listed(), ""},
+	} {
+		res, err := screening.NewChecker(screening.CheckerOptions{Sanctions: tt.s}).Check(context.Background(), q)
+		if err != nil || res.DataAsOf == screening.DataAsOfUnknown || res.DataAsOfSource != tt.want {
+			t.Errorf("%s: data_as_of %q, source %q (%v), want source %q", tt.name, res.DataAsOf, res.DataAsOfSource, err, tt.want)
+		}
 	}
 }
