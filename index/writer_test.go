@@ -281,7 +281,7 @@ func TestCacheServesStaleWhileRefreshing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(time.Second):
+	case <-time.After(10 * time.Second): // the store is gated shut: a read that waits for it never returns
 		close(gate)
 		t.Fatal("a stale entry's read waited for the store")
 	}
