@@ -43,7 +43,7 @@ func rawAdmin(t *testing.T, h *harness, request string) (int, string) {
 // regression test.
 func TestAttackDecideTokenReachesOnlyDecide(t *testing.T) {
 	const decideToken = "decide-only-token-0123456789"
-	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.DecideToken = decideToken })
+	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.admin.DecideToken = decideToken })
 	host := strings.TrimPrefix(h.admin.URL, "http://")
 	auth := "Authorization: Bearer " + decideToken + "\r\n"
 	for _, line := range []string{

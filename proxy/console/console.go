@@ -25,33 +25,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payguard/payguard/proxy/notify"
+	"github.com/payguard/payguard/proxy/view"
 )
 
 //go:embed assets
 var assets embed.FS
-
-// Decision is one decision as the console lists it.
-type Decision struct {
-	At        time.Time `json:"at"`
-	Stage     string    `json:"stage"`
-	Agent     string    `json:"agent,omitempty"` // the agent decided for (proxy agents)
-	Decision  string    `json:"decision"`
-	Class     string    `json:"class,omitempty"` // the reason class the metrics count (hold_approved, daily_cap...)
-	Reasons   []string  `json:"reasons"`
-	Method    string    `json:"method"`
-	Host      string    `json:"host"`
-	Path      string    `json:"path"`
-	AmountUSD string    `json:"amount_usd,omitempty"`
-	// Scheme is the payment scheme of the option decided or paid (exact, upto); for a settlement row,
-	// Authorized and Settled are its amounts in atomic units.
-	Scheme     string `json:"scheme,omitempty"`
-	Authorized string `json:"authorized,omitempty"`
-	Settled    string `json:"settled,omitempty"`
-	PayTo      string `json:"pay_to,omitempty"`
-	HoldID     string `json:"hold_id,omitempty"`
-	ReceiptID  string `json:"receipt_id,omitempty"`
-}
 
 // Error is a refused resolution; Status is the HTTP status to answer with.
 type Error struct {
@@ -63,10 +41,10 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // Backend is the proxy as the console sees it.
 type Backend interface {
-	Holds(ctx context.Context) ([]notify.Hold, error) // pending first, then resolved, newest first
-	Budget(ctx context.Context) (notify.Budget, error)
-	Decisions() []Decision // newest first
-	Resolve(ctx context.Context, id string, approve bool, by, note string) (notify.Hold, error)
+	Holds(ctx context.Context) ([]view.Hold, error) // pending first, then resolved, newest first
+	Budget(ctx context.Context) (view.Budget, error)
+	Decisions() []view.Decision // newest first
+	Resolve(ctx context.Context, id string, approve bool, by, note string) (view.Hold, error)
 }
 
 // Options configure the console.
@@ -280,15 +258,15 @@ func (h *handler) signOut(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 type stateView struct {
-	Now       time.Time      `json:"now"`
-	Holds     []notify.Hold  `json:"holds"`
-	Budget    *notify.Budget `json:"budget"`
-	Decisions []Decision     `json:"decisions"`
-	Error     string         `json:"error,omitempty"`
+	Now       time.Time       `json:"now"`
+	Holds     []view.Hold     `json:"holds"`
+	Budget    *view.Budget    `json:"budget"`
+	Decisions []view.Decision `json:"decisions"`
+	Error     string          `json:"error,omitempty"`
 }
 
 func (h *handler) state(w http.ResponseWriter, r *http.Request, _ *session) {
-	v := stateView{Now: h.o.Now().UTC(), Decisions: h.o.Backend.Decisions(), Holds: []notify.Hold{}}
+	v := stateView{Now: h.o.Now().UTC(), Decisions: h.o.Backend.Decisions(), Holds: []view.Hold{}}
 	hs, err := h.o.Backend.Holds(r.Context())
 	if err != nil {
 		v.Error = "holds unavailable: " + err.Error()
@@ -301,7 +279,7 @@ func (h *handler) state(w http.ResponseWriter, r *http.Request, _ *session) {
 		v.Error = "budget unavailable: " + err.Error()
 	}
 	if v.Decisions == nil {
-		v.Decisions = []Decision{}
+		v.Decisions = []view.Decision{}
 	}
 	writeJSON(w, http.StatusOK, v)
 }

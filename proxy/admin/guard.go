@@ -1,11 +1,10 @@
-package proxy
+package admin
 
 import (
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/payguard/payguard/x402"
@@ -18,15 +17,15 @@ import (
 // without a payment ticket: no retry will pass the proxy, and the reservation is kept (SPEC: kept when the
 // payment fails or is abandoned). A hold becomes a hold in the approval queue, waited on up to hold_wait;
 // once approved (by a person, or by the guard's own onHold through POST /v1/holds/{id}/approve), asking
-// again releases it once, reserved the same way.
+// again releases it once, reserved the same way (Core.DecideForGuard).
 
 // The URL is judged as the proxy judges its own requests: the merchant domain, the domain lists and the Index
 // key come from `url` alone, never from the challenge's resource.url or a v1 accepts[].resource (the seller's
-// claim; decisionChallenge overwrites them). `url` is what the guard says its agent requested (the final URL
-// after redirects), which the sidecar cannot check: so a guard that cannot see that URL omits it, and the
-// challenge is then judged with the merchant domain unknown (hold: could not determine merchant domain), never
-// on the claim. The bearer token for this route can be a decide-only one (Options.DecideToken): the agent
-// that holds it cannot approve its own holds.
+// claim). `url` is what the guard says its agent requested (the final URL after redirects), which the sidecar
+// cannot check: so a guard that cannot see that URL omits it, and the challenge is then judged with the
+// merchant domain unknown (hold: could not determine merchant domain), never on the claim. The bearer token
+// for this route can be a decide-only one (Options.DecideToken): the agent that holds it cannot approve its
+// own holds.
 
 // guardDecideRequest is the body: the challenge the guard's client received (its selected offer only), the
 // URL the agent requested (omitted when the guard cannot know it) and the request method (default GET).
@@ -36,35 +35,22 @@ type guardDecideRequest struct {
 	Challenge json.RawMessage `json:"challenge"`
 }
 
-type guardDecideResponse struct {
-	Decision     string   `json:"decision"`
-	Reasons      []string `json:"reasons"`
-	AmountMicros int64    `json:"amount_micros"`
-	HoldID       string   `json:"hold_id,omitempty"`
-	ReceiptID    string   `json:"receipt_id,omitempty"`
-	Result       any      `json:"result,omitempty"` // the signed PreflightResult, when one was made
-	// Shadow is "would_block" or "would_hold" when report mode let the payment go (shadow.go).
-	Shadow string `json:"shadow,omitempty"`
-}
-
 // maxGuardDecideBody bounds the body: a challenge is at most a few KiB (SPEC's input limit is 64 KiB).
 const maxGuardDecideBody = x402.MaxBodyBytes
 
-func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
+func (h *handler) decideForGuard(w http.ResponseWriter, r *http.Request) {
 	// The guard's agent names itself as it would to the proxy (Proxy-Authorization: Basic id:secret), so the
-	// sidecar decides with that agent's rules, cap and mode (agents.go).
-	ag, ok := p.ruleSet().authenticate(r.Header)
-	if !ok {
-		p.metrics.agentRefused.Inc()
+	// sidecar decides with that agent's rules, cap and mode.
+	agent, err := h.core.Agent(r.Header)
+	if err != nil {
 		w.Header().Set("Proxy-Authenticate", `Basic realm="payguard"`)
 		writeJSON(w, http.StatusProxyAuthRequired, apiError{"agent_unauthenticated", "send the agent's credentials as Proxy-Authorization: Basic <agent-id:secret>"})
 		return
 	}
-	r = r.WithContext(withAgent(r.Context(), ag.id))
 	var body guardDecideRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxGuardDecideBody+1))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&body)
+	err = dec.Decode(&body)
 	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
 		err = errors.New("more than one JSON value")
 	}
@@ -88,32 +74,5 @@ func (p *Proxy) decideForGuard(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{"invalid_challenge", "send the one offer the client selected (accepts must have exactly one entry)"})
 		return
 	}
-	v := p.decide(r.Context(), body.Method, body.URL, pr, false)
-	if v.Decision == hold && v.Result != nil {
-		v = p.resolveHoldFor(r.Context(), body.Method, body.URL, pr, v, nil)
-	}
-	out := guardDecideResponse{Decision: v.Decision, Reasons: v.Reasons, AmountMicros: v.Amount, ReceiptID: v.receiptID(), Shadow: v.Shadow}
-	switch {
-	case v.Decision == hold && v.Result != nil:
-		out.AmountMicros = v.Result.AmountMicros // the amount a person approves (and the approval reserves)
-	case v.Decision != allow:
-		out.AmountMicros = 0
-	}
-	if v.Hold != nil && v.Decision == hold {
-		out.HoldID = v.Hold.ID
-	}
-	if v.Result != nil && v.Result.Receipt.JWS != "" {
-		out.Result = v.Result
-	}
-	// The console's last decisions show the guard's too, beside the intercepted ones (stage "guard").
-	if u, err := url.Parse(body.URL); err == nil {
-		var amount string
-		if v.Result != nil && v.Result.ChosenOption != nil {
-			amount = usdString(v.Result.AmountMicros)
-		}
-		p.recordDecision("guard", &http.Request{Method: body.Method, URL: u}, v, amount, pr.Accepts[0].PayTo, out.HoldID)
-	}
-	p.log.Info("guard decision", "decision", out.Decision, "reasons", out.Reasons, "url", body.URL,
-		"amount_usd", usdString(out.AmountMicros), "hold_id", out.HoldID, "receipt_id", out.ReceiptID)
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, h.core.DecideForGuard(r.Context(), agent, body.Method, body.URL, pr))
 }
