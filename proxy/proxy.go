@@ -76,7 +76,7 @@ type Options struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	Now         func() time.Time
 	Logger      *slog.Logger
-	Metrics         *Metrics
+	Metrics     *Metrics
 	// Observer, when set, receives an Endpoint Index observation of every decoded 402 and every paid
 	// response (see observe.go).
 	Observer Observer
