@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/proxy/view"
 )
 
@@ -170,9 +171,9 @@ func (c *holdsClient) call(method, path string, body any) ([]byte, error) {
 		return nil, fmt.Errorf("admin API: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct{ Error, Message string }
-		if json.Unmarshal(out, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("admin API: %d %s: %s", resp.StatusCode, e.Error, e.Message)
+		var e errbody.Error // the admin API's error body
+		if json.Unmarshal(out, &e) == nil && e.Code != "" {
+			return nil, fmt.Errorf("admin API: %d %s: %s", resp.StatusCode, e.Code, e.Message)
 		}
 		return nil, fmt.Errorf("admin API: %s", resp.Status)
 	}

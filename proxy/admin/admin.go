@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy/console"
 	"github.com/payguard/payguard/proxy/view"
@@ -158,7 +159,7 @@ func requireToken(want [32]byte, configured bool, next http.Handler) http.Handle
 		sum := sha256.Sum256([]byte(got))
 		if !configured || !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="payguard"`)
-			writeJSON(w, http.StatusUnauthorized, apiError{"unauthorized", "a valid bearer token is required"})
+			writeJSON(w, http.StatusUnauthorized, apiError("unauthorized", "a valid bearer token is required"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -185,9 +186,9 @@ func (h *handler) reload(w http.ResponseWriter, _ *http.Request) {
 	hash, err := h.core.ReloadNow()
 	switch {
 	case err == view.ErrReloadUnavailable:
-		writeJSON(w, http.StatusNotImplemented, apiError{"reload_unavailable", "this proxy was started without a configuration file to reload"})
+		writeJSON(w, http.StatusNotImplemented, apiError("reload_unavailable", "this proxy was started without a configuration file to reload"))
 	case err != nil:
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{"invalid_config", "the previous rules stay active: " + err.Error()})
+		writeJSON(w, http.StatusUnprocessableEntity, apiError("invalid_config", "the previous rules stay active: "+err.Error()))
 	default:
 		writeJSON(w, http.StatusOK, map[string]string{"config_sha256": hash})
 	}
@@ -197,7 +198,7 @@ func (h *handler) reload(w http.ResponseWriter, _ *http.Request) {
 func (h *handler) budget(w http.ResponseWriter, r *http.Request) {
 	b, err := h.core.Budget(r.Context())
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("store_unavailable", err.Error()))
 		return
 	}
 	writeJSON(w, http.StatusOK, budgetView{Budget: b.Name, Day: b.Day, SpentUSD: b.SpentUSD, ReservedUSD: b.ReservedUSD,
@@ -217,10 +218,8 @@ type budgetView struct {
 	CapMicros      int64  `json:"cap_micros"`
 }
 
-type apiError struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
+// apiError is an error body of the admin API: payguard's one error (internal/errbody), flat.
+func apiError(code, message string) errbody.Error { return errbody.Error{Code: code, Message: message} }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -11,7 +11,7 @@ import (
 func (h *handler) listAlarms(w http.ResponseWriter, r *http.Request) {
 	list, err := h.core.Alarms(r.Context())
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("store_unavailable", err.Error()))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"alarms": list})
@@ -24,10 +24,10 @@ func (h *handler) clearAlarm(w http.ResponseWriter, r *http.Request) {
 	site, err := h.core.ClearAlarm(r.Context(), r.PathValue("host"))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, apiError{"not_found", "no settlement alarm on that host"})
+		writeJSON(w, http.StatusNotFound, apiError("not_found", "no settlement alarm on that host"))
 		return
 	case err != nil:
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("store_unavailable", err.Error()))
 		return
 	}
 	h.log.Info("settlement alarm cleared", "host", site)

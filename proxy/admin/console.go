@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 
-	"github.com/payguard/payguard/proxy/console"
 	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/store"
 )
@@ -44,7 +43,7 @@ func (b consoleBackend) Resolve(ctx context.Context, id string, approve bool, by
 	}
 	h, rerr := b.h.resolve(ctx, id, status, by, note)
 	if rerr != nil {
-		return view.Hold{}, &console.Error{Status: rerr.status, Code: rerr.code, Message: rerr.message}
+		return view.Hold{}, rerr // the console answers with its status and body
 	}
 	return view.HoldOf(h, b.h.o.Now()), nil
 }

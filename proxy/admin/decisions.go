@@ -60,12 +60,12 @@ func (f decisionFilter) match(e *journalKeys) bool {
 func (h *handler) decisions(w http.ResponseWriter, r *http.Request) {
 	j := h.o.Journal
 	if j == nil {
-		writeJSON(w, http.StatusNotFound, apiError{"journal_disabled", "the decision journal is off (proxy.journal.path)"})
+		writeJSON(w, http.StatusNotFound, apiError("journal_disabled", "the decision journal is off (proxy.journal.path)"))
 		return
 	}
 	q := r.URL.Query()
 	var f decisionFilter
-	bad := func(msg string) { writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", msg}) }
+	bad := func(msg string) { writeJSON(w, http.StatusBadRequest, apiError("invalid_request", msg)) }
 	for name, dst := range map[string]*time.Time{"since": &f.since, "until": &f.until} {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339, v)

@@ -23,24 +23,24 @@ type endpointsView struct {
 // endpoints is the read-only Index lookup of the admin API.
 func (h *handler) endpoints(w http.ResponseWriter, r *http.Request) {
 	if h.o.Index == nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"index_unavailable", "this proxy has no Endpoint Index configured"})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("index_unavailable", "this proxy has no Endpoint Index configured"))
 		return
 	}
 	u, err := index.NormalizeURL(r.URL.Query().Get("url"))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_url", "url must be an absolute http or https URL"})
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_url", "url must be an absolute http or https URL"))
 		return
 	}
 	obs, err := h.o.Index.Observations(r.Context(), u)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"index_unavailable", "the Index could not be read: " + err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("index_unavailable", "the Index could not be read: "+err.Error()))
 		return
 	}
 	now := h.o.Now()
 	v := endpointsView{URL: u, Summary: index.Derive(u, obs, "", now, h.o.IndexMaxAge), ByMethod: map[string]index.Summary{},
 		Observations: []store.Observation{}}
 	if v.Summary.Observations == 0 {
-		writeJSON(w, http.StatusNotFound, apiError{"endpoint_not_listed", "the Index has no observation of " + u})
+		writeJSON(w, http.StatusNotFound, apiError("endpoint_not_listed", "the Index has no observation of "+u))
 		return
 	}
 	methods := map[string]bool{}

@@ -44,7 +44,7 @@ func (h *handler) decideForGuard(w http.ResponseWriter, r *http.Request) {
 	agent, err := h.core.Agent(r.Header)
 	if err != nil {
 		w.Header().Set("Proxy-Authenticate", `Basic realm="payguard"`)
-		writeJSON(w, http.StatusProxyAuthRequired, apiError{"agent_unauthenticated", "send the agent's credentials as Proxy-Authorization: Basic <agent-id:secret>"})
+		writeJSON(w, http.StatusProxyAuthRequired, apiError("agent_unauthenticated", "send the agent's credentials as Proxy-Authorization: Basic <agent-id:secret>"))
 		return
 	}
 	var body guardDecideRequest
@@ -55,23 +55,23 @@ func (h *handler) decideForGuard(w http.ResponseWriter, r *http.Request) {
 		err = errors.New("more than one JSON value")
 	}
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json", `body must be one {"method", "url", "challenge"}: ` + err.Error()})
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_json", `body must be one {"method", "url", "challenge"}: `+err.Error()))
 		return
 	}
 	if body.Method == "" {
 		body.Method = http.MethodGet
 	}
 	if body.URL != "" && !strings.HasPrefix(body.URL, "http://") && !strings.HasPrefix(body.URL, "https://") || len(body.URL) > 4096 {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", "url must be the http(s) URL the agent requested (or absent when unknown)"})
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_request", "url must be the http(s) URL the agent requested (or absent when unknown)"))
 		return
 	}
 	pr, err := x402.ParsePaymentRequired(body.Challenge)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_challenge", err.Error()})
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_challenge", err.Error()))
 		return
 	}
 	if len(pr.Accepts) != 1 {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_challenge", "send the one offer the client selected (accepts must have exactly one entry)"})
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_challenge", "send the one offer the client selected (accepts must have exactly one entry)"))
 		return
 	}
 	writeJSON(w, http.StatusOK, h.core.DecideForGuard(r.Context(), agent, body.Method, body.URL, pr))

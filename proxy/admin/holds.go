@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/store"
 )
@@ -29,13 +30,13 @@ func (h *handler) listHolds(w http.ResponseWriter, r *http.Request) {
 	switch status {
 	case "", "all", store.HoldPending, store.HoldApproved, store.HoldDenied, store.HoldUsed, store.HoldExpired:
 	default:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_status",
-			fmt.Sprintf("unknown status %q (pending, approved, denied, used, expired or all)", status)})
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_status",
+			fmt.Sprintf("unknown status %q (pending, approved, denied, used, expired or all)", status)))
 		return
 	}
 	hs, err := h.o.Holds.ListHolds(r.Context(), "")
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("store_unavailable", err.Error()))
 		return
 	}
 	out := make([]view.Hold, 0, len(hs))
@@ -50,11 +51,11 @@ func (h *handler) listHolds(w http.ResponseWriter, r *http.Request) {
 func (h *handler) getHold(w http.ResponseWriter, r *http.Request) {
 	s, err := h.o.Holds.GetHold(r.Context(), r.PathValue("id"))
 	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, apiError{"not_found", "no hold with that id"})
+		writeJSON(w, http.StatusNotFound, apiError("not_found", "no hold with that id"))
 		return
 	}
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("store_unavailable", err.Error()))
 		return
 	}
 	writeJSON(w, http.StatusOK, h.holdView(s))
@@ -75,44 +76,38 @@ func (h *handler) resolveHoldAPI(status string) http.HandlerFunc {
 			err = errors.New("more than one JSON value")
 		}
 		if err != nil {
-			writeJSON(w, http.StatusBadRequest, apiError{"invalid_json", "body must be one {\"by\": \"...\", \"note\": \"...\"}: " + err.Error()})
+			writeJSON(w, http.StatusBadRequest, apiError("invalid_json", "body must be one {\"by\": \"...\", \"note\": \"...\"}: "+err.Error()))
 			return
 		}
 		s, rerr := h.resolve(r.Context(), r.PathValue("id"), status, body.By, body.Note)
 		if rerr != nil {
-			writeJSON(w, rerr.status, apiError{rerr.code, rerr.message})
+			writeJSON(w, rerr.Status, rerr)
 			return
 		}
 		writeJSON(w, http.StatusOK, h.holdView(s))
 	}
 }
 
-// resolveError is a refused resolution, as the approval API and the console report it.
-type resolveError struct {
-	status        int
-	code, message string
-}
-
 // resolve is the one way a person approves or denies a hold, for the API and the console alike: the name
 // and note are checked here, then the proxy resolves it (Core.ResolveHold: an expired hold is refused, the
 // store's transition decides races, and the waiting request and the notifier are woken).
-func (h *handler) resolve(ctx context.Context, id, status, by, note string) (store.Hold, *resolveError) {
+func (h *handler) resolve(ctx context.Context, id, status, by, note string) (store.Hold, *errbody.Error) {
 	by = strings.TrimSpace(by)
 	if !visibleName(by) || len(by) > 256 || len(note) > 2048 || !utf8.ValidString(note) {
-		return store.Hold{}, &resolveError{http.StatusBadRequest, "invalid_request", "`by` is required (at most 256 bytes of valid UTF-8, visible characters, no control or format characters), `note` at most 2048 bytes of valid UTF-8"}
+		return store.Hold{}, errbody.New(http.StatusBadRequest, "invalid_request", "`by` is required (at most 256 bytes of valid UTF-8, visible characters, no control or format characters), `note` at most 2048 bytes of valid UTF-8")
 	}
 	s, err := h.core.ResolveHold(ctx, id, status, by, note)
 	switch {
 	case err == nil:
 		return s, nil
 	case errors.Is(err, store.ErrNotFound):
-		return store.Hold{}, &resolveError{http.StatusNotFound, "not_found", "no hold with that id"}
+		return store.Hold{}, errbody.New(http.StatusNotFound, "not_found", "no hold with that id")
 	case errors.Is(err, view.ErrHoldExpired):
-		return store.Hold{}, &resolveError{http.StatusConflict, "expired", "the hold has expired"}
+		return store.Hold{}, errbody.New(http.StatusConflict, "expired", "the hold has expired")
 	case errors.Is(err, store.ErrConflict):
-		return store.Hold{}, &resolveError{http.StatusConflict, "conflict", "the hold is no longer pending"}
+		return store.Hold{}, errbody.New(http.StatusConflict, "conflict", "the hold is no longer pending")
 	default:
-		return store.Hold{}, &resolveError{http.StatusServiceUnavailable, "store_unavailable", err.Error()}
+		return store.Hold{}, errbody.New(http.StatusServiceUnavailable, "store_unavailable", err.Error())
 	}
 }
 

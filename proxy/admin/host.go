@@ -27,8 +27,8 @@ func hostGuard(hosts []string, next http.Handler) http.Handler {
 		host := canonicalHost(r.Host)
 		if _, err := netip.ParseAddr(host); err != nil && !allowed[host] {
 			w.Header().Set("Connection", "close")
-			writeJSON(w, http.StatusMisdirectedRequest, apiError{"misdirected_request",
-				"this admin listener does not answer to that host name; add it to admin.hosts if it is yours"})
+			writeJSON(w, http.StatusMisdirectedRequest, apiError("misdirected_request",
+				"this admin listener does not answer to that host name; add it to admin.hosts if it is yours"))
 			return
 		}
 		next.ServeHTTP(w, r)
