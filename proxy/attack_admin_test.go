@@ -76,7 +76,7 @@ func TestAttackDecideTokenReachesOnlyDecide(t *testing.T) {
 	}
 }
 
-// The admin listener answers only to its own names (adminHostGuard), whatever spelling a rebinding page's
+// The admin listener answers only to its own names (proxy/admin hostGuard), whatever spelling a rebinding page's
 // name arrives in: trailing dot, upper case, a port, an absolute-form request target naming another host
 // beside a good Host header, an empty Host, a name that starts like an address or like localhost.
 // Already stopped when written; kept as a regression test.

@@ -263,7 +263,7 @@ func adminToken(cfg *config.Config, log *slog.Logger) (token, from string, err e
 
 // decideToken is the in-process guards' token (their sidecar option): PAYGUARD_DECIDE_TOKEN, else one
 // generated into <data_dir>/decide-token. It may call POST /v1/decide and nothing else, so that an agent
-// given it cannot approve its own holds (proxy.Options.DecideToken).
+// given it cannot approve its own holds (admin.Options.DecideToken).
 func decideToken(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
 	return bearerToken("decide", decideTokenEnv, "", filepath.Join(cfg.Proxy.DataDir, "decide-token"), log)
 }
