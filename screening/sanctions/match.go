@@ -235,17 +235,17 @@ type neighbor struct {
 // list's most frequent tokens have theirs precomputed (ix.common).
 func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 	if single {
-		if id, ok := ix.vocab[s]; ok {
+		if id, ok := ix.lookupID(s); ok {
 			if ns, ok := ix.common[id]; ok {
 				return ns
 			}
 		}
 	}
 	var cand []uint32
-	if id, ok := ix.vocab[s]; ok {
+	if id, ok := ix.lookupID(s); ok {
 		cand = append(cand, id)
 	}
-	cand = append(cand, ix.bySkel[skel]...)
+	cand = append(cand, ix.withSkeleton(skel)...)
 	if single && connectors[s] {
 		cand = append(cand, ix.particleIDs...)
 	}
@@ -296,10 +296,10 @@ func (ix *nameIndex) weigh(q *query) {
 		if particles[u.s] {
 			// A particle weighs little whether or not the list knows it (see particleWeight).
 			u.w = ix.maxIDF * particleWeight
-			if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+			if id, ok := ix.lookupID(u.s); ok && ix.isToken[id] {
 				u.w = ix.idf[id] * particleWeight
 			}
-		} else if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+		} else if id, ok := ix.lookupID(u.s); ok && ix.isToken[id] {
 			u.w = ix.idf[id]
 		} else {
 			best, bestID := float32(0), uint32(0)
@@ -500,7 +500,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 		hits = append(hits, keyHit{m, exact})
 	}
 	for _, key := range keys {
-		for _, ref := range ix.exact[key] {
+		for _, ref := range ix.exactRefs(key) {
 			e := &l.entries[ref.entry]
 			listed := l.listedName(ref.entry, ref.alias)
 			if nameOnly(e.Type, ref.weak) {
@@ -523,7 +523,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	}
 	// A name glued to its legal form: possible, never exact (see gluedLegalKeys).
 	for _, key := range glued {
-		for _, ref := range ix.exact[key] {
+		for _, ref := range ix.exactRefs(key) {
 			if e := &l.entries[ref.entry]; !nameOnly(e.Type, ref.weak) {
 				nSet, _ := l.facts.of(ref.entry, ref.alias)
 				record(ref.entry, l.match(ref.entry, ref.alias, 1, stepGlued|legalSteps(qSet, nSet)), false)

@@ -118,7 +118,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 			if !q.covers(ms, required) {
 				continue
 			}
-			for _, n := range ix.postings[id] {
+			for _, n := range ix.postings.at(id) {
 				if sc.stamp[n] != sc.gen && ix.nameW[n] <= limit {
 					sc.stamp[n] = sc.gen
 					sc.cands = append(sc.cands, n)
@@ -135,7 +135,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 		for _, vm := range q.matches {
 			id, ms := vm.id, vm.ms
 			if q.covers(ms, mask) {
-				postingLen[tok] += len(ix.postings[id])
+				postingLen[tok] += len(ix.postings.at(id))
 			}
 		}
 	}
@@ -146,7 +146,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 		if !q.covers(ms, first) {
 			continue
 		}
-		for _, n := range ix.postings[id] {
+		for _, n := range ix.postings.at(id) {
 			if sc.stamp[n] != sc.gen && ix.nameW[n] <= limit {
 				sc.stamp[n] = sc.gen
 				sc.cands = append(sc.cands, n)
