@@ -15,20 +15,31 @@ import (
 // (the string header) plus 8 of table per key, and no allocation at all. See docs/benchmarks/sanctions.md,
 // "Compact index".
 
-// strIndex maps a fixed set of distinct strings to their ids (their positions in keys).
+// strIndex maps a fixed set of distinct strings to their ids (their order when indexed).
 type strIndex struct {
-	keys  []string // id -> string; the strings share one arena
-	slots []uint32 // open addressing, linear probing: id+1, 0 for an empty slot; a power of two ≥ 2×len(keys)
+	data  string   // the strings, one after the other
+	off   []uint32 // string id is data[off[id]:off[id+1]]
+	slots []uint32 // open addressing, linear probing: id+1, 0 for an empty slot; a power of two ≥ 2×count
 	seed  maphash.Seed
 }
 
 // newStrIndex indexes keys (distinct), copying them into one arena so that the originals can be freed.
 func newStrIndex(keys []string) strIndex {
-	x := strIndex{keys: arena(keys), seed: maphash.MakeSeed()}
-	n := 1 << bits.Len(uint(2*len(keys)))
-	x.slots = make([]uint32, n)
-	mask := uint64(n - 1)
-	for id, k := range x.keys {
+	n := 0
+	for _, k := range keys {
+		n += len(k)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	x := strIndex{off: make([]uint32, 1, len(keys)+1), seed: maphash.MakeSeed()}
+	for _, k := range keys {
+		b.WriteString(k)
+		x.off = append(x.off, uint32(b.Len()))
+	}
+	x.data = b.String()
+	x.slots = make([]uint32, 1<<bits.Len(uint(2*len(keys))))
+	mask := uint64(len(x.slots) - 1)
+	for id, k := range keys {
 		i := maphash.String(x.seed, k) & mask
 		for x.slots[i] != 0 {
 			i = (i + 1) & mask
@@ -37,6 +48,12 @@ func newStrIndex(keys []string) strIndex {
 	}
 	return x
 }
+
+// count is the number of strings.
+func (x *strIndex) count() int { return max(0, len(x.off)-1) }
+
+// key returns string id.
+func (x *strIndex) key(id uint32) string { return x.data[x.off[id]:x.off[id+1]] }
 
 // get returns the id of s.
 func (x *strIndex) get(s string) (uint32, bool) {
@@ -49,31 +66,10 @@ func (x *strIndex) get(s string) (uint32, bool) {
 		if v == 0 {
 			return 0, false
 		}
-		if x.keys[v-1] == s {
+		if x.key(v-1) == s {
 			return v - 1, true
 		}
 	}
-}
-
-// arena returns a copy of ss whose strings all point into one allocation.
-func arena(ss []string) []string {
-	n := 0
-	for _, s := range ss {
-		n += len(s)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for _, s := range ss {
-		b.WriteString(s)
-	}
-	all := b.String()
-	out := make([]string, len(ss))
-	off := 0
-	for i, s := range ss {
-		out[i] = all[off : off+len(s)]
-		off += len(s)
-	}
-	return out
 }
 
 // groups is a list of id lists, flattened: list i is data[start[i]:start[i+1]].

@@ -46,8 +46,7 @@ type exactRef struct {
 // (compact.go): strings in arenas found through open-addressing tables, id lists flattened.
 type nameIndex struct {
 	vocab       strIndex       // the vocabulary: every token, joined pair and whole-name key of a name
-	strs        []string       // vocab.keys: id -> string
-	skels       []string       // per vocabulary string, its skeleton (a string of skelIx)
+	skelOf      []uint32       // per vocabulary string, its skeleton's id in skelIx
 	isToken     []bool         // the string occurs as a single token of some name (and so in the typo index)
 	idf         []float32      // of the string as a single token; 0 if it never is one
 	postings    groups[uint32] // per vocabulary string, the names with a unit that is it, ascending
@@ -66,6 +65,15 @@ type nameIndex struct {
 	unitMaxW    []float32 // per vocabulary string: the largest weight of a name unit that is that string
 	maxIDF      float32
 }
+
+// str returns vocabulary string id.
+func (ix *nameIndex) str(id uint32) string { return ix.vocab.key(id) }
+
+// skel returns the skeleton of vocabulary string id.
+func (ix *nameIndex) skel(id uint32) string { return ix.skelIx.key(ix.skelOf[id]) }
+
+// vocabLen is the number of vocabulary strings.
+func (ix *nameIndex) vocabLen() int { return ix.vocab.count() }
 
 // lookupID returns the vocabulary id of s.
 func (ix *nameIndex) lookupID(s string) (uint32, bool) { return ix.vocab.get(s) }
@@ -113,7 +121,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	// The build works in maps and separate slices; freeze packs them (compact.go) and they are dropped.
 	vocab := map[string]uint32{}
 	exact := map[string][]exactRef{}
-	var skels []string
+	var strs, skels []string
 	var postings [][]uint32
 	type pending struct {
 		entry   int32
@@ -200,9 +208,9 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		if id, ok := vocab[s]; ok {
 			return id
 		}
-		id := uint32(len(ix.strs))
+		id := uint32(len(strs))
 		vocab[s] = id
-		ix.strs = append(ix.strs, s)
+		strs = append(strs, s)
 		skels = append(skels, skeleton(s))
 		ix.isToken = append(ix.isToken, false)
 		ix.idf = append(ix.idf, 0)
@@ -277,7 +285,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		ix.names = append(ix.names, rec)
 		ix.nameW = append(ix.nameW, rec.wsum)
 	}
-	for len(ix.unitMaxW) < len(ix.strs) {
+	for len(ix.unitMaxW) < len(strs) {
 		ix.unitMaxW = append(ix.unitMaxW, 0) // words of vessel names only: in no name unit
 	}
 	units = slices.Clip(slices.Clone(units))
@@ -288,8 +296,8 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	}
 	ix.units = units
 	ix.names = slices.Clip(ix.names)
-	ix.freeze(vocab, skels, postings, exact)
-	vocab, skels, postings, exact = nil, nil, nil, nil
+	ix.freeze(strs, skels, postings, exact)
+	vocab, strs, skels, postings, exact = nil, nil, nil, nil, nil
 	ix.buildDeletions()
 	for _, p := range slices.Sorted(maps.Keys(connectors)) {
 		if id, ok := ix.lookupID(p); ok && ix.isToken[id] {
@@ -302,7 +310,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	for t, d := range df {
 		if d >= commonTokenDF {
 			id, _ := ix.lookupID(t) // every counted word is interned (list names and vessel names alike)
-			ix.common[id] = ix.neighbors(t, ix.skels[id], true)
+			ix.common[id] = ix.neighbors(t, ix.skel(id), true)
 		}
 	}
 	return ix
@@ -313,19 +321,18 @@ func buildNameIndex(entries []Entry) *nameIndex {
 func joinable(a, b string) bool { return len(a) > 1 && len(b) > 1 }
 
 // freeze packs the build's maps and lists into the index's compact form (compact.go).
-func (ix *nameIndex) freeze(vocab map[string]uint32, skels []string, postings [][]uint32, exact map[string][]exactRef) {
-	ix.vocab = newStrIndex(ix.strs)
-	ix.strs = ix.vocab.keys
+func (ix *nameIndex) freeze(strs, skels []string, postings [][]uint32, exact map[string][]exactRef) {
+	ix.vocab = newStrIndex(strs)
 	ix.isToken = slices.Clip(ix.isToken)
 	ix.idf = slices.Clip(ix.idf)
 	ix.unitMaxW = slices.Clip(ix.unitMaxW)
 	ix.postings = flatten(postings)
 	// Skeletons: each distinct one once, numbered in the order of first use; a vocabulary string's skeleton
-	// points into that set's arena.
+	// is its id there.
 	skelID := make(map[string]uint32, len(skels)/2)
 	var distinct []string
 	var members [][]uint32
-	of := make([]uint32, len(skels))
+	ix.skelOf = make([]uint32, len(skels))
 	for id, sk := range skels {
 		g, ok := skelID[sk]
 		if !ok {
@@ -335,14 +342,10 @@ func (ix *nameIndex) freeze(vocab map[string]uint32, skels []string, postings []
 			members = append(members, nil)
 		}
 		members[g] = append(members[g], uint32(id))
-		of[id] = g
+		ix.skelOf[id] = g
 	}
 	ix.skelIx = newStrIndex(distinct)
 	ix.bySkel = flatten(members)
-	ix.skels = make([]string, len(skels))
-	for id, g := range of {
-		ix.skels[id] = ix.skelIx.keys[g]
-	}
 	keys := slices.Sorted(maps.Keys(exact))
 	refs := make([][]exactRef, len(keys))
 	for i, k := range keys {
@@ -356,8 +359,8 @@ func (ix *nameIndex) freeze(vocab map[string]uint32, skels []string, postings []
 // with one byte deleted, sorted, with a bucket table on the hashes' top bits.
 func (ix *nameIndex) buildDeletions() {
 	n := 0
-	for id, s := range ix.strs {
-		if ix.isToken[id] && len(s) >= minDeleteLen {
+	for id := range uint32(ix.vocabLen()) {
+		if s := ix.str(id); ix.isToken[id] && len(s) >= minDeleteLen {
 			n += len(s) + 1
 		}
 	}
@@ -367,11 +370,11 @@ func (ix *nameIndex) buildDeletions() {
 	}
 	dels := make([]del, 0, n)
 	var hs []uint64
-	for id, s := range ix.strs {
-		if ix.isToken[id] && len(s) >= minDeleteLen {
+	for id := range uint32(ix.vocabLen()) {
+		if s := ix.str(id); ix.isToken[id] && len(s) >= minDeleteLen {
 			hs = deleteHashes(hs[:0], s)
 			for _, h := range hs {
-				dels = append(dels, del{h, uint32(id)})
+				dels = append(dels, del{h, id})
 			}
 		}
 	}

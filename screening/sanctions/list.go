@@ -8,7 +8,9 @@
 package sanctions
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/payguard/payguard/screening"
@@ -209,6 +211,7 @@ func newList(entries []Entry, dataAsOf time.Time, source string, warnings []stri
 		l.byUID[e.UID] = int32(len(l.entries))
 		l.entries = append(l.entries, e)
 	}
+	compactEntries(l.entries)
 	for i := range l.entries {
 		for _, a := range l.entries[i].Addresses {
 			k := addressKey(a.Address)
@@ -228,4 +231,68 @@ func newList(entries []Entry, dataAsOf time.Time, source string, warnings []stri
 		l.facts = buildNameFacts(l.entries)
 	}
 	return l
+}
+
+// compactEntries copies the entries' strings out of whatever they point into, so that it can be freed: a
+// parser's field is a piece of its whole record (encoding/csv returns one string per row, remarks
+// included), which the list would otherwise keep. Names and addresses go into one arena; types, alias
+// kinds, programs and currencies, a few dozen distinct values, are shared; slices grown by append are cut
+// to their length.
+func compactEntries(entries []Entry) {
+	// Every string the arena holds, in one fixed order: walk calls f on each.
+	walk := func(f func(*string)) {
+		for i := range entries {
+			e := &entries[i]
+			f(&e.Name)
+			for j := range e.Aliases {
+				f(&e.Aliases[j].Name)
+			}
+			for j := range e.Addresses {
+				f(&e.Addresses[j].Address)
+			}
+		}
+	}
+	n := 0
+	walk(func(s *string) { n += len(*s) })
+	var b strings.Builder
+	b.Grow(n)
+	walk(func(s *string) { b.WriteString(*s) })
+	all, off := b.String(), 0
+	walk(func(s *string) {
+		*s = all[off : off+len(*s)]
+		off += len(*s)
+	})
+	shared := map[string]string{}
+	share := func(s *string) {
+		if v, ok := shared[*s]; ok {
+			*s = v
+			return
+		}
+		*s = strings.Clone(*s)
+		shared[*s] = *s
+	}
+	for i := range entries {
+		e := &entries[i]
+		share(&e.Type)
+		e.Programs = clipped(e.Programs)
+		for j := range e.Programs {
+			share(&e.Programs[j])
+		}
+		e.Aliases = clipped(e.Aliases)
+		for j := range e.Aliases {
+			share(&e.Aliases[j].Kind)
+		}
+		e.Addresses = clipped(e.Addresses)
+		for j := range e.Addresses {
+			share(&e.Addresses[j].Currency)
+		}
+	}
+}
+
+// clipped returns s, copied to a backing array of its length if it has spare capacity.
+func clipped[T any](s []T) []T {
+	if cap(s) == len(s) {
+		return s
+	}
+	return slices.Clone(s)
 }

@@ -258,7 +258,7 @@ func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 	slices.Sort(cand)
 	var out []neighbor
 	for _, id := range slices.Compact(cand) {
-		tok, big := unitSims(s, skel, single, ix.strs[id], ix.skels[id], ix.isToken[id])
+		tok, big := unitSims(s, skel, single, ix.str(id), ix.skel(id), ix.isToken[id])
 		if tok != 0 || big != 0 {
 			out = append(out, neighbor{id: id, tok: float32(tok), big: float32(big)})
 		}

@@ -63,9 +63,9 @@ var scratchPool sync.Pool
 
 func (ix *nameIndex) getScratch() *scratch {
 	sc, _ := scratchPool.Get().(*scratch)
-	if sc == nil || len(sc.stamp) != len(ix.names) || len(sc.vstamp) != len(ix.strs) {
-		sc = &scratch{stamp: make([]uint32, len(ix.names)), vstamp: make([]uint32, len(ix.strs)),
-			mgen: make([]uint32, len(ix.strs)), mpos: make([]int32, len(ix.strs))}
+	if sc == nil || len(sc.stamp) != len(ix.names) || len(sc.vstamp) != ix.vocabLen() {
+		sc = &scratch{stamp: make([]uint32, len(ix.names)), vstamp: make([]uint32, ix.vocabLen()),
+			mgen: make([]uint32, ix.vocabLen()), mpos: make([]int32, ix.vocabLen())}
 	}
 	sc.gen++
 	if sc.gen == 0 {
