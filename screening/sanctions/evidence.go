@@ -193,9 +193,10 @@ type evidence struct {
 // the legal forms, and the evidence it rests on.
 func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 	_, pairs := ix.score(q, rec, nil, q.get)
+	units := ix.unitsOf(rec)
 	var bits uint16
 	ev := evidence{informative: informativeLen(q.toks)}
-	nameTok := func(i int) string { return ix.str(rec.units[i].vocab) }
+	nameTok := func(i int) string { return ix.str(units[i].vocab) }
 	for i := 0; i < int(rec.ntok); i++ {
 		if !particles[nameTok(i)] {
 			ev.nameWords++
@@ -220,7 +221,7 @@ func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 		if !p.used {
 			continue
 		}
-		qu, nu := &q.units[p.q], &rec.units[p.n]
+		qu, nu := &q.units[p.q], &units[p.n]
 		qmask |= spanMask(qu.start, qu.span)
 		nmask |= spanMask(nu.start, nu.span)
 		order = append(order, place{int(qu.start), int(nu.start)})

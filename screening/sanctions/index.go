@@ -33,7 +33,14 @@ type nameRec struct {
 	nlast   uint8   // tokens before the comma of an individual written "LAST, Given" (0: none; see explain)
 	derived bool    // a form people write the name in (variants.go), not the list's own: never exact
 	wsum    float32 // total token weight
-	units   []unit
+	u0      uint32  // its units are ix.units[u0 : u0+nu] (unitsOf)
+	nu      uint8
+}
+
+// unitsOf returns the units of name rec (not to be modified).
+func (ix *nameIndex) unitsOf(rec *nameRec) []unit {
+	a, b := rec.u0, rec.u0+uint32(rec.nu)
+	return ix.units[a:b:b]
 }
 
 type exactRef struct {
@@ -60,7 +67,7 @@ type nameIndex struct {
 	common      map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
 	particleIDs []uint32              // the particles that are tokens of some name (particlePairSim)
 	names       []nameRec
-	units       []unit    // every name's units: names[i].units is a piece of it
+	units       []unit    // every name's units, name after name (unitsOf)
 	nameW       []float32 // names[i].wsum, packed for the candidate filter
 	unitMaxW    []float32 // per vocabulary string: the largest weight of a name unit that is that string
 	maxIDF      float32
@@ -226,12 +233,11 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	}
 	ix.names = make([]nameRec, 0, len(fuzzy))
 	ix.nameW = make([]float32, 0, len(fuzzy))
-	unitStart := make([]uint32, 0, len(fuzzy)+1)
-	var units, buf []unit // every name's units, cut into names[i].units once all are built; one name's
+	var units, buf []unit // every name's units; one name's
 	for _, p := range fuzzy {
 		nameID := uint32(len(ix.names))
 		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), nlast: uint8(p.nlast), derived: p.derived}
-		rec.units = buf[:0]
+		ru := buf[:0] // rec's units
 		for i, t := range p.toks {
 			id := intern(t)
 			w := idfOf(t)
@@ -245,7 +251,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 				w *= particleWeight
 			}
 			rec.wsum += w
-			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 1, w: w})
+			ru = append(ru, unit{vocab: id, start: uint8(i), span: 1, w: w})
 		}
 		// A derived form has no joined units: people who write the short form write it in words, and the
 		// joined strings would be most of what the derived forms cost in memory.
@@ -254,7 +260,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 				continue
 			}
 			id := intern(p.toks[i] + p.toks[i+1])
-			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 2, w: rec.units[i].w + rec.units[i+1].w})
+			ru = append(ru, unit{vocab: id, start: uint8(i), span: 2, w: ru[i].w + ru[i+1].w})
 		}
 		// A derived form keeps one joined unit: its first two words when the list already has them joined
 		// (an individual's two given names, joined in its own name's units): a Persian compound given name
@@ -262,14 +268,14 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		// short form "mohammad javad azari" would otherwise not meet it. No new string is interned.
 		if p.derived && len(p.toks) >= 3 && joinable(p.toks[0], p.toks[1]) && !particles[p.toks[0]] && !particles[p.toks[1]] {
 			if id, ok := vocab[p.toks[0]+p.toks[1]]; ok {
-				rec.units = append(rec.units, unit{vocab: id, start: 0, span: 2, w: rec.units[0].w + rec.units[1].w})
+				ru = append(ru, unit{vocab: id, start: 0, span: 2, w: ru[0].w + ru[1].w})
 			}
 		}
 		if len(p.toks) >= 3 && !p.derived {
 			id := intern(compactKey(p.toks))
-			rec.units = append(rec.units, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
+			ru = append(ru, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
 		}
-		for _, u := range rec.units {
+		for _, u := range ru {
 			for int(u.vocab) >= len(ix.unitMaxW) {
 				ix.unitMaxW = append(ix.unitMaxW, 0)
 			}
@@ -279,22 +285,16 @@ func buildNameIndex(entries []Entry) *nameIndex {
 				postings[u.vocab] = append(ps, nameID)
 			}
 		}
-		unitStart = append(unitStart, uint32(len(units)))
-		units = append(units, rec.units...)
-		buf, rec.units = rec.units, nil
+		rec.u0, rec.nu = uint32(len(units)), uint8(len(ru))
+		units = append(units, ru...)
+		buf = ru
 		ix.names = append(ix.names, rec)
 		ix.nameW = append(ix.nameW, rec.wsum)
 	}
 	for len(ix.unitMaxW) < len(strs) {
 		ix.unitMaxW = append(ix.unitMaxW, 0) // words of vessel names only: in no name unit
 	}
-	units = slices.Clip(slices.Clone(units))
-	unitStart = append(unitStart, uint32(len(units)))
-	for i := range ix.names {
-		a, b := unitStart[i], unitStart[i+1]
-		ix.names[i].units = units[a:b:b]
-	}
-	ix.units = units
+	ix.units = slices.Clip(slices.Clone(units))
 	ix.names = slices.Clip(ix.names)
 	ix.freeze(strs, skels, postings, exact)
 	vocab, strs, skels, postings, exact = nil, nil, nil, nil, nil

@@ -8,6 +8,7 @@
 package sanctions
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -52,7 +53,7 @@ type DigitalAddress struct {
 // List is a loaded, indexed SDN list. Build it with LoadDir, ParseCSV or ParseXML.
 type List struct {
 	entries  []Entry
-	byUID    map[int]int32
+	byUID    []int32              // entry positions, sorted by uid (Entry)
 	addrs    map[string][]addrRef // key: addressKey(address)
 	names    *nameIndex
 	facts    *nameFacts // per list name, what the match evidence needs (evidence.go)
@@ -105,11 +106,11 @@ func (l *List) Entries() []Entry { return l.entries }
 
 // Entry returns the entry with the given uid.
 func (l *List) Entry(uid int) (Entry, bool) {
-	i, ok := l.byUID[uid]
+	k, ok := slices.BinarySearchFunc(l.byUID, uid, func(i int32, uid int) int { return cmp.Compare(l.entries[i].UID, uid) })
 	if !ok {
 		return Entry{}, false
 	}
-	return l.entries[i], true
+	return l.entries[l.byUID[k]], true
 }
 
 // Source says where the list was loaded from.
@@ -196,21 +197,27 @@ func (l *List) Addresses() []DigitalAddress {
 // newList indexes entries. Entries with a duplicate uid keep the first occurrence.
 func newList(entries []Entry, dataAsOf time.Time, source string, warnings []string, index bool) *List {
 	l := &List{
-		byUID:    make(map[int]int32, len(entries)),
 		addrs:    make(map[string][]addrRef),
 		dataAsOf: dataAsOf,
 		source:   source,
 		warnings: warnings,
 	}
 	l.entries = make([]Entry, 0, len(entries))
+	seen := make(map[int]bool, len(entries))
 	for _, e := range entries {
-		if _, dup := l.byUID[e.UID]; dup {
+		if seen[e.UID] {
 			l.warnings = append(l.warnings, "duplicate uid "+itoa(e.UID)+" ignored")
 			continue
 		}
-		l.byUID[e.UID] = int32(len(l.entries))
+		seen[e.UID] = true
 		l.entries = append(l.entries, e)
 	}
+	l.entries = clipped(l.entries)
+	l.byUID = make([]int32, len(l.entries))
+	for i := range l.byUID {
+		l.byUID[i] = int32(i)
+	}
+	slices.SortFunc(l.byUID, func(a, b int32) int { return cmp.Compare(l.entries[a].UID, l.entries[b].UID) })
 	compactEntries(l.entries)
 	for i := range l.entries {
 		for _, a := range l.entries[i].Addresses {

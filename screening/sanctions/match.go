@@ -383,8 +383,9 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(
 		return 0, pairs
 	}
 	var reach float32 // an upper bound on the name weight the alignment can cover
-	for ni := range rec.units {
-		u := &rec.units[ni]
+	units := ix.unitsOf(rec)
+	for ni := range units {
+		u := &units[ni]
 		ms := matchesOf(u.vocab)
 		if len(ms) > 0 {
 			reach += u.w
@@ -414,7 +415,7 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(
 	var cq, cn, simSum, simW float32
 	for i := range pairs {
 		p := &pairs[i]
-		qu, nu := &q.units[p.q], &rec.units[p.n]
+		qu, nu := &q.units[p.q], &units[p.n]
 		qm := spanMask(qu.start, qu.span)
 		nm := spanMask(nu.start, nu.span)
 		if qmask&qm != 0 || nmask&nm != 0 {

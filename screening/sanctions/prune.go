@@ -171,7 +171,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 		}
 		kept := sc.cands[:0]
 		for _, n := range sc.cands {
-			for _, u := range ix.names[n].units {
+			for _, u := range ix.unitsOf(&ix.names[n]) {
 				if sc.vstamp[u.vocab] == sc.vgen {
 					kept = append(kept, n)
 					break

@@ -38,7 +38,7 @@ func (ix *nameIndex) exhaustiveSearch(q *query) []scored {
 	for n := range ix.names {
 		rec := &ix.names[n]
 		any := false
-		for _, u := range rec.units {
+		for _, u := range ix.unitsOf(rec) {
 			if met[u.vocab] {
 				any = true
 				break
@@ -250,7 +250,7 @@ func TestPruningIsLossless(t *testing.T) {
 			derived++
 		}
 		toks := make([]string, 0, rec.ntok)
-		for _, u := range rec.units {
+		for _, u := range ix.unitsOf(rec) {
 			if u.span == 1 {
 				toks = append(toks, ix.str(u.vocab))
 			}
