@@ -10,8 +10,7 @@ import (
 )
 
 // OptionsFromConfig is the proxy's options as the configuration sets them: the proxy: section (budget,
-// tunnel hosts, upgrades, upstream roots, hold and ticket bounds, caches), the admin listener's host names,
-// the rules and the Index's retention. The caller adds what a running process brings: the engine, the
+// tunnel hosts, upgrades, upstream roots, hold and ticket bounds, caches), the rules and the Index's retention. The caller adds what a running process brings: the engine, the
 // store, the CA, the logger and the rest. Its defaults and the values it accepts are config's.
 func OptionsFromConfig(cfg *config.Config) (Options, error) {
 	c := cfg.Proxy
@@ -27,7 +26,7 @@ func OptionsFromConfig(cfg *config.Config) (Options, error) {
 		Rules: cfg.Rules, Budget: c.Budget, TunnelHosts: c.TunnelHosts, Upgrades: upgrades, UpstreamRoots: roots,
 		HoldWait: time.Duration(c.HoldWait), HoldTTL: time.Duration(c.HoldTTL), TicketTTLMax: time.Duration(c.TicketTTLMax),
 		MaxUnpaidPerSite: c.MaxUnpaidPerSite, CertCacheSize: c.CertCacheSize, MaxIdleConnsPerHost: c.MaxIdleConnsPerHost,
-		AdminHosts: cfg.Admin.AllowedHosts(), IndexMaxAge: time.Duration(cfg.Index.Retention),
+		IndexMaxAge: time.Duration(cfg.Index.Retention),
 	}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/payguard/payguard/internal/apitoken"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/proxy"
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/proxy/mitm"
 )
 
@@ -116,8 +117,8 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 		defer startProber(ctx, cfg.Index, w, metrics.Registry, log)()
 	}
 	opts.Decider, opts.Store, opts.CA, opts.Index, opts.Metrics = parts.Engine, parts.Store, ca, parts.IndexCache, metrics
-	opts.Domains, opts.Logger, opts.SanctionsStatus, opts.OnHoldChange = parts.Screening.Domains, log, parts.Screening.Status, kick
-	opts.DecideToken, opts.RuleSet, opts.Journal = decide, ruleSet, journal
+	opts.Domains, opts.Logger, opts.OnHoldChange = parts.Screening.Domains, log, kick
+	opts.RuleSet, opts.Journal = ruleSet, journal
 	opts.Reloader = proxyReloader(run.ConfigPath, cfg, parts.decider, log)
 	p, err := proxy.New(opts)
 	if err != nil {
@@ -129,7 +130,15 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 	ready := parts.SanctionsReady(cfg.Rules.ScreenSanctions)
 	proxySrv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	adminSrv := &http.Server{Handler: p.AdminHandler(token, ready),
+	// The admin listener is proxy/admin over the proxy's Core; it reads the store's holds, the journal and the
+	// Index itself.
+	adminOpts := admin.Options{Token: token, DecideToken: decide, Hosts: cfg.Admin.AllowedHosts(), Ready: ready,
+		SanctionsStatus: parts.Screening.Status, Holds: parts.Store, Index: parts.IndexCache,
+		IndexMaxAge: time.Duration(cfg.Index.Retention), CACert: ca.Certificate[0], Logger: log}
+	if journal != nil {
+		adminOpts.Journal = journal
+	}
+	adminSrv := &http.Server{Handler: admin.New(p, adminOpts),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	log.Info("payguard proxy listening", "proxy", ln.Proxy.Addr().String(), "admin", ln.Admin.Addr().String(),
 		"ca_cert", caCert, "tunnel_hosts", cfg.Proxy.TunnelHosts,
