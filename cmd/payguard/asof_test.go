@@ -15,12 +15,12 @@ import (
 // startProxyLogged is startProxy with the proxy's log kept for the test.
 func startProxyLogged(t *testing.T, cfg *config.Config, sf app.Flags) (admin string, logs *syncLog) {
 	t.Helper()
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	logs = &syncLog{}
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- serveProxy(t, ctx, cfg, sf, slog.New(slog.NewJSONHandler(logs, nil)), out) }()
+	ln := proxyListeners(t)
+	go func() { done <- serveProxy(ln, ctx, cfg, sf, slog.New(slog.NewJSONHandler(logs, nil)), out) }()
 	var banner string
 	select {
 	case banner = <-out.ch:

@@ -45,15 +45,15 @@ func TestDataDirIsOneAndExclusive(t *testing.T) {
 		t.Fatal(err)
 	}
 	serveCfg.SetDataDir(dir)
-	serveCfg.Server.Listen = "127.0.0.1:0"
-	err = serveAPI(t, context.Background(), serveCfg, feesForTest(t, serveCfg), app.Flags{Offline: true}, slog.New(slog.DiscardHandler))
+	ln := serveListeners(t, serveCfg)
+	err = serveAPI(ln, context.Background(), serveCfg, feesForTest(t, serveCfg), app.Flags{Offline: true}, slog.New(slog.DiscardHandler))
 	want := fmt.Sprintf("is used by payguard proxy (pid %d", os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--data-dir") {
 		t.Fatalf("second process on the data dir: %v, want it to say %q", err, want)
 	}
 	// A second proxy is refused the same way, before it touches the ledger.
-	serveCfg.Proxy.Listen, serveCfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
-	err = serveProxy(t, context.Background(), serveCfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), nil)
+	pln := proxyListeners(t)
+	err = serveProxy(pln, context.Background(), serveCfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), nil)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second proxy: %v", err)
 	}

@@ -33,8 +33,9 @@ func holdingProxy(t *testing.T) (adminURL, holdID string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
+	ln := proxyListeners(t)
 	go func() {
-		done <- serveProxy(t, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
+		done <- serveProxy(ln, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
 	}()
 	var banner string
 	select {

@@ -37,7 +37,6 @@ func TestProxyProbesConfiguredEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Index.Probe.Enabled = true
 	cfg.Index.Probe.Endpoints = []string{target}
 	cfg.Index.Probe.AllowPrivate = []string{"127.0.0.0/8"}
@@ -49,8 +48,9 @@ func TestProxyProbesConfiguredEndpoints(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
+	ln := proxyListeners(t)
 	go func() {
-		done <- serveProxy(t, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
+		done <- serveProxy(ln, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
 	}()
 	var banner string
 	select {

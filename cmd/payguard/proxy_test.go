@@ -83,12 +83,12 @@ func runFirstStart(t *testing.T) (banner string, stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
+	ln := proxyListeners(t)
 	go func() {
-		done <- serveProxy(t, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
+		done <- serveProxy(ln, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
 	}()
 	select {
 	case banner = <-out.ch:

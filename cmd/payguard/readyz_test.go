@@ -14,14 +14,14 @@ import (
 	"github.com/payguard/payguard/internal/app"
 )
 
-// startProxy runs `payguard proxy` on cfg (listeners on free ports) with sf and returns the admin URL.
+// startProxy runs `payguard proxy` on cfg (on listeners the test holds) with sf and returns the admin URL.
 func startProxy(t *testing.T, cfg *config.Config, sf app.Flags) string {
 	t.Helper()
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- serveProxy(t, ctx, cfg, sf, slog.New(slog.DiscardHandler), out) }()
+	ln := proxyListeners(t)
+	go func() { done <- serveProxy(ln, ctx, cfg, sf, slog.New(slog.DiscardHandler), out) }()
 	var banner string
 	select {
 	case banner = <-out.ch:
