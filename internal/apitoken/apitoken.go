@@ -1,7 +1,7 @@
 // Package apitoken is where the proxy's bearer tokens come from, for the process that serves them
 // (internal/app) and the command-line clients that send them (payguard holds): the admin token
 // ($PAYGUARD_ADMIN_TOKEN, else admin.token_file, else <data_dir>/admin-token) and the decide-only token
-// ($PAYGUARD_DECIDE_TOKEN, else <data_dir>/decide-token). A token shorter than MinLen is refused.
+// ($PAYGUARD_DECIDE_TOKEN, else <data_dir>/decide-token). A token shorter than 16 characters is refused.
 package apitoken
 
 import (
@@ -24,8 +24,8 @@ const AdminEnv = "PAYGUARD_ADMIN_TOKEN"
 // DecideEnv sets the decide-only token.
 const DecideEnv = "PAYGUARD_DECIDE_TOKEN"
 
-// MinLen refuses tokens short enough to guess.
-const MinLen = 16
+// minLen refuses tokens short enough to guess.
+const minLen = 16
 
 // AdminFile is where a generated admin token is kept: <data_dir>/admin-token.
 func AdminFile(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "admin-token") }
@@ -46,8 +46,8 @@ func Decide(cfg *config.Config, log *slog.Logger) (token, from string, err error
 // bearer is the environment variable, else the configured file, else a token generated into path.
 func bearer(kind, env, file, path string, log *slog.Logger) (token, from string, err error) {
 	if t := strings.TrimSpace(os.Getenv(env)); t != "" {
-		if len(t) < MinLen {
-			return "", "", fmt.Errorf("%s token in %s is shorter than %d characters", kind, env, MinLen)
+		if len(t) < minLen {
+			return "", "", fmt.Errorf("%s token in %s is shorter than %d characters", kind, env, minLen)
 		}
 		return t, "$" + env, nil
 	}
@@ -81,15 +81,15 @@ func bearer(kind, env, file, path string, log *slog.Logger) (token, from string,
 	return t, path, nil
 }
 
-// Read reads a token file, refusing one shorter than MinLen.
+// Read reads a token file, refusing one shorter than minLen.
 func Read(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
 	t := strings.TrimSpace(string(b))
-	if len(t) < MinLen {
-		return "", fmt.Errorf("admin token in %s is shorter than %d characters", path, MinLen)
+	if len(t) < minLen {
+		return "", fmt.Errorf("admin token in %s is shorter than %d characters", path, minLen)
 	}
 	return t, nil
 }

@@ -26,8 +26,8 @@ type Flags struct {
 	SanctionsDir string
 }
 
-// Parts are what the proxy and serve both decide with, built once by Build.
-type Parts struct {
+// parts are what the proxy and serve both decide with, built once by build.
+type parts struct {
 	Keys      *receipts.KeySet
 	Store     store.Store
 	Screening *open.Screening
@@ -35,15 +35,15 @@ type Parts struct {
 	// is decoded about once per TTL, not per 402), which the proxy warms before the budget lock and the
 	// Index writer invalidates.
 	IndexCache *index.Cache
-	// Engine decides with the configuration's rules; EngineFor makes one for other rules (an agent's).
+	// Engine decides with the configuration's rules; engineFor makes one for other rules (an agent's).
 	Engine     *preflight.Engine
 	engineOpts preflight.Options
 }
 
-// Build loads (or creates) the receipt keys, opens screening (noList is logged when it starts without a
+// build loads (or creates) the receipt keys, opens screening (noList is logged when it starts without a
 // sanctions list, saying what that means for this process) and the store, and makes the engine over them.
 // reg receives screening's series. Close the parts when done.
-func Build(ctx context.Context, cfg *config.Config, f Flags, reg prometheus.Registerer, log *slog.Logger, noList string) (*Parts, error) {
+func build(ctx context.Context, cfg *config.Config, f Flags, reg prometheus.Registerer, log *slog.Logger, noList string) (*parts, error) {
 	keys, err := receipts.LoadOrCreate(cfg.Keys.ReceiptKeyFile, time.Now(), log)
 	if err != nil {
 		return nil, err
@@ -53,30 +53,30 @@ func Build(ctx context.Context, cfg *config.Config, f Flags, reg prometheus.Regi
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(cfg, log)
+	st, err := openStore(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	p := &Parts{Keys: keys, Store: st, Screening: scr, IndexCache: index.NewCache(st, 0)}
+	p := &parts{Keys: keys, Store: st, Screening: scr, IndexCache: index.NewCache(st, 0)}
 	p.engineOpts = preflight.Options{Rules: cfg.Rules, Sanctions: scr.Sanctions, Domains: scr.Domains, Signer: keys,
 		Index: p.IndexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)}
 	p.Engine = preflight.New(p.engineOpts)
 	return p, nil
 }
 
-// EngineFor is an engine that shares everything with Engine but its rules.
-func (p *Parts) EngineFor(r policy.Rules) *preflight.Engine {
+// engineFor is an engine that shares everything with Engine but its rules.
+func (p *parts) engineFor(r policy.Rules) *preflight.Engine {
 	o := p.engineOpts
 	o.Rules = r
 	return preflight.New(o)
 }
 
 // Close closes the store.
-func (p *Parts) Close() error { return p.Store.Close() }
+func (p *parts) Close() error { return p.Store.Close() }
 
-// SanctionsReady is the proxy's readiness: with screen_sanctions on and no list loaded, every payment is
+// sanctionsReady is the proxy's readiness: with screen_sanctions on and no list loaded, every payment is
 // held (fail closed), and /readyz and the banner say so.
-func (p *Parts) SanctionsReady(screenSanctions bool) func() error {
+func (p *parts) sanctionsReady(screenSanctions bool) func() error {
 	return func() error {
 		if screenSanctions && !p.Screening.Sanctions.Ready() {
 			return errors.New("no sanctions list loaded: every payment is held")
@@ -85,9 +85,9 @@ func (p *Parts) SanctionsReady(screenSanctions bool) func() error {
 	}
 }
 
-// PublicSanctionsStatus is the list's status as a public listener may show it (serve's /health and
+// publicSanctionsStatus is the list's status as a public listener may show it (serve's /health and
 // /readyz): its kind of source and dates, never its paths. nil when screening keeps no status.
-func (p *Parts) PublicSanctionsStatus() func() any {
+func (p *parts) publicSanctionsStatus() func() any {
 	status := p.Screening.Status
 	if status == nil {
 		return nil
@@ -100,10 +100,10 @@ func (p *Parts) PublicSanctionsStatus() func() any {
 	}
 }
 
-// OpenStore opens the configured store and logs what it reports about itself at start (a Redis whose
+// openStore opens the configured store and logs what it reports about itself at start (a Redis whose
 // persistence is unknown: store.Warner). Opening takes no context: a store's open is local (bolt) or lazy
 // (Redis connects on first use).
-func OpenStore(cfg *config.Config, log *slog.Logger) (store.Store, error) {
+func openStore(cfg *config.Config, log *slog.Logger) (store.Store, error) {
 	st, err := storeopen.FromConfig(cfg.Store)
 	if err != nil {
 		return nil, err

@@ -77,11 +77,11 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 		return err
 	}
 	metrics := proxy.NewMetrics()
-	parts, err := Build(ctx, cfg, run.Flags, metrics.Registry, log, "until one loads, with screen_sanctions on every payment is held")
+	shared, err := build(ctx, cfg, run.Flags, metrics.Registry, log, "until one loads, with screen_sanctions on every payment is held")
 	if err != nil {
 		return err
 	}
-	defer parts.Close()
+	defer shared.Close()
 	token, tokenFrom, err := apitoken.Admin(cfg, log)
 	if err != nil {
 		return err
@@ -93,12 +93,12 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 	if decide == token {
 		return fmt.Errorf("the decide-only token (%s) must differ from the admin token", decideFrom)
 	}
-	kick, err := startNotify(ctx, cfg, parts.Store, metrics.Registry, log)
+	kick, err := startNotify(ctx, cfg, shared.Store, metrics.Registry, log)
 	if err != nil {
 		return err
 	}
 	// reload.go: the agents and the rules as one rule set, reloaded on SIGHUP and POST /v1/reload.
-	ruleSet, err := proxyRuleSet(cfg, parts.decider)
+	ruleSet, err := proxyRuleSet(cfg, shared.decider)
 	if err != nil {
 		return err
 	}
@@ -109,17 +109,17 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 	if journal != nil {
 		defer journal.Close()
 	}
-	if w := indexWriter(cfg.Index, cfg.Index.Observe, parts.Store, parts.IndexCache, metrics.Registry, log); w != nil {
+	if w := indexWriter(cfg.Index, cfg.Index.Observe, shared.Store, shared.IndexCache, metrics.Registry, log); w != nil {
 		defer w.Close()
 		if cfg.Index.Observe {
 			opts.Observer = w
 		}
 		defer startProber(ctx, cfg.Index, w, metrics.Registry, log)()
 	}
-	opts.Decider, opts.Store, opts.CA, opts.Index, opts.Metrics = parts.Engine, parts.Store, ca, parts.IndexCache, metrics
-	opts.Domains, opts.Logger, opts.OnHoldChange = parts.Screening.Domains, log, kick
+	opts.Decider, opts.Store, opts.CA, opts.Index, opts.Metrics = shared.Engine, shared.Store, ca, shared.IndexCache, metrics
+	opts.Domains, opts.Logger, opts.OnHoldChange = shared.Screening.Domains, log, kick
 	opts.RuleSet, opts.Journal = ruleSet, journal
-	opts.Reloader = proxyReloader(run.ConfigPath, cfg, parts.decider, log)
+	opts.Reloader = proxyReloader(run.ConfigPath, cfg, shared.decider, log)
 	p, err := proxy.New(opts)
 	if err != nil {
 		return err
@@ -127,13 +127,13 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 	defer p.Close()
 	reloadOnSIGHUP(ctx, p)
 
-	ready := parts.SanctionsReady(cfg.Rules.ScreenSanctions)
+	ready := shared.sanctionsReady(cfg.Rules.ScreenSanctions)
 	proxySrv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	// The admin listener is proxy/admin over the proxy's Core; it reads the store's holds, the journal and the
 	// Index itself.
 	adminOpts := admin.Options{Token: token, DecideToken: decide, Hosts: cfg.Admin.AllowedHosts(), Ready: ready,
-		SanctionsStatus: parts.Screening.Status, Holds: parts.Store, Index: parts.IndexCache,
+		SanctionsStatus: shared.Screening.Status, Holds: shared.Store, Index: shared.IndexCache,
 		IndexMaxAge: time.Duration(cfg.Index.Retention), CACert: ca.Certificate[0], Logger: log}
 	if journal != nil {
 		adminOpts.Journal = journal
@@ -163,8 +163,8 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 	return serveErr
 }
 
-// decider is EngineFor as the proxy's rule set takes it.
-func (p *Parts) decider(r policy.Rules) proxy.Decider { return p.EngineFor(r) }
+// decider is engineFor as the proxy's rule set takes it.
+func (p *parts) decider(r policy.Rules) proxy.Decider { return p.engineFor(r) }
 
 func serveUntilClosed(srv *http.Server, ln net.Listener) error {
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

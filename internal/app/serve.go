@@ -79,12 +79,12 @@ func RunServe(ctx context.Context, cfg *config.Config, ln ServeListeners, run Se
 	registry := prometheus.NewRegistry()
 	// The Go runtime's and the process's own series (go_*, process_*), as the proxy exports.
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	parts, err := Build(ctx, cfg, run.Flags, registry, log, "paid calls answer 503 sanctions_data_unavailable")
+	shared, err := build(ctx, cfg, run.Flags, registry, log, "paid calls answer 503 sanctions_data_unavailable")
 	if err != nil {
 		return err
 	}
-	defer parts.Close()
-	st, keys, scr := parts.Store, parts.Keys, parts.Screening
+	defer shared.Close()
+	st, keys, scr := shared.Store, shared.Keys, shared.Screening
 
 	fc := cfg.Server.Fees
 	facURL, err := fc.Facilitator()
@@ -105,13 +105,13 @@ func RunServe(ctx context.Context, cfg *config.Config, ln ServeListeners, run Se
 		return err
 	}
 	// serve sees no 402s of others; its Index is filled by the prober (and by proxies sharing its store).
-	if w := indexWriter(cfg.Index, false, st, parts.IndexCache, registry, log); w != nil {
+	if w := indexWriter(cfg.Index, false, st, shared.IndexCache, registry, log); w != nil {
 		defer w.Close()
 		defer startProber(ctx, cfg.Index, w, registry, log)()
 	}
 	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: scr.Sanctions, Domains: scr.Domains,
 		NewDomainDays: cfg.Screening.Domain.NewDomainDays})
-	health := parts.PublicSanctionsStatus()
+	health := shared.publicSanctionsStatus()
 	srv, err := server.New(server.Options{
 		Config:         cfg.Server,
 		Rules:          cfg.Rules,
@@ -120,7 +120,7 @@ func RunServe(ctx context.Context, cfg *config.Config, ln ServeListeners, run Se
 		Endpoints:      st,
 		Deliveries:     st,
 		StoreHealth:    publicStoreHealth(st, cfg),
-		Preflight:      core.PreflightPort(parts.Engine),
+		Preflight:      core.PreflightPort(shared.Engine),
 		Checker:        core.CheckerPort(checker),
 		Sanctions:      scr.Sanctions,
 		RefreshHealth:  health,
