@@ -201,7 +201,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	// Index itself.
 	adminOpts := admin.Options{Token: token, DecideToken: decide, Hosts: cfg.Admin.AllowedHosts(), Ready: scr.ready,
 		SanctionsStatus: scr.status, Holds: st, Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention),
-		CACert: ca.Certificate[0], Logger: log}
+		CACert: ca.Certificate[0], Metrics: metrics.Handler(), Logger: log}
 	if journal != nil {
 		adminOpts.Journal = journal
 	}

@@ -64,7 +64,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	st := memory.New()
-	po := proxy.Options{Store: st, CA: ca, Rules: policy.DefaultRules(), HoldTTL: 10 * time.Minute,
+	po := proxy.Options{Store: st, CA: ca, Rules: policy.DefaultRules(), HoldTTL: 10 * time.Minute, Metrics: proxy.NewMetrics(),
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ao := admin.Options{Token: testToken}
 	for _, f := range opts {
@@ -75,7 +75,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ao.Holds, ao.CACert, ao.Logger, ao.Now = st, ca.Certificate[0], po.Logger, po.Now
+	ao.Holds, ao.CACert, ao.Logger, ao.Now, ao.Metrics = st, ca.Certificate[0], po.Logger, po.Now, po.Metrics.Handler()
 	srv := httptest.NewServer(admin.New(p, ao))
 	t.Cleanup(func() { srv.Close(); p.Close() })
 	return &env{t: t, core: p, store: st, ca: ca, url: srv.URL}
