@@ -37,8 +37,15 @@ var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 const maxPooledJSON = 64 << 10
 
 // writeJSON writes v with the X-Data-As-Of header every response carries. The body is what json.Marshal
-// gives, then a newline.
+// gives, then a newline. A json.RawMessage is JSON this process encoded (a preflight's signed result): it is
+// written as it is, where the encoder would scan and copy it again.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	if raw, ok := v.(json.RawMessage); ok {
+		s.writeHeaders(w, status)
+		w.Write(raw)
+		w.Write([]byte{'\n'})
+		return
+	}
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledJSON {
@@ -52,11 +59,16 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.WriteString(`{"error":{"code":"internal_error","message":"response could not be encoded"},"data_as_of":"` +
 			s.dataAsOf() + "\"}\n")
 	}
+	s.writeHeaders(w, status)
+	w.Write(buf.Bytes()) // the writer copies it (bufio), so buf can go back to the pool after
+}
+
+// writeHeaders writes a JSON answer's headers and status.
+func (s *Server) writeHeaders(w http.ResponseWriter, status int) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Data-As-Of", s.dataAsOf())
 	w.WriteHeader(status)
-	w.Write(buf.Bytes()) // the writer copies it (bufio), so buf can go back to the pool after
 }
 
 // writeText writes a non-JSON document; its data freshness is in the X-Data-As-Of header.
