@@ -24,7 +24,10 @@ type unpaidTickets struct {
 	max   int
 	sites map[string]map[string]time.Time // site → ticket id → when the store releases it
 	where map[string]string               // ticket id → site
-	adds  int                             // since the last sweep
+	// claimed counts, per site, the places claimed by decisions whose reservation is under way: they count
+	// toward the bound, so that decisions side by side never pass it together.
+	claimed map[string]int
+	adds    int // since the last sweep
 }
 
 // sweepEvery is how many tickets are counted between two sweeps of every site's released tickets, so that
@@ -32,7 +35,8 @@ type unpaidTickets struct {
 const sweepEvery = 1024
 
 func newUnpaidTickets(max int) *unpaidTickets {
-	return &unpaidTickets{max: max, sites: map[string]map[string]time.Time{}, where: map[string]string{}}
+	return &unpaidTickets{max: max, sites: map[string]map[string]time.Time{}, where: map[string]string{},
+		claimed: map[string]int{}}
 }
 
 // siteOfTicket is the site whose bound a ticket for url counts against.
@@ -43,13 +47,14 @@ func siteOfTicket(url string) string {
 	return url // no host: a bound of its own, still a bound
 }
 
-// full reports whether site has max outstanding tickets at now (released ones are forgotten first), and how
-// many it has.
-func (u *unpaidTickets) full(site string, now time.Time) (bool, int) {
+// claim takes a place for one more ticket of site at now, unless site has max outstanding tickets and
+// claimed places (released tickets are forgotten first); n is how many it has. A claim ends with add (the
+// ticket was made) or unclaim (it was not).
+func (u *unpaidTickets) claim(site string, now time.Time) (ok bool, n int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	tickets := u.sites[site]
-	if len(tickets) >= u.max {
+	if len(tickets)+u.claimed[site] >= u.max {
 		for id, gone := range tickets {
 			if !now.Before(gone) {
 				delete(tickets, id)
@@ -57,13 +62,32 @@ func (u *unpaidTickets) full(site string, now time.Time) (bool, int) {
 			}
 		}
 	}
-	return len(tickets) >= u.max, len(tickets)
+	if n = len(tickets) + u.claimed[site]; n >= u.max {
+		return false, n
+	}
+	u.claimed[site]++
+	return true, n
 }
 
-// add counts ticket t for site; now, every sweepEvery tickets, forgets every site's released ones.
+// unclaim gives back a place claimed for site whose ticket was not made.
+func (u *unpaidTickets) unclaim(site string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.unclaimLocked(site)
+}
+
+func (u *unpaidTickets) unclaimLocked(site string) {
+	if u.claimed[site]--; u.claimed[site] <= 0 {
+		delete(u.claimed, site)
+	}
+}
+
+// add counts ticket t for site in the place claimed for it; now, every sweepEvery tickets, forgets every
+// site's released ones.
 func (u *unpaidTickets) add(site string, t store.Ticket, now time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.unclaimLocked(site)
 	if u.adds++; u.adds >= sweepEvery {
 		u.adds = 0
 		for s, tickets := range u.sites {

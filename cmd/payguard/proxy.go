@@ -151,7 +151,7 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 	}
 
 	// The engine reads the Index through a short-lived cache (a busy endpoint's history is decoded about once
-	// per TTL, not per 402), which the proxy warms before the budget lock.
+	// per TTL, not per 402), which the proxy warms before each decision.
 	indexCache := index.NewCache(st, 0)
 	engineOpts := preflight.Options{Rules: cfg.Rules, Sanctions: scr.sanctions, Domains: scr.domains, Signer: keys,
 		Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention)}
