@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/internal/logbuf"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -129,19 +130,18 @@ func TestAgentHandshakeFailureIsLogged(t *testing.T) {
 // logLine waits (up to 10 s: goproxy logs from its connection goroutine) for the JSON log line with msg.
 func logLine(t *testing.T, logs *logbuf.Buffer, msg string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var line map[string]any
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		for _, l := range strings.Split(logs.String(), "\n") {
 			var m map[string]any
 			if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == msg {
-				return m
+				line = m
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q log line in:\n%s", msg, logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	}, "a %q log line", msg)
+	return line
 }
 
 // --log-level debug shows goproxy's own messages (it printed nothing with Verbose off); info does not.

@@ -93,7 +93,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	if out.Class == "upgrade_refused" {
 		stage = "upgrade"
 	}
-	p.observe(stage, logReq, out, st.start)
+	p.logDecision(stage, logReq, out, st.start)
 	if out.Decision == allow && out.Release != nil {
 		st.release, st.paid = out.Release, out.Option
 		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via, schemeOf(out.Release)).Inc()
@@ -148,7 +148,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		// must not act on another spelling. A released payment's reservation stays (outcome unknown).
 		resp.Body.Close()
 		out := failClosed("header_spelling", why)
-		p.observe("response", ctx.Req, out, st.start)
+		p.logDecision("response", ctx.Req, out, st.start)
 		st.local = true
 		return refusal(ctx.Req, out, p.opts.RetryAfter)
 	}
@@ -178,7 +178,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		return resp
 	case undecodable:
 		out := failClosed("challenge_malformed", why)
-		p.observe("challenge", req, out, st.start)
+		p.logDecision("challenge", req, out, st.start)
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
@@ -202,7 +202,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 			out = failClosed("challenge_malformed", "allowed challenge could not be narrowed: "+err.Error())
 		}
 	}
-	p.observe("challenge", req, out, st.start)
+	p.logDecision("challenge", req, out, st.start)
 	if out.Decision != allow {
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)

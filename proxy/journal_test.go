@@ -8,13 +8,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -231,9 +231,8 @@ func TestReloadUnderLoadNeverMixes(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Let some decisions run under each rule set (progress, not time: a few decisions per swap).
-		for n := decided.Load(); decided.Load() < n+3; {
-			runtime.Gosched()
-		}
+		n := decided.Load()
+		testutil.Eventually(t, 10*time.Second, func() bool { return decided.Load() >= n+3 }, "three decisions under the new rule set")
 	}
 	close(stop)
 	wg.Wait()

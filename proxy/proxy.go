@@ -31,11 +31,15 @@ type Decider interface {
 	SignReceipt(res *preflight.Result, in *preflight.Input) error
 }
 
-// State is the part of the store the proxy uses: the budget ledger, holds and tickets.
+// State is the part of the store the proxy uses: the budget ledger, holds and tickets, and the hosts that
+// answered 402 (store.Sellers, for proxy.upgrades' refuse_after_402). Every store has them (memory for one
+// process, bolt and redis across restarts and replicas; storetest requires each): a capability the proxy
+// needs is in this interface, not discovered by a type assertion at run time.
 type State interface {
 	store.Ledger
 	store.Holds
 	store.Tickets
+	store.Sellers
 }
 
 // Options configure a Proxy. Decider, Store and CA are required.
@@ -123,7 +127,7 @@ type Proxy struct {
 	alarms  store.Alarms    // sellers whose settlement broke its authorization (alarms.go)
 	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
 	splices *splices        // upgraded connections open, by host
-	sellers store.Sellers   // the store's hosts that answered 402, nil when it keeps none (upgrade.go)
+	sellers store.Sellers   // the store's hosts that answered 402 (upgrade.go)
 	recent  recentDecisions // the last decisions, for the console
 	log     *slog.Logger
 	metrics *Metrics
@@ -177,7 +181,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
-		paid: newPaidHosts(), splices: newSplices(), sellers: sellersOf(o.Store), log: o.Logger, metrics: o.Metrics,
+		paid: newPaidHosts(), splices: newSplices(), sellers: o.Store, log: o.Logger, metrics: o.Metrics,
 		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite)}
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true

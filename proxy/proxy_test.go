@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/store"
@@ -211,14 +212,14 @@ func TestHoldResolvedWhileWaiting(t *testing.T) {
 				done <- resp
 			}()
 			// Wait (by events, not by a clock) for the request to be parked on its hold.
-			for h.proxy.waiters.count() == 0 {
+			testutil.Eventually(t, 10*time.Second, func() bool {
 				select {
 				case resp := <-done:
 					t.Fatalf("request finished before it was held: %d", resp.StatusCode)
 				default:
 				}
-				time.Sleep(time.Millisecond) // polling for an event, not timing anything
-			}
+				return h.proxy.waiters.count() > 0
+			}, "the request parked on its hold")
 			id := h.holds("pending")[0].ID
 			if code, out := h.api("POST", "/v1/holds/"+id+"/"+tc.action, testToken, map[string]string{"by": "bob"}); code != 200 {
 				t.Fatalf("%s: %d %s", tc.action, code, out)

@@ -42,7 +42,7 @@ func TestShadowModeRefusesNothingAndSaysSo(t *testing.T) {
 		if v.Decision != allow || v.Shadow != want || v.Release == nil || v.Result.Decision != block {
 			t.Fatalf("trial #%d: %s shadow %q release %v result %s %v", i, v.Decision, v.Shadow, v.Release, v.Result.Decision, v.Reasons)
 		}
-		p.observe("challenge", httptest.NewRequest(http.MethodGet, cent402URL, nil), v, time.Now())
+		p.logDecision("challenge", httptest.NewRequest(http.MethodGet, cent402URL, nil), v, time.Now())
 	}
 	if v := decideAs(p, "waiting"); v.Decision != allow || v.Shadow != "would_hold" || v.Hold != nil {
 		t.Fatalf("waiting: %s shadow %q hold %v", v.Decision, v.Shadow, v.Hold)

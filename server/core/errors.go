@@ -1,16 +1,20 @@
 package core
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/payguard/payguard/internal/inputerr"
+)
 
 // Error codes of SPEC §9.1's one error shape, shared by the HTTP API and the MCP tools. The OpenAPI document
 // lists them in the ErrorBody component.
 const (
-	CodeMissingInput             = "missing_input"
-	CodeInvalidParameter         = "invalid_parameter"
+	CodeMissingInput             = inputerr.CodeMissingInput     // a check query screening refuses carries it
+	CodeInvalidParameter         = inputerr.CodeInvalidParameter // likewise
 	CodeInvalidTrial             = "invalid_trial"
 	CodeInvalidJSON              = "invalid_json"
 	CodeMissingBody              = "missing_body"
-	CodeBodyTooLarge             = "body_too_large"
+	CodeBodyTooLarge             = inputerr.CodeBodyTooLarge
 	CodeBodyTimeout              = "body_timeout"
 	CodeMethodNotAllowed         = "method_not_allowed"
 	CodeNotFound                 = "not_found"
