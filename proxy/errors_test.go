@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/internal/logbuf"
 	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store/memory"
@@ -23,7 +24,7 @@ func withLog(buf *logbuf.Buffer) harnessOption {
 }
 
 // decodeProxyError reads a generated error: JSON with a stable code and a hint.
-func decodeProxyError(t *testing.T, resp *http.Response, body []byte, status int, code string) proxyError {
+func decodeProxyError(t *testing.T, resp *http.Response, body []byte, status int, code string) errbody.Error {
 	t.Helper()
 	if resp.StatusCode != status {
 		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, body)
@@ -31,11 +32,11 @@ func decodeProxyError(t *testing.T, resp *http.Response, body []byte, status int
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q, want application/json", ct)
 	}
-	var e proxyError
+	var e errbody.Error
 	if err := json.Unmarshal(body, &e); err != nil {
 		t.Fatalf("body is not JSON: %v: %s", err, body)
 	}
-	if e.Error != code || e.Hint == "" || e.Message == "" {
+	if e.Code != code || e.Hint == "" || e.Message == "" {
 		t.Fatalf("error %+v, want code %s with a message and a hint", e, code)
 	}
 	return e

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -116,7 +117,7 @@ func (p *Proxy) roundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Respo
 	if err != nil {
 		p.metrics.upstreamErrors.Inc()
 		e := upstreamError(req.URL.Host, err)
-		p.log.Warn("upstream error", "method", req.Method, "host", req.URL.Host, "error", e.Error,
+		p.log.Warn("upstream error", "method", req.Method, "host", req.URL.Host, "error", e.Code,
 			"cause", err.Error(), "hint", e.Hint)
 		stateOf(ctx).local = true
 		return errorResponse(req, http.StatusBadGateway, e), nil
@@ -132,7 +133,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	}
 	if resp == nil {
 		p.metrics.upstreamErrors.Inc()
-		return errorResponse(ctx.Req, http.StatusBadGateway, proxyError{Error: "upstream_failed",
+		return errorResponse(ctx.Req, http.StatusBadGateway, errbody.Error{Code: "upstream_failed",
 			Message: "the upstream request failed before a response", Hint: "see payguard's log for the cause"})
 	}
 	stripPayguardHeaders(resp.Header)

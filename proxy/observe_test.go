@@ -231,6 +231,12 @@ func deletePrefix(t *testing.T, url, prefix string) {
 // The admin API's read-only Index lookup: the derived payee history of an observed endpoint, 404 for an
 // unknown one, 400 for a URL that is not one, and the bearer token like every /v1 route.
 func TestAdminEndpointsLookup(t *testing.T) {
+	type endpointsView struct { // proxy/admin/endpoints.go
+		URL          string                   `json:"url"`
+		Summary      index.Summary            `json:"summary"`
+		ByMethod     map[string]index.Summary `json:"by_method"`
+		Observations []store.Observation      `json:"observations"`
+	}
 	st := memory.New()
 	h := newHarness(t, st, testRules(), withIndex(t, st))
 	s := newMutableSeller(t, sellerPayTo, "10000")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -72,7 +73,7 @@ func TestShadowModeRefusesNothingAndSaysSo(t *testing.T) {
 	if !shown {
 		t.Errorf("the console's decisions do not show trial's would_block: %+v", p.recent.list())
 	}
-	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	admin := httptest.NewServer(adminFor(p, admin.Options{Token: testToken}))
 	defer admin.Close()
 	resp, err := http.Get(admin.URL + "/readyz")
 	if err != nil {

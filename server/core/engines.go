@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
@@ -26,11 +27,13 @@ func (p preflightPort) Parse(body []byte) (any, error) {
 }
 
 func (p preflightPort) Decide(ctx context.Context, input any) (*Decision, error) {
-	res, err := p.e.Decide(ctx, input.(*preflight.Input))
+	// The result's JSON comes with the decision (built from the signed payload): every channel sends it as
+	// it is, and no channel encodes the result a second time.
+	res, body, err := p.e.DecideJSON(ctx, input.(*preflight.Input))
 	if err != nil {
 		return nil, err // receipts.ErrSigningUnavailable: 503, nothing charged
 	}
-	return &Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
+	return &Decision{Body: json.RawMessage(body), Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
 }
 
 type checkerPort struct{ c *screening.Checker }

@@ -3,6 +3,7 @@ package core
 import (
 	"net/http"
 
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/internal/inputerr"
 )
 
@@ -39,17 +40,9 @@ const StatusSettlementOutcomeUnknown = http.StatusBadGateway
 
 // Error is an operation that produced no charged result: its HTTP status (the MCP renderer uses only the
 // code and message) and SPEC §9.1's code and message. Nothing was settled for it, except under
-// settlement_outcome_unknown, whose Nonce the caller checks on chain.
-type Error struct {
-	Status  int
-	Code    string
-	Message string
-	Nonce   string
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+// settlement_outcome_unknown, whose Nonce the caller checks on chain. It is payguard's one error type
+// (internal/errbody), rendered here in SPEC §9.1's shape (errbody.Error.ServerBody).
+type Error = errbody.Error
 
 // Errorf is an Error with a status, a code and a message.
-func Errorf(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message}
-}
+func Errorf(status int, code, message string) *Error { return errbody.New(status, code, message) }
