@@ -98,7 +98,10 @@ const maxDecideAttempts = 4
 // the reservation itself (store.Ledger's Reserve and ReserveTicket, ErrBudgetExceeded), for the global
 // budget and the agent's own (agentledger.go). A reservation the ledger refuses is decided afresh on the
 // ledger's new figures (decideOnce), so the refusal is the engine's own daily-cap block, its receipt's input
-// naming the spend it was decided on. The receipt a refusal or hold shows is hashed and signed last.
+// naming the spend it was decided on. (A hold is not decided again: it reserves nothing, and its approval is
+// released only through the same atomic reservation, so a hold judged on a spend that another decision has
+// since raised past the cap is refused at the cap when approved.) The receipt a refusal or hold shows is
+// hashed and signed last.
 // withTicket: an allowed challenge also gets its payment ticket, written with the reservation in one store
 // write.
 func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) verdict {
