@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/payguard/payguard/policy"
@@ -111,25 +113,102 @@ func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error)
 // result's JSON as it then stands into Receipt.JWS. Call it once, before anything changes res; the signature
 // binds every field. Its only error is receipts.ErrSigningUnavailable, and res is then left unsigned.
 func (e *Engine) SignReceipt(res *Result, in *Input) error {
+	buf := payloadBuffers.Get().(*bytes.Buffer)
+	defer putPayloadBuffer(buf)
+	_, err := e.signReceipt(res, in, buf)
+	return err
+}
+
+// payloadBuffers hold signed payloads between decisions: a payload is a few KB that the signature and the
+// result's JSON copy, and is garbage once they are made.
+var payloadBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putPayloadBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 { // one large result does not pin its memory
+		b.Reset()
+		payloadBuffers.Put(b)
+	}
+}
+
+// DecideJSON is Decide that also returns the signed result's JSON, exactly what json.Marshal(res) gives,
+// built from the signed payload instead of a second encoding: the result is a few KB that reflection walks,
+// and `payguard serve` answers every preflight with it (see signedJSON).
+func (e *Engine) DecideJSON(ctx context.Context, in *Input) (*Result, []byte, error) {
+	res, err := e.DecideUnsigned(ctx, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	buf := payloadBuffers.Get().(*bytes.Buffer)
+	defer putPayloadBuffer(buf)
+	payload, err := e.signReceipt(res, in, buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, ok := signedJSON(payload, res.Receipt)
+	if !ok { // not reached for a result encoding/json wrote; encode it again rather than guess
+		if out, err = json.Marshal(res); err != nil {
+			return nil, nil, fmt.Errorf("%w: encode result: %v", receipts.ErrSigningUnavailable, err)
+		}
+	}
+	return res, out, nil
+}
+
+// signReceipt is SignReceipt; it returns the signed payload (the result's JSON without receipt.jws), which
+// is in buf: valid until buf is used again.
+func (e *Engine) signReceipt(res *Result, in *Input, buf *bytes.Buffer) ([]byte, error) {
 	if e.opts.Signer == nil {
-		return receipts.ErrSigningUnavailable
+		return nil, receipts.ErrSigningUnavailable
 	}
 	if res.Receipt.JWS != "" {
-		return fmt.Errorf("%w: receipt %s is already signed", receipts.ErrSigningUnavailable, res.Receipt.ID)
+		return nil, fmt.Errorf("%w: receipt %s is already signed", receipts.ErrSigningUnavailable, res.Receipt.ID)
 	}
 	res.Receipt.InputSHA256 = inputHash(in)
-	payload, err := json.Marshal(res)
-	if err != nil {
+	// What json.Marshal gives (the encoder escapes HTML as Marshal does), and a newline that is not signed.
+	if err := json.NewEncoder(buf).Encode(res); err != nil {
 		res.Receipt.InputSHA256 = ""
-		return fmt.Errorf("%w: encode result: %v", receipts.ErrSigningUnavailable, err)
+		return nil, fmt.Errorf("%w: encode result: %v", receipts.ErrSigningUnavailable, err)
 	}
+	payload := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
 	jws, err := e.opts.Signer.Sign(payload)
 	if err != nil {
 		res.Receipt.InputSHA256 = ""
-		return fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
 	}
 	res.Receipt.JWS = jws
-	return nil
+	return payload, nil
+}
+
+// signedJSON is the signed result's JSON from its payload, the same result's JSON without receipt.jws: the
+// receipt member is the only difference (jws is omitted when empty, and is Receipt's last field), so the
+// signed receipt's JSON takes the place of the unsigned one. The unsigned receipt's JSON occurs once in the
+// payload: as a structure (its quotes are not escaped, so not inside a string) it could only be repeated by
+// a seller's free-form JSON (the chosen option's extra), and it carries the SHA-256 of the input that
+// contains that extra, which no input can contain. ok is false if it is not found exactly once.
+func signedJSON(payload []byte, signed Receipt) (out []byte, ok bool) {
+	unsigned := signed
+	unsigned.JWS = ""
+	was, err := json.Marshal(unsigned)
+	if err != nil {
+		return nil, false
+	}
+	at := bytes.Index(payload, was)
+	if at < 0 || bytes.LastIndex(payload, was) != at {
+		return nil, false
+	}
+	// The JWS is base64url and dots, which JSON writes as they are: the signed receipt is the unsigned one
+	// with `,"jws":"…"` before its closing brace.
+	for i := 0; i < len(signed.JWS); i++ {
+		if c := signed.JWS[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return nil, false
+		}
+	}
+	end := at + len(was) - 1 // the receipt's closing brace
+	out = make([]byte, 0, len(payload)+len(`,"jws":""`)+len(signed.JWS))
+	out = append(out, payload[:end]...)
+	out = append(out, `,"jws":"`...)
+	out = append(out, signed.JWS...)
+	out = append(out, '"')
+	return append(out, payload[end:]...), true
 }
 
 // evaluate gathers facts and runs policy; a panic anywhere in it becomes a hold that says so.

@@ -60,6 +60,17 @@ type vectorFile struct {
 // decideVector runs one vector through the engine.
 func decideVector(t *testing.T, signer Signer, v decisionVector) vectorExpect {
 	t.Helper()
+	e, in := vectorEngine(t, signer, v)
+	res, err := e.DecideUnsigned(context.Background(), in)
+	if err != nil {
+		t.Fatalf("%s: %v", v.Name, err)
+	}
+	return vectorExpect{Decision: res.Decision, Reasons: res.Reasons, Chosen: res.ChosenIndex, AmountMicros: res.AmountMicros}
+}
+
+// vectorEngine is the engine a vector is decided by (its screening faked as the vector says), and its input.
+func vectorEngine(t *testing.T, signer Signer, v decisionVector) (*Engine, *Input) {
+	t.Helper()
 	in, err := ParseInput(v.Input)
 	if err != nil {
 		t.Fatalf("%s: input: %v", v.Name, err)
@@ -91,11 +102,7 @@ func decideVector(t *testing.T, signer Signer, v decisionVector) vectorExpect {
 			d: {Domain: d, Valid: true, AgeDays: sc.DomainAgeDays, HasA: sc.DomainHasA},
 		}}
 	}
-	res, err := New(opts).DecideUnsigned(context.Background(), in)
-	if err != nil {
-		t.Fatalf("%s: %v", v.Name, err)
-	}
-	return vectorExpect{Decision: res.Decision, Reasons: res.Reasons, Chosen: res.ChosenIndex, AmountMicros: res.AmountMicros}
+	return New(opts), in
 }
 
 func TestDecisionVectors(t *testing.T) {

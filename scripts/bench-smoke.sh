@@ -10,3 +10,4 @@ go test ./proxy -run '^$' -benchtime 1x -benchmem \
 # here: proxy/internal/hostload/bench-rss.sh (RSS after 100,000 decisions) and bench-passthrough.sh.
 bash -n proxy/internal/hostload/bench-rss.sh proxy/internal/hostload/bench-passthrough.sh
 go test ./store/bolt -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkReserveTicket$'
+go test ./screening/sanctions -run '^$' -benchtime 1x -bench 'BenchmarkIndexFootprint$'

@@ -4,12 +4,17 @@ package server
 
 import (
 	"bytes"
-	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/benchcpu"
@@ -21,12 +26,19 @@ import (
 	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/server/trial"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/bolt"
 	"github.com/payguard/payguard/store/memory"
 )
 
 // benchServer is the real engine, checker, receipt keys and memory store behind the HTTP handler; the
 // facilitator is never reached (trial path).
 func benchServer(b *testing.B) *Server {
+	return benchServerWith(b, memory.New(), nil, nil)
+}
+
+// benchServerWith is benchServer on the given store, logger and metrics registry (nil: discarded).
+func benchServerWith(b *testing.B, st benchStore, log *slog.Logger, reg prometheus.Registerer) *Server {
 	list, err := sanctions.LoadDir("../cmd/payguard/testdata/check-sanctions")
 	if err != nil {
 		b.Fatal(err)
@@ -35,7 +47,6 @@ func benchServer(b *testing.B) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := memory.New()
 	cfg, _ := config.Default()
 	sc := cfg.Server
 	sc.TrustedProxies = []string{"192.0.2.1"}
@@ -50,29 +61,18 @@ func benchServer(b *testing.B) *Server {
 	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: list})
 	s, err := New(Options{Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial: trial.New(st, sc.TrialLimit, 48*time.Hour, nil), Endpoints: st,
-		Preflight: benchPreflight{engine}, Checker: benchChecker{checker}, Sanctions: list, JWKS: keys.PublicJWKS})
+		Preflight: core.PreflightPort(engine), Checker: core.CheckerPort(checker), Sanctions: list, JWKS: keys.PublicJWKS,
+		Logger: log, Metrics: reg})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return s
 }
 
-type benchPreflight struct{ e *preflight.Engine }
-
-func (p benchPreflight) Parse(body []byte) (any, error) { return preflight.ParseInput(body) }
-func (p benchPreflight) Decide(ctx context.Context, in any) (*core.Decision, error) {
-	r, err := p.e.Decide(ctx, in.(*preflight.Input))
-	if err != nil {
-		return nil, err
-	}
-	return &core.Decision{Body: r, Decision: r.Decision, ReceiptID: r.Receipt.ID}, nil
-}
-
-type benchChecker struct{ c *screening.Checker }
-
-func (c benchChecker) Validate(q core.CheckQuery) error { return nil }
-func (c benchChecker) Check(ctx context.Context, q core.CheckQuery) (any, error) {
-	return c.c.Check(ctx, screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain})
+// benchStore is what the server needs of a store for the trial path.
+type benchStore interface {
+	store.Trial
+	store.Endpoints
 }
 
 const benchPreflightBody = `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/data"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]}}`
@@ -111,6 +111,46 @@ func BenchmarkCheckTrial(b *testing.B) {
 		i++
 		req := httptest.NewRequest(http.MethodGet, "/v1/check?trial=1&name=Acme%20Widgets%20LLC&address=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", nil)
 		req.RemoteAddr = "192.0.2.1:1234"
+		req.Header.Set("X-Forwarded-For", ipv4(i))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// benchRateBody is the body server/testdata/bench/rate.sh sends (preflight.lua's): a v2 challenge and a rules
+// object.
+const benchRateBody = `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/data"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]},"rules":{"max_per_payment_usd":1}}`
+
+// BenchmarkPreflightTrialBolt is the call rate.sh measures (STORE=bolt), in process: rate.sh's body, the
+// embedded default store (a bbolt file, the trial counter journaled), serve's JSON request log to a file and
+// its metrics registry. What it leaves out is net/http's connection handling and the loopback socket
+// (the floor server's share). docs/benchmarks/server.md has its figures.
+func BenchmarkPreflightTrialBolt(b *testing.B) {
+	dir := b.TempDir()
+	st, err := bolt.Open(filepath.Join(dir, "payguard.db"), bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	logf, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logf.Close()
+	s := benchServerWith(b, st, slog.New(slog.NewJSONHandler(logf, nil)), prometheus.NewRegistry())
+	h := s.Handler()
+	b.ReportAllocs()
+	start := benchcpu.Now()
+	defer benchcpu.Report(b, start)
+	i := 0
+	for b.Loop() {
+		i++
+		req := httptest.NewRequest(http.MethodPost, "/v1/preflight?trial=1", strings.NewReader(benchRateBody))
+		req.RemoteAddr = "192.0.2.1:1234"
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Forwarded-For", ipv4(i))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

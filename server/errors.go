@@ -16,20 +16,10 @@ type apiError = core.Error
 
 var errorf = core.Errorf
 
-// errorBody is the one JSON error shape: {"error":{"code","message"[,"nonce"]},"data_as_of"}.
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Nonce   string `json:"nonce,omitempty"`
-	} `json:"error"`
-	DataAsOf string `json:"data_as_of"`
-}
-
+// writeError answers with e in the one JSON error shape of SPEC §9.1:
+// {"error":{"code","message"[,"nonce"]},"data_as_of"} (errbody.Error.ServerBody).
 func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
-	var b errorBody
-	b.Error.Code, b.Error.Message, b.Error.Nonce = e.Code, e.Message, e.Nonce
-	b.DataAsOf = s.dataAsOf()
+	b := e.ServerBody(s.dataAsOf())
 	if e.Status == http.StatusServiceUnavailable || e.Status >= 500 {
 		w.Header().Set("Cache-Control", "no-store")
 	}
@@ -47,8 +37,15 @@ var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 const maxPooledJSON = 64 << 10
 
 // writeJSON writes v with the X-Data-As-Of header every response carries. The body is what json.Marshal
-// gives, then a newline.
+// gives, then a newline. A json.RawMessage is JSON this process encoded (a preflight's signed result): it is
+// written as it is, where the encoder would scan and copy it again.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	if raw, ok := v.(json.RawMessage); ok {
+		s.writeHeaders(w, status)
+		w.Write(raw)
+		w.Write([]byte{'\n'})
+		return
+	}
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledJSON {
@@ -62,11 +59,16 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.WriteString(`{"error":{"code":"internal_error","message":"response could not be encoded"},"data_as_of":"` +
 			s.dataAsOf() + "\"}\n")
 	}
+	s.writeHeaders(w, status)
+	w.Write(buf.Bytes()) // the writer copies it (bufio), so buf can go back to the pool after
+}
+
+// writeHeaders writes a JSON answer's headers and status.
+func (s *Server) writeHeaders(w http.ResponseWriter, status int) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Data-As-Of", s.dataAsOf())
 	w.WriteHeader(status)
-	w.Write(buf.Bytes()) // the writer copies it (bufio), so buf can go back to the pool after
 }
 
 // writeText writes a non-JSON document; its data freshness is in the X-Data-As-Of header.

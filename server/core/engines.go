@@ -2,7 +2,7 @@ package core
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
@@ -17,37 +17,30 @@ func CheckerPort(c *screening.Checker) Checker { return checkerPort{c} }
 
 type preflightPort struct{ e *preflight.Engine }
 
+// Parse's errors are ParseInput's: every one a *preflight.InputError, which Service.Preflight answers.
 func (p preflightPort) Parse(body []byte) (any, error) {
 	in, err := preflight.ParseInput(body)
 	if err != nil {
-		var ie *preflight.InputError
-		if errors.As(err, &ie) {
-			return nil, ie
-		}
-		return nil, &preflight.InputError{Code: CodeInvalidJSON, Message: err.Error()}
+		return nil, err
 	}
 	return in, nil
 }
 
 func (p preflightPort) Decide(ctx context.Context, input any) (*Decision, error) {
-	res, err := p.e.Decide(ctx, input.(*preflight.Input))
+	// The result's JSON comes with the decision (built from the signed payload): every channel sends it as
+	// it is, and no channel encodes the result a second time.
+	res, body, err := p.e.DecideJSON(ctx, input.(*preflight.Input))
 	if err != nil {
 		return nil, err // receipts.ErrSigningUnavailable: 503, nothing charged
 	}
-	return &Decision{Body: res, Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
+	return &Decision{Body: json.RawMessage(body), Decision: res.Decision, ReceiptID: res.Receipt.ID}, nil
 }
 
 type checkerPort struct{ c *screening.Checker }
 
+// Validate's errors are screening's: a *preflight.InputError (missing_input or invalid_parameter) as they are.
 func (p checkerPort) Validate(q CheckQuery) error {
-	if err := (screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}).Validate(); err != nil {
-		code := CodeInvalidParameter
-		if errors.Is(err, screening.ErrNoInput) {
-			code = CodeMissingInput
-		}
-		return &preflight.InputError{Code: code, Message: err.Error()}
-	}
-	return nil
+	return screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}.Validate()
 }
 
 func (p checkerPort) Check(ctx context.Context, q CheckQuery) (any, error) {

@@ -16,7 +16,7 @@ type Preflight interface {
 
 // Decision is a preflight result ready to render.
 type Decision struct {
-	Body      any    // the PreflightResult (with receipt and data_as_of)
+	Body      any    // the PreflightResult (with receipt and data_as_of); the engine's port gives its JSON (json.RawMessage)
 	Decision  string // allow | hold | block, for the log line
 	ReceiptID string // for the log line
 }
