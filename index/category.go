@@ -184,12 +184,20 @@ func (s SitePrices) MedianExcluding(site string) (med uint64, hosts int) {
 	return 0, 0 // unreachable
 }
 
+// SitePricer is a CategoryReader that derives a category's site prices itself, and so may keep them
+// (Cache: derived once per cached entry instead of once per decision). CategorySitePrices uses it when r
+// has it; any other CategoryReader (a store) is read and derived on each call, with the same result.
+type SitePricer interface {
+	CategoryReader
+	SitePrices(ctx context.Context, category, network, asset string, now time.Time, maxAge time.Duration) (SitePrices, error)
+}
+
+var _ SitePricer = (*Cache)(nil)
+
 // CategorySitePrices is category's site prices for network and asset from r: through r's own SitePrices
-// when it has one (Cache: derived once per entry), else read and derived.
+// when it is a SitePricer (Cache), else read and derived.
 func CategorySitePrices(ctx context.Context, r CategoryReader, category, network, asset string, now time.Time, maxAge time.Duration) (SitePrices, error) {
-	if c, ok := r.(interface {
-		SitePrices(ctx context.Context, category, network, asset string, now time.Time, maxAge time.Duration) (SitePrices, error)
-	}); ok {
+	if c, ok := r.(SitePricer); ok {
 		return c.SitePrices(ctx, category, network, asset, now, maxAge)
 	}
 	sample, err := r.CategoryPrices(ctx, category)

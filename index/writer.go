@@ -47,7 +47,12 @@ type WriterOptions struct {
 // Writer writes observations to the store off the request path: Observe only queues (never blocks), and one
 // goroutine drains the queue in batches. It is safe for concurrent use.
 type Writer struct {
-	st     store.Endpoints
+	st store.Endpoints
+	// The store's optional capabilities (see NewWriter), resolved once; nil when it lacks one.
+	batch      store.ObservationBatcher
+	categories store.CategoryPrices
+	sitePayees store.SitePayees
+
 	keep   store.Retention
 	queue  chan store.Observation
 	log    *slog.Logger
@@ -91,7 +96,16 @@ const maxKindsPerURL = 16
 // maxCoalesceURLs bounds the coalescing memory; past it the map starts over (a few extra writes).
 const maxCoalesceURLs = 100_000
 
-// NewWriter starts a writer to st.
+// NewWriter starts a writer to st. Besides store.Endpoints, st may have three optional capabilities, each a
+// documented store interface that NewWriter looks for once, here:
+//   - store.ObservationBatcher: a batch of observations is written in one call (bolt: one transaction and
+//     fsync) instead of one PutObservation each;
+//   - store.CategoryPrices: paid prices also feed their category's sample (the category median rule);
+//   - store.SitePayees: payees also feed their site's payee record (hold_on_payto_change across a site).
+//
+// A store without the first writes the same observations one by one; without the others the rules that
+// need them fall back as SPEC says (own history, the endpoint's own payee). bolt, redis and memory implement
+// the last two; bolt alone the first.
 func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 	if o.Queue <= 0 {
 		o.Queue = DefaultQueue
@@ -117,6 +131,9 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 	if o.Registry != nil {
 		o.Registry.MustRegister(w.written, w.dropped, w.coalesced)
 	}
+	w.batch, _ = st.(store.ObservationBatcher)
+	w.categories, _ = st.(store.CategoryPrices)
+	w.sitePayees, _ = st.(store.SitePayees)
 	go w.run()
 	return w
 }
@@ -193,7 +210,7 @@ func (w *Writer) write(batch []store.Observation) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	if b, ok := w.st.(store.ObservationBatcher); ok && len(valid) > 1 {
+	if b := w.batch; b != nil && len(valid) > 1 {
 		for _, o := range valid {
 			defer w.begin(o.URL)()
 		}
@@ -234,8 +251,8 @@ func (w *Writer) write(batch []store.Observation) {
 // observation itself this happens here, off the request path. A failure is logged: the category median is
 // then built from the entries written before, or not at all (the rule falls back to own history).
 func (w *Writer) putCategory(ctx context.Context, o store.Observation) {
-	cs, ok := w.st.(store.CategoryPrices)
-	if !ok {
+	cs := w.categories
+	if cs == nil {
 		return
 	}
 	if o.Category != "" {
@@ -287,8 +304,8 @@ func (w *Writer) categoryOf(ctx context.Context, url string) string {
 // the coalescing interval is not written again. A failure is logged: the site check then compares with the
 // record as it was (a missing entry makes a payee look new, never established).
 func (w *Writer) putSitePayees(ctx context.Context, o store.Observation) {
-	sp, ok := w.st.(store.SitePayees)
-	if !ok {
+	sp := w.sitePayees
+	if sp == nil {
 		return
 	}
 	site, entries := SitePayeesOf(o)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 )
@@ -280,7 +281,7 @@ func TestCacheServesStaleWhileRefreshing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(time.Second):
+	case <-time.After(10 * time.Second): // the store is gated shut: a read that waits for it never returns
 		close(gate)
 		t.Fatal("a stale entry's read waited for the store")
 	}
@@ -306,15 +307,10 @@ func TestCacheServesStaleWhileRefreshing(t *testing.T) {
 	}
 }
 
+// waitFor waits for cond with a deadline that only turns a hang into a failure (testutil.Eventually).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 400; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("condition not met within 2s")
+	testutil.Eventually(t, 10*time.Second, cond, "condition")
 }
 
 // committedStore writes each observation, then tells the test and waits before returning: the window in which the

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"unicode/utf8"
 
+	"github.com/payguard/payguard/internal/inputerr"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/x402"
 	"github.com/payguard/payguard/x402/jsonscan"
@@ -29,25 +29,16 @@ const (
 	MaxTextBytes = 2048
 )
 
-// InputError is a preflight input that violates SPEC §10's limits or shape. Channels answer it with 400 (413 for
-// body_too_large) before any payment, and never charge for it. The pay-per-call server (server/core) uses it
-// for every input it refuses before payment, a check query's among them: there is no second such type there.
-type InputError struct {
-	// Code is one of: body_too_large, invalid_utf8, invalid_json, too_deep, unknown_field, invalid_field,
-	// field_too_long, invalid_challenge, too_many_options, unknown_rule, too_many_entries, invalid_rules.
-	Code    string
-	Message string
-}
-
-func (e *InputError) Error() string { return "preflight input: " + e.Code + ": " + e.Message }
-
-// HTTPStatus is the status a channel answers with.
-func (e *InputError) HTTPStatus() int {
-	if e.Code == "body_too_large" {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
+// InputError is an input refused before any payment: a preflight input that violates SPEC §10's limits or
+// shape, and a payee check query screening refuses (screening returns the same type). Channels answer it with
+// 400 (413 for body_too_large) before any payment, and never charge for it. The pay-per-call server
+// (server/core) uses it for every input it refuses before payment: there is no second such type.
+//
+// Its Code is one of: body_too_large, invalid_utf8, invalid_json, too_deep, unknown_field, invalid_field,
+// field_too_long, invalid_challenge, too_many_options, unknown_rule, too_many_entries, invalid_rules; a check
+// query's is missing_input or invalid_parameter. The type is defined in internal/inputerr, below both
+// preflight and screening (preflight imports screening); this is its public name.
+type InputError = inputerr.Error
 
 func inputErr(code, format string, args ...any) *InputError {
 	return &InputError{Code: code, Message: fmt.Sprintf(format, args...)}

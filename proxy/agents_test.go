@@ -24,8 +24,9 @@ import (
 	"github.com/payguard/payguard/internal/testredis"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/proxy/mitm"
-	"github.com/payguard/payguard/proxy/notify"
+	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening/screeningtest"
 	"github.com/payguard/payguard/store/memory"
@@ -360,10 +361,10 @@ func TestHoldNamesItsAgent(t *testing.T) {
 	if len(holds) != 1 || holds[0].Agent != "research" {
 		t.Fatalf("holds: %+v", holds)
 	}
-	if got := notify.HoldOf(holds[0], time.Now()).Agent; got != "research" {
+	if got := view.HoldOf(holds[0], time.Now()).Agent; got != "research" {
 		t.Errorf("webhook hold agent %q", got)
 	}
-	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	admin := httptest.NewServer(adminFor(p, admin.Options{Token: testToken}))
 	defer admin.Close()
 	req, _ := http.NewRequest(http.MethodGet, admin.URL+"/v1/holds", nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
@@ -386,8 +387,8 @@ func TestGuardDecideAsAgent(t *testing.T) {
 	strict := testRules()
 	strict.MaxPerPaymentUSD = 5_000
 	rs := f.ruleSet(RuleSetConfig{Hash: "h", Rules: testRules(), Agents: []AgentConfig{{ID: "research", SecretSHA256: secretHash("s3cret"), Rules: &strict}}})
-	p := f.proxy(memory.New(), rs, func(o *Options) { o.Journal = j; o.DecideToken = "decide-only-token-0123456789" })
-	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	p := f.proxy(memory.New(), rs, func(o *Options) { o.Journal = j })
+	admin := httptest.NewServer(adminFor(p, admin.Options{Token: testToken, DecideToken: "decide-only-token-0123456789"}))
 	defer admin.Close()
 	pr := mustParse(benchChallenge)
 	raw, _ := json.Marshal(pr)

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -197,35 +196,4 @@ func (p *Proxy) ticketUnderAlarm(ctx context.Context, v verdict, url string) ver
 		p.log.Error("reservation of a ticket under alarm not released", "reservation_id", rel.ReservationID, "error", err.Error())
 	}
 	return verdict{Decision: hold, Reasons: []string{r.String()}, Chosen: -1, Class: "payment_hold"}
-}
-
-// listAlarms answers GET /v1/alarms: the sellers whose payments are held by a settlement alarm.
-func (p *Proxy) listAlarms(w http.ResponseWriter, r *http.Request) {
-	list, err := p.alarms.ListAlarms(r.Context(), p.opts.Now())
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"alarms": list})
-}
-
-// clearAlarm answers DELETE /v1/alarms/{host}: an operator who has looked into the seller lets its payments
-// be decided by the rules again. The host (any name of the site, or the site as GET lists it) is read as
-// the alarm is keyed (alarmSite).
-func (p *Proxy) clearAlarm(w http.ResponseWriter, r *http.Request) {
-	host := alarmSite(r.PathValue("host"))
-	err := errors.New("no host")
-	if host != "" {
-		err = p.alarms.ClearAlarm(r.Context(), host, p.opts.Now())
-	}
-	switch {
-	case host == "" || errors.Is(err, store.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, apiError{"not_found", "no settlement alarm on that host"})
-		return
-	case err != nil:
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"store_unavailable", err.Error()})
-		return
-	}
-	p.log.Info("settlement alarm cleared", "host", host)
-	writeJSON(w, http.StatusOK, map[string]string{"cleared": host})
 }

@@ -43,7 +43,7 @@ func rawAdmin(t *testing.T, h *harness, request string) (int, string) {
 // regression test.
 func TestAttackDecideTokenReachesOnlyDecide(t *testing.T) {
 	const decideToken = "decide-only-token-0123456789"
-	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.DecideToken = decideToken })
+	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.admin.DecideToken = decideToken })
 	host := strings.TrimPrefix(h.admin.URL, "http://")
 	auth := "Authorization: Bearer " + decideToken + "\r\n"
 	for _, line := range []string{
@@ -76,7 +76,7 @@ func TestAttackDecideTokenReachesOnlyDecide(t *testing.T) {
 	}
 }
 
-// The admin listener answers only to its own names (adminHostGuard), whatever spelling a rebinding page's
+// The admin listener answers only to its own names (proxy/admin hostGuard), whatever spelling a rebinding page's
 // name arrives in: trailing dot, upper case, a port, an absolute-form request target naming another host
 // beside a good Host header, an empty Host, a name that starts like an address or like localhost.
 // Already stopped when written; kept as a regression test.

@@ -364,7 +364,7 @@ func (c *consoleClient) postH(path string, body any, hdr map[string]string) (int
 // configured name are answered. On the previous main the rebound page signed in with a guessed token, or
 // read /metrics and /readyz.
 func TestAdminRefusesAForeignHost(t *testing.T) {
-	h := newHarness(t, memory.New(), testRules(), func(su *setup) { su.AdminHosts = []string{"Payguard-Admin.internal."} })
+	h := newHarness(t, memory.New(), testRules(), func(su *setup) { su.admin.Hosts = []string{"Payguard-Admin.internal."} })
 	port := h.admin.URL[strings.LastIndex(h.admin.URL, ":")+1:]
 	send := func(method, path, host string, hdr map[string]string, body string) int {
 		t.Helper()

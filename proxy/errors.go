@@ -9,22 +9,17 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/payguard/payguard/internal/errbody"
 )
 
 // Every response the proxy makes up itself is JSON with a stable `error` code, a `message` for a person and a
-// `hint` that says what to do about it. Refusals of a payment (403) also carry the decision, its reasons and
+// `hint` that says what to do about it: payguard's one error body (internal/errbody), rendered flat. Refusals of a payment (403) also carry the decision, its reasons and
 // receipt (respond.go); the responses here are the proxy's own failures: an upstream it could not reach or
 // did not trust, and a request that is not a proxy request.
 
-// proxyError is the body of a response the proxy generates that is not a payment decision.
-type proxyError struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-	Hint    string `json:"hint"`
-}
-
-// errorResponse is a proxyError response.
-func errorResponse(req *http.Request, status int, e proxyError) *http.Response {
+// errorResponse is an error response the proxy makes up (a goproxy response, not a ResponseWriter).
+func errorResponse(req *http.Request, status int, e errbody.Error) *http.Response {
 	data, _ := json.Marshal(e)
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
@@ -32,23 +27,20 @@ func errorResponse(req *http.Request, status int, e proxyError) *http.Response {
 	return newResponse(req, status, h, data)
 }
 
-// writeError writes a proxyError where the proxy answers through a ResponseWriter.
-func writeError(w http.ResponseWriter, status int, e proxyError) {
-	data, _ := json.Marshal(e)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(data)
+// writeError writes e where the proxy answers through a ResponseWriter.
+func writeError(w http.ResponseWriter, status int, e errbody.Error) {
+	e.Status = status
+	errbody.Write(w, &e)
 }
 
 // notProxyRequest answers a request sent to the proxy as if it were the origin.
-var notProxyRequest = proxyError{Error: "not_a_proxy_request",
+var notProxyRequest = errbody.Error{Code: "not_a_proxy_request",
 	Message: "payguard is a forward proxy: send absolute-form requests (GET http://host/path) or CONNECT",
 	Hint:    "point the agent's HTTP_PROXY and HTTPS_PROXY at this address instead of sending requests to it directly"}
 
 // upstreamError classifies a failed upstream round trip for the agent (502) and the log: a stable code, what
 // happened, and what to do. TLS verification failures name the setting that trusts a private CA.
-func upstreamError(host string, err error) proxyError {
+func upstreamError(host string, err error) errbody.Error {
 	var (
 		unknownCA  x509.UnknownAuthorityError
 		hostname   x509.HostnameError
@@ -62,35 +54,35 @@ func upstreamError(host string, err error) proxyError {
 	)
 	switch {
 	case errors.As(err, &unknownCA):
-		return proxyError{Error: "upstream_tls_untrusted",
+		return errbody.Error{Code: "upstream_tls_untrusted",
 			Message: "payguard does not trust the certificate of " + host + " (signed by an unknown authority)",
 			Hint:    "if " + host + " uses a private CA, add that CA's PEM file to proxy.upstream_ca_files in payguard's config"}
 	case errors.As(err, &hostname):
-		return proxyError{Error: "upstream_tls_hostname",
+		return errbody.Error{Code: "upstream_tls_hostname",
 			Message: "the certificate of " + host + " is not valid for that name",
 			Hint:    "check the URL's host name; the upstream must present a certificate for it"}
 	case errors.As(err, &invalid), errors.As(err, &verifyErr):
-		return proxyError{Error: "upstream_tls_invalid",
+		return errbody.Error{Code: "upstream_tls_invalid",
 			Message: "the certificate of " + host + " failed verification: " + err.Error(),
 			Hint:    "the upstream's certificate is expired or not usable for TLS servers; if it comes from a private CA, add the CA to proxy.upstream_ca_files"}
 	case errors.As(err, &recordErr), errors.As(err, &alertLocal):
-		return proxyError{Error: "upstream_tls_failed",
+		return errbody.Error{Code: "upstream_tls_failed",
 			Message: "TLS with " + host + " failed: " + err.Error(),
 			Hint:    "the upstream may not speak TLS on that port (try http://), or rejected payguard's TLS settings"}
 	case errors.As(err, &dnsErr):
-		return proxyError{Error: "upstream_unresolved",
+		return errbody.Error{Code: "upstream_unresolved",
 			Message: "payguard could not resolve " + host,
 			Hint:    "check the host name and the proxy's DNS"}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return proxyError{Error: "upstream_timeout",
+		return errbody.Error{Code: "upstream_timeout",
 			Message: "no answer from " + host + " in time",
 			Hint:    "the upstream is slow or unreachable from the proxy; retry later"}
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return proxyError{Error: "upstream_unreachable",
+		return errbody.Error{Code: "upstream_unreachable",
 			Message: "payguard could not connect to " + host + ": " + opErr.Err.Error(),
 			Hint:    "check that the upstream is up and reachable from the proxy (firewall, port)"}
 	}
-	return proxyError{Error: "upstream_failed",
+	return errbody.Error{Code: "upstream_failed",
 		Message: "the request to " + host + " failed: " + err.Error(),
 		Hint:    "see payguard's log (\"upstream error\") for the cause"}
 }

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/internal/logbuf"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -22,7 +24,7 @@ func withLog(buf *logbuf.Buffer) harnessOption {
 }
 
 // decodeProxyError reads a generated error: JSON with a stable code and a hint.
-func decodeProxyError(t *testing.T, resp *http.Response, body []byte, status int, code string) proxyError {
+func decodeProxyError(t *testing.T, resp *http.Response, body []byte, status int, code string) errbody.Error {
 	t.Helper()
 	if resp.StatusCode != status {
 		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, body)
@@ -30,11 +32,11 @@ func decodeProxyError(t *testing.T, resp *http.Response, body []byte, status int
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q, want application/json", ct)
 	}
-	var e proxyError
+	var e errbody.Error
 	if err := json.Unmarshal(body, &e); err != nil {
 		t.Fatalf("body is not JSON: %v: %s", err, body)
 	}
-	if e.Error != code || e.Hint == "" || e.Message == "" {
+	if e.Code != code || e.Hint == "" || e.Message == "" {
 		t.Fatalf("error %+v, want code %s with a message and a hint", e, code)
 	}
 	return e
@@ -129,19 +131,18 @@ func TestAgentHandshakeFailureIsLogged(t *testing.T) {
 // logLine waits (up to 10 s: goproxy logs from its connection goroutine) for the JSON log line with msg.
 func logLine(t *testing.T, logs *logbuf.Buffer, msg string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var line map[string]any
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		for _, l := range strings.Split(logs.String(), "\n") {
 			var m map[string]any
 			if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == msg {
-				return m
+				line = m
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q log line in:\n%s", msg, logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	}, "a %q log line", msg)
+	return line
 }
 
 // --log-level debug shows goproxy's own messages (it printed nothing with Verbose off); info does not.

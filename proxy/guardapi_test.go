@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/policy"
-	"github.com/payguard/payguard/proxy/console"
 	"github.com/payguard/payguard/proxy/notify"
+	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -26,10 +26,10 @@ func guardChallenge(atomic string) map[string]any {
 	}
 }
 
-func (h *harness) guardDecide(atomic, url string) (int, guardDecideResponse) {
+func (h *harness) guardDecide(atomic, url string) (int, view.GuardDecision) {
 	h.t.Helper()
 	code, b := h.api("POST", "/v1/decide", testToken, map[string]any{"url": url, "challenge": guardChallenge(atomic)})
-	var out guardDecideResponse
+	var out view.GuardDecision
 	if code == http.StatusOK {
 		if err := json.Unmarshal(b, &out); err != nil {
 			h.t.Fatal(err)
@@ -149,8 +149,8 @@ func TestGuardDecideHoldInConsoleAndWebhook(t *testing.T) {
 	}
 	resp, b := c.get("/console/api/state")
 	var state struct {
-		Holds     []notify.Hold
-		Decisions []console.Decision
+		Holds     []view.Hold
+		Decisions []view.Decision
 	}
 	if err := json.Unmarshal(b, &state); resp.StatusCode != 200 || err != nil {
 		t.Fatalf("state: %d %v %s", resp.StatusCode, err, b)

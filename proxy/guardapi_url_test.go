@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -42,10 +43,10 @@ func TestGuardDecideJudgesTheRequestedURLNotTheClaim(t *testing.T) {
 // the budget; the admin token still decides.
 func TestDecideTokenCannotApprove(t *testing.T) {
 	const decideToken = "decide-only-token-0123456789"
-	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.DecideToken = decideToken })
+	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.admin.DecideToken = decideToken })
 	body := map[string]any{"url": "https://seller.example/mid", "challenge": guardChallenge("500000")}
 	code, b := h.api("POST", "/v1/decide", decideToken, body)
-	var out guardDecideResponse
+	var out view.GuardDecision
 	if code != 200 || json.Unmarshal(b, &out) != nil || out.Decision != "hold" || out.HoldID == "" {
 		t.Fatalf("decide with the decide-only token: %d %s", code, b)
 	}
@@ -68,10 +69,10 @@ func TestDecideTokenCannotApprove(t *testing.T) {
 	}
 }
 
-func decideBody(t *testing.T, h *harness, body map[string]any) guardDecideResponse {
+func decideBody(t *testing.T, h *harness, body map[string]any) view.GuardDecision {
 	t.Helper()
 	code, b := h.api("POST", "/v1/decide", testToken, body)
-	var out guardDecideResponse
+	var out view.GuardDecision
 	if code != 200 || json.Unmarshal(b, &out) != nil {
 		t.Fatalf("/v1/decide: %d %s", code, b)
 	}

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
@@ -146,9 +147,7 @@ func TestApprovedHoldOverTheCapIsNotCalledDenied(t *testing.T) {
 		}
 		done <- resp
 	}()
-	for h.proxy.waiters.count() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return h.proxy.waiters.count() > 0 }, "the request parked on its hold")
 	// Another payment takes the budget while the person looks at the hold.
 	if _, err := h.store.Reserve(context.Background(), "default", h.proxy.day(), 500_000, 750_000); err != nil {
 		t.Fatal(err)

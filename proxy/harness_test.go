@@ -17,7 +17,9 @@ import (
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/proxy/mitm"
+	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/screening/screeningtest"
@@ -49,6 +51,7 @@ func testRules() policy.Rules {
 // setup is what a harnessOption may change before the proxy is built.
 type setup struct {
 	Options
+	admin     admin.Options // the admin listener's own settings (DecideToken, Hosts...)
 	sanctions screening.Sanctions
 	index     preflight.IndexReader // the engine's Endpoint Index (observe_test.go)
 }
@@ -66,7 +69,12 @@ func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOptio
 		signs: p.opts.Decider.(countingDecider).signs}
 	h.caPool.AddCert(ca.Leaf)
 	h.srv = httptest.NewServer(p)
-	h.admin = httptest.NewServer(p.AdminHandler(testToken, nil))
+	var su setup // the admin listener's settings the options name
+	for _, f := range opts {
+		f(&su)
+	}
+	su.admin.Token = testToken
+	h.admin = httptest.NewServer(adminFor(p, su.admin))
 	t.Cleanup(func() { h.srv.Close(); h.admin.Close(); p.Close() })
 	return h
 }
@@ -156,17 +164,44 @@ func (h *harness) api(method, path, token string, body any) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-func (h *harness) holds(status string) []holdView {
+// adminFor is the admin listener over p as cmd/payguard composes it: o's listener settings, and what the
+// admin side reads (the store's holds, the journal, the Index, the CA certificate) from p's options.
+func adminFor(p *Proxy, o admin.Options) http.Handler {
+	o.Holds = p.opts.Store
+	if p.opts.Journal != nil {
+		o.Journal = p.opts.Journal
+	}
+	o.Index, o.IndexMaxAge = p.opts.Index, p.opts.IndexMaxAge
+	if p.opts.CA != nil && len(p.opts.CA.Certificate) > 0 {
+		o.CACert = p.opts.CA.Certificate[0]
+	}
+	o.Logger, o.Now = p.log, p.opts.Now
+	return admin.New(p, o)
+}
+
+func (h *harness) holds(status string) []view.Hold {
 	h.t.Helper()
 	code, b := h.api("GET", "/v1/holds?status="+status, testToken, nil)
 	if code != 200 {
 		h.t.Fatalf("list holds: %d %s", code, b)
 	}
-	var out struct{ Holds []holdView }
+	var out struct{ Holds []view.Hold }
 	if err := json.Unmarshal(b, &out); err != nil {
 		h.t.Fatal(err)
 	}
 	return out.Holds
+}
+
+// budgetView is GET /v1/budget's body.
+type budgetView struct {
+	Budget         string `json:"budget"`
+	Day            string `json:"day"`
+	SpentUSD       string `json:"spent_usd"`
+	ReservedUSD    string `json:"reserved_usd"`
+	CapUSD         string `json:"cap_usd"`
+	SpentMicros    int64  `json:"spent_micros"`
+	ReservedMicros int64  `json:"reserved_micros"`
+	CapMicros      int64  `json:"cap_micros"`
 }
 
 func (h *harness) budgetState() budgetView {

@@ -15,6 +15,7 @@ import (
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/index/probe"
 	"github.com/payguard/payguard/internal/testredis"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/store/redis"
@@ -198,14 +199,10 @@ func TestFleetSharesTheSitePayees(t *testing.T) {
 		t.Fatalf("through proxy A: %d %s", resp.StatusCode, body)
 	}
 	waitObservations(t, stB, s.srv.URL+"/weather", 1)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if e, _ := stB.SitePayees(context.Background(), "127.0.0.1"); len(e) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the site payee record was not written")
-		}
-	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		e, _ := stB.SitePayees(context.Background(), "127.0.0.1")
+		return len(e) > 0
+	}, "the site payee record written")
 	s.payTo.Store(otherPayTo)
 	resp, body := b.buyer().get(s.srv.URL+"/forecast", nil)
 	r := decodeRefusal(t, resp, body)

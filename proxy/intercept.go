@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -93,7 +94,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	if out.Class == "upgrade_refused" {
 		stage = "upgrade"
 	}
-	p.observe(stage, logReq, out, st.start)
+	p.logDecision(stage, logReq, out, st.start)
 	if out.Decision == allow && out.Release != nil {
 		st.release, st.paid = out.Release, out.Option
 		p.metrics.paymentsReleased.WithLabelValues(out.Release.Via, schemeOf(out.Release)).Inc()
@@ -116,7 +117,7 @@ func (p *Proxy) roundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Respo
 	if err != nil {
 		p.metrics.upstreamErrors.Inc()
 		e := upstreamError(req.URL.Host, err)
-		p.log.Warn("upstream error", "method", req.Method, "host", req.URL.Host, "error", e.Error,
+		p.log.Warn("upstream error", "method", req.Method, "host", req.URL.Host, "error", e.Code,
 			"cause", err.Error(), "hint", e.Hint)
 		stateOf(ctx).local = true
 		return errorResponse(req, http.StatusBadGateway, e), nil
@@ -132,7 +133,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	}
 	if resp == nil {
 		p.metrics.upstreamErrors.Inc()
-		return errorResponse(ctx.Req, http.StatusBadGateway, proxyError{Error: "upstream_failed",
+		return errorResponse(ctx.Req, http.StatusBadGateway, errbody.Error{Code: "upstream_failed",
 			Message: "the upstream request failed before a response", Hint: "see payguard's log for the cause"})
 	}
 	stripPayguardHeaders(resp.Header)
@@ -148,7 +149,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		// must not act on another spelling. A released payment's reservation stays (outcome unknown).
 		resp.Body.Close()
 		out := failClosed("header_spelling", why)
-		p.observe("response", ctx.Req, out, st.start)
+		p.logDecision("response", ctx.Req, out, st.start)
 		st.local = true
 		return refusal(ctx.Req, out, p.opts.RetryAfter)
 	}
@@ -178,7 +179,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		return resp
 	case undecodable:
 		out := failClosed("challenge_malformed", why)
-		p.observe("challenge", req, out, st.start)
+		p.logDecision("challenge", req, out, st.start)
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
@@ -202,7 +203,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 			out = failClosed("challenge_malformed", "allowed challenge could not be narrowed: "+err.Error())
 		}
 	}
-	p.observe("challenge", req, out, st.start)
+	p.logDecision("challenge", req, out, st.start)
 	if out.Decision != allow {
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)

@@ -115,6 +115,16 @@ func (j *Journal) rotate() error {
 	return j.open()
 }
 
+// Flush writes the buffered lines to the file (GET /v1/decisions reads the files).
+func (j *Journal) Flush() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.w == nil {
+		return nil
+	}
+	return j.w.Flush()
+}
+
 // Files are the journal's files, oldest first.
 func (j *Journal) Files() []string {
 	var out []string

@@ -8,13 +8,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -130,8 +131,13 @@ func TestDecisionsAPI(t *testing.T) {
 		}
 		decideAs(p, a)
 	}
-	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	admin := httptest.NewServer(adminFor(p, admin.Options{Token: testToken}))
 	defer admin.Close()
+	// decisionsPage is GET /v1/decisions's body (proxy/admin/decisions.go): journal lines.
+	type decisionsPage struct {
+		Decisions  []JournalEntry `json:"decisions"`
+		NextCursor string         `json:"next_cursor,omitempty"`
+	}
 	get := func(q string) (int, decisionsPage) {
 		req, _ := http.NewRequest(http.MethodGet, admin.URL+"/v1/decisions?"+q, nil)
 		req.Header.Set("Authorization", "Bearer "+testToken)
@@ -231,9 +237,8 @@ func TestReloadUnderLoadNeverMixes(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Let some decisions run under each rule set (progress, not time: a few decisions per swap).
-		for n := decided.Load(); decided.Load() < n+3; {
-			runtime.Gosched()
-		}
+		n := decided.Load()
+		testutil.Eventually(t, 10*time.Second, func() bool { return decided.Load() >= n+3 }, "three decisions under the new rule set")
 	}
 	close(stop)
 	wg.Wait()
@@ -256,7 +261,7 @@ func TestReloadUnderLoadNeverMixes(t *testing.T) {
 	p.opts.Reloader = func() (*RuleSet, error) {
 		return NewRuleSet(RuleSetConfig{Hash: "bad", Rules: strict, Mode: "loud"}, nil, f.engine)
 	}
-	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	admin := httptest.NewServer(adminFor(p, admin.Options{Token: testToken}))
 	defer admin.Close()
 	req, _ := http.NewRequest(http.MethodPost, admin.URL+"/v1/reload", nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)

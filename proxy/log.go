@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/payguard/payguard/policy"
 )
 
-// observe writes the one canonical log line for a decision and counts it.
-func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.Time) {
+// logDecision writes the one canonical log line for a decision and counts it (its metrics). It is not an
+// Endpoint Index observation: those are observe.go's (observeChallenge, observePaid).
+func (p *Proxy) logDecision(stage string, req *http.Request, v verdict, start time.Time) {
 	latency := p.opts.Now().Sub(start)
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
 	agent := v.Agent
@@ -20,7 +23,7 @@ func (p *Proxy) observe(stage string, req *http.Request, v verdict, start time.T
 	p.metrics.agentDecisions.WithLabelValues(p.ruleSet().label(agent), v.outcome()).Inc()
 	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
 	if v.Result != nil {
-		p.countIndexRules(v.Result.ReasonCodes) // observe.go
+		p.countIndexRules(v.Result.ReasonCodes)
 	}
 	var amount, payTo, holdID string
 	// The amount is the chosen option's; a block that chose none has no amount to log (not "0").
@@ -82,4 +85,32 @@ func clipScheme(s string) string {
 		return s[:40]
 	}
 	return s
+}
+
+// indexRules are SPEC's Index reasons (by code) and the rule each names.
+var indexRules = []struct{ code, rule string }{
+	{policy.CodeEndpointPayToChanged, "hold_on_payto_change"},
+	{policy.CodeEndpointPriceAboveCategoryMedian, "max_price_multiple"},
+	{policy.CodeEndpointFailedLast3, "require_live"},
+	{policy.CodeInvalidIndexRule, "invalid_index_rule"},
+}
+
+func newIndexRuleHits() *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_rule_hits_total",
+		Help: "Decisions in which an Endpoint Index rule fired, by rule (a decision may count under several)."}, []string{"rule"})
+	for _, r := range indexRules {
+		v.WithLabelValues(r.rule)
+	}
+	return v
+}
+
+// countIndexRules counts every Index rule among a decision's reason codes.
+func (p *Proxy) countIndexRules(codes []string) {
+	for _, c := range codes {
+		for _, ir := range indexRules {
+			if c == ir.code {
+				p.metrics.indexRuleHits.WithLabelValues(ir.rule).Inc()
+			}
+		}
+	}
 }

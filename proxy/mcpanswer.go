@@ -54,7 +54,7 @@ func (p *Proxy) guardMCPAnswer(req *http.Request, resp *http.Response, st *reqSt
 // mcpAnswerRefused replaces an MCP answer payguard cannot read with a JSON-RPC refusal for the request's ids.
 func (p *Proxy) mcpAnswerRefused(req *http.Request, st *reqState, why string) *http.Response {
 	out := failClosed("challenge_malformed", why)
-	p.observe("challenge", req, out, st.start)
+	p.logDecision("challenge", req, out, st.start)
 	st.local = true
 	return mcpRefusal(req, st.mcp, out, p.opts.RetryAfter)
 }
@@ -72,7 +72,7 @@ func (p *Proxy) guardMCPDocument(req *http.Request, st *reqState, doc []byte, an
 	}
 	refuse := func(why string) []byte {
 		out := failClosed("challenge_malformed", why)
-		p.observe("challenge", req, out, st.start)
+		p.logDecision("challenge", req, out, st.start)
 		var ids [][]byte
 		if answer && st.mcp != nil {
 			ids = st.mcp.load().ids
@@ -194,7 +194,7 @@ func (p *Proxy) guardMCPMessage(req *http.Request, st *reqState, raw []byte) ([]
 	record := p.observeChallengeAt(mcpMethod, endpoint, pr)
 	out := p.decideChallenge(req.Context(), mcpMethod, endpoint, pr)
 	record()
-	p.observe("challenge", mcpLogRequest(req, tool), out, st.start)
+	p.logDecision("challenge", mcpLogRequest(req, tool), out, st.start)
 	if out.Decision == allow {
 		return rewriteSites(raw, result, rpcErr, sites, func(pr *x402.PaymentRequired) *x402.PaymentRequired {
 			return pr.Narrowed(out.Chosen)

@@ -27,7 +27,7 @@ type Metrics struct {
 	paymentsFailed   prometheus.Counter
 	// agentHandshakeFailures counts agents' TLS handshakes with payguard that failed (errors.go).
 	agentHandshakeFailures prometheus.Counter
-	indexRuleHits          *prometheus.CounterVec // observe.go
+	indexRuleHits          *prometheus.CounterVec // log.go
 	opsMetrics                                    // opsmetrics.go: agents, journal, reloads
 }
 

@@ -5,10 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/payguard/payguard/index"
-	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -71,34 +68,6 @@ func (p *Proxy) prefetchIndex(ctx context.Context, method, url string) {
 		index.Summarize(ctx, p.opts.Index, key, strings.ToUpper(method), p.opts.Now(), p.opts.IndexMaxAge)
 		if sr, ok := p.opts.Index.(index.SitePayeeReader); ok && p.opts.Rules.HoldOnPayToChange && index.SiteOf(key) != "" {
 			sr.SitePayees(ctx, index.SiteOf(key)) // the site payee record, read and cached the same way
-		}
-	}
-}
-
-// indexRules are SPEC's Index reasons (by code) and the rule each names.
-var indexRules = []struct{ code, rule string }{
-	{policy.CodeEndpointPayToChanged, "hold_on_payto_change"},
-	{policy.CodeEndpointPriceAboveCategoryMedian, "max_price_multiple"},
-	{policy.CodeEndpointFailedLast3, "require_live"},
-	{policy.CodeInvalidIndexRule, "invalid_index_rule"},
-}
-
-func newIndexRuleHits() *prometheus.CounterVec {
-	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_index_rule_hits_total",
-		Help: "Decisions in which an Endpoint Index rule fired, by rule (a decision may count under several)."}, []string{"rule"})
-	for _, r := range indexRules {
-		v.WithLabelValues(r.rule)
-	}
-	return v
-}
-
-// countIndexRules counts every Index rule among a decision's reason codes.
-func (p *Proxy) countIndexRules(codes []string) {
-	for _, c := range codes {
-		for _, ir := range indexRules {
-			if c == ir.code {
-				p.metrics.indexRuleHits.WithLabelValues(ir.rule).Inc()
-			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/internal/testredis"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
@@ -79,18 +80,15 @@ func waitObservations(t *testing.T, st store.Endpoints, url string, n int) []sto
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		obs, err := st.Observations(context.Background(), key)
-		if err != nil {
+	var obs []store.Observation
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		var err error
+		if obs, err = st.Observations(context.Background(), key); err != nil {
 			t.Fatal(err)
 		}
-		if len(obs) >= n {
-			return obs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d observations of %s written, want %d", len(obs), key, n)
-		}
-	}
+		return len(obs) >= n
+	}, "%d observations of %s written", n, key)
+	return obs
 }
 
 // The attack: a seller's payee is swapped between two runs. The first 402 is allowed and observed; the second,
@@ -233,6 +231,12 @@ func deletePrefix(t *testing.T, url, prefix string) {
 // The admin API's read-only Index lookup: the derived payee history of an observed endpoint, 404 for an
 // unknown one, 400 for a URL that is not one, and the bearer token like every /v1 route.
 func TestAdminEndpointsLookup(t *testing.T) {
+	type endpointsView struct { // proxy/admin/endpoints.go
+		URL          string                   `json:"url"`
+		Summary      index.Summary            `json:"summary"`
+		ByMethod     map[string]index.Summary `json:"by_method"`
+		Observations []store.Observation      `json:"observations"`
+	}
 	st := memory.New()
 	h := newHarness(t, st, testRules(), withIndex(t, st))
 	s := newMutableSeller(t, sellerPayTo, "10000")
@@ -350,14 +354,10 @@ func testCategoryMedian(t *testing.T, stA, stB categoryStore) {
 	for i := 0; i < 10; i++ {
 		seen(fmt.Sprintf("https://api%d.pricey.example/w%d", i, i), "1000000")
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if sample, _ := stB.CategoryPrices(context.Background(), "weather"); len(sample) >= 3+store.MaxCategoryURLsPerHost {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the category sample was not written")
-		}
-	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		sample, _ := stB.CategoryPrices(context.Background(), "weather")
+		return len(sample) >= 3+store.MaxCategoryURLsPerHost
+	}, "the category sample written")
 	s := newMutableSeller(t, sellerPayTo, "100000") // declares "weather"
 	resp, body := h.buyer().get(s.srv.URL+"/weather", nil)
 	r := decodeRefusal(t, resp, body)

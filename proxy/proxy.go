@@ -31,11 +31,15 @@ type Decider interface {
 	SignReceipt(res *preflight.Result, in *preflight.Input) error
 }
 
-// State is the part of the store the proxy uses: the budget ledger, holds and tickets.
+// State is the part of the store the proxy uses: the budget ledger, holds and tickets, and the hosts that
+// answered 402 (store.Sellers, for proxy.upgrades' refuse_after_402). Every store has them (memory for one
+// process, bolt and redis across restarts and replicas; storetest requires each): a capability the proxy
+// needs is in this interface, not discovered by a type assertion at run time.
 type State interface {
 	store.Ledger
 	store.Holds
 	store.Tickets
+	store.Sellers
 }
 
 // Options configure a Proxy. Decider, Store and CA are required.
@@ -76,39 +80,26 @@ type Options struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	Now         func() time.Time
 	Logger      *slog.Logger
-	// SanctionsStatus, when set, describes the sanctions list for /readyz (entries, data_as_of and its
-	// source, age, last refresh success and error, next attempt).
-	SanctionsStatus func() any
-	Metrics         *Metrics
+	Metrics     *Metrics
 	// Observer, when set, receives an Endpoint Index observation of every decoded 402 and every paid
 	// response (see observe.go).
 	Observer Observer
-	// Index, when set, serves the admin API's read-only GET /v1/endpoints?url= (observations older than
-	// IndexMaxAge are left out of its derived facts; 0 keeps all), and is read before the budget lock to
-	// warm the engine's view when it is the engine's index.Cache.
+	// Index, when set, is read before the budget lock to warm the engine's view when it is the engine's
+	// index.Cache (observations older than IndexMaxAge are left out of its derived facts; 0 keeps all). The
+	// admin API's GET /v1/endpoints reads it through proxy/admin's Options.
 	Index       preflight.IndexReader
 	IndexMaxAge time.Duration
 	// OnHoldChange is called (it must not block) after a hold is created or resolved here, so that
 	// notifications go out at once (proxy/notify's Watcher.Kick).
 	OnHoldChange func()
-	// ConsoleSessionTTL is the console's idle session expiry (default 30 min).
-	ConsoleSessionTTL time.Duration
-	// AdminHosts are the host names the admin listener answers to besides "localhost" and IP addresses
-	// (config admin.hosts, plus the host of admin.notify.console_url): a request naming any other host is
-	// refused with 421, so a DNS-rebinding page in an approver's browser never reaches it (adminhost.go).
-	AdminHosts []string
-	// DecideToken, when set, is the in-process guard's bearer token (the sidecar option): it may call
-	// POST /v1/decide and nothing else, so that an agent holding it cannot approve its own holds, read the
-	// queue or log in to the console. The admin token may call /v1/decide too.
-	DecideToken string
 	// RuleSet, when set, is the initial rule set (agents, modes, per-agent rules: ruleset.go); nil means the
 	// global Rules decided by Decider, for every agent, with unauthenticated agents let in as "default".
 	// Reload replaces it.
 	RuleSet *RuleSet
 	// Journal, when set, receives every decision with its signed receipt (journal.go).
 	Journal *Journal
-	// Reloader, when set, rereads and validates the configuration into a new rule set, for POST /v1/reload
-	// (admin token) and SIGHUP (reload.go).
+	// Reloader, when set, rereads and validates the configuration into a new rule set, for ReloadNow (POST
+	// /v1/reload on the admin listener, proxy/admin) and SIGHUP (reload.go).
 	Reloader func() (*RuleSet, error)
 }
 
@@ -124,7 +115,7 @@ type Proxy struct {
 	alarms  store.Alarms    // sellers whose settlement broke its authorization (alarms.go)
 	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
 	splices *splices        // upgraded connections open, by host
-	sellers store.Sellers   // the store's hosts that answered 402, nil when it keeps none (upgrade.go)
+	sellers store.Sellers   // the store's hosts that answered 402 (upgrade.go)
 	recent  recentDecisions // the last decisions, for the console
 	log     *slog.Logger
 	metrics *Metrics
@@ -178,7 +169,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
-		paid: newPaidHosts(), splices: newSplices(), sellers: sellersOf(o.Store), log: o.Logger, metrics: o.Metrics,
+		paid: newPaidHosts(), splices: newSplices(), sellers: o.Store, log: o.Logger, metrics: o.Metrics,
 		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite)}
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true

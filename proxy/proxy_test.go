@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/proxy/admin"
+	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/store/memory"
@@ -178,7 +181,7 @@ func TestHoldApprovedThroughAPIThenReleasedOnce(t *testing.T) {
 				t.Errorf("paid %s = %q, want the receipt %q of the challenge released by the approval", HeaderReceipt, got, want)
 			}
 			code, out := h.api("GET", "/v1/holds/"+holdID, testToken, nil)
-			var used holdView
+			var used view.Hold
 			if code != 200 || json.Unmarshal(out, &used) != nil || used.Status != "used" || used.ResolvedBy != "alice" ||
 				used.Note != "ok" || used.ResolvedAt == nil {
 				t.Errorf("hold after release: %d %s; want used, resolved by alice with the note", code, out)
@@ -211,14 +214,14 @@ func TestHoldResolvedWhileWaiting(t *testing.T) {
 				done <- resp
 			}()
 			// Wait (by events, not by a clock) for the request to be parked on its hold.
-			for h.proxy.waiters.count() == 0 {
+			testutil.Eventually(t, 10*time.Second, func() bool {
 				select {
 				case resp := <-done:
 					t.Fatalf("request finished before it was held: %d", resp.StatusCode)
 				default:
 				}
-				time.Sleep(time.Millisecond) // polling for an event, not timing anything
-			}
+				return h.proxy.waiters.count() > 0
+			}, "the request parked on its hold")
 			id := h.holds("pending")[0].ID
 			if code, out := h.api("POST", "/v1/holds/"+id+"/"+tc.action, testToken, map[string]string{"by": "bob"}); code != 200 {
 				t.Fatalf("%s: %d %s", tc.action, code, out)
@@ -433,7 +436,7 @@ func TestAdminAuth(t *testing.T) {
 		t.Errorf("approve after deny = %d, want 409", code)
 	}
 	// An empty configured token never authorizes anything.
-	p := h.proxy.AdminHandler("", nil)
+	p := adminFor(h.proxy, admin.Options{})
 	rec := newRecorder()
 	req, _ := http.NewRequest("GET", "http://127.0.0.1/v1/budget", nil)
 	req.Header.Set("Authorization", "Bearer ")

@@ -1,20 +1,18 @@
 package proxy
 
-import (
-	"errors"
-	"net/http"
-)
+import "github.com/payguard/payguard/proxy/view"
 
 // Reload: the rules, the allow and block lists and the agents' settings change without a restart, on
-// SIGHUP or POST /v1/reload (admin token only). The new configuration is read and validated whole first
+// SIGHUP or POST /v1/reload (admin token only; proxy/admin). The new configuration is read and validated whole first
 // (Options.Reloader builds a RuleSet, or says why it cannot): a bad file keeps the old rule set and the
 // error is logged, counted and returned to the caller. A good one replaces the old with one atomic pointer
 // swap; a decision already running finishes with the rule set it loaded (decide loads it once).
 
 // ReloadNow rebuilds the rule set with Options.Reloader and swaps it in; on error the old one stays.
+// view.ErrReloadUnavailable: no Reloader.
 func (p *Proxy) ReloadNow() (hash string, err error) {
 	if p.opts.Reloader == nil {
-		return "", errors.New("reload is not configured")
+		return "", view.ErrReloadUnavailable
 	}
 	rs, err := p.opts.Reloader()
 	if err != nil {
@@ -35,17 +33,3 @@ func (p *Proxy) Reload(rs *RuleSet) {
 
 // ActiveConfigHash is the hash of the active rule set.
 func (p *Proxy) ActiveConfigHash() string { return p.ruleSet().hash }
-
-// reloadAPI is POST /v1/reload.
-func (p *Proxy) reloadAPI(w http.ResponseWriter, r *http.Request) {
-	if p.opts.Reloader == nil {
-		writeJSON(w, http.StatusNotImplemented, apiError{"reload_unavailable", "this proxy was started without a configuration file to reload"})
-		return
-	}
-	hash, err := p.ReloadNow()
-	if err != nil {
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{"invalid_config", "the previous rules stay active: " + err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"config_sha256": hash})
-}

@@ -9,22 +9,22 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/payguard/payguard/internal/errbody"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
 )
 
 // refusalBody is the JSON the agent gets instead of a challenge or instead of forwarding its payment.
 type refusalBody struct {
-	// Error is a stable code (payment_blocked, payment_held, payment_denied, approval_required), ReasonClass
-	// the refusal's class (as in the metrics) and Hint what to do about it (errors.go).
-	Error       string             `json:"error"`
+	// The error: its Code is stable (payment_blocked, payment_held, payment_denied, approval_required), its
+	// Hint says what to do about it (errors.go): payguard's one error body, with the decision beside it.
+	errbody.Error
+	// ReasonClass is the refusal's class (as in the metrics).
 	ReasonClass string             `json:"reason_class,omitempty"`
-	Hint        string             `json:"hint"`
 	Decision    string             `json:"decision"`
 	Reasons     []string           `json:"reasons"`
 	Receipt     *preflight.Receipt `json:"receipt,omitempty"`
 	Hold        *holdRef           `json:"hold,omitempty"`
-	Message     string             `json:"message"`
 }
 
 type holdRef struct {
@@ -50,8 +50,8 @@ func refusal(req *http.Request, v verdict, retryAfter time.Duration) *http.Respo
 // refusalOf is a refusal's body and decision headers, for every transport that renders one (a 403 here, a
 // JSON-RPC answer in mcp.go).
 func refusalOf(v verdict, retryAfter time.Duration) (refusalBody, http.Header) {
-	b := refusalBody{Error: refusalCode(v), ReasonClass: v.Class, Hint: refusalHint(v.Class), Decision: v.Decision,
-		Reasons: v.Reasons}
+	b := refusalBody{Error: errbody.Error{Code: refusalCode(v), Hint: refusalHint(v.Class)}, ReasonClass: v.Class,
+		Decision: v.Decision, Reasons: v.Reasons}
 	if b.Reasons == nil {
 		b.Reasons = []string{}
 	}

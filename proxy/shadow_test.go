@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -42,7 +43,7 @@ func TestShadowModeRefusesNothingAndSaysSo(t *testing.T) {
 		if v.Decision != allow || v.Shadow != want || v.Release == nil || v.Result.Decision != block {
 			t.Fatalf("trial #%d: %s shadow %q release %v result %s %v", i, v.Decision, v.Shadow, v.Release, v.Result.Decision, v.Reasons)
 		}
-		p.observe("challenge", httptest.NewRequest(http.MethodGet, cent402URL, nil), v, time.Now())
+		p.logDecision("challenge", httptest.NewRequest(http.MethodGet, cent402URL, nil), v, time.Now())
 	}
 	if v := decideAs(p, "waiting"); v.Decision != allow || v.Shadow != "would_hold" || v.Hold != nil {
 		t.Fatalf("waiting: %s shadow %q hold %v", v.Decision, v.Shadow, v.Hold)
@@ -72,7 +73,7 @@ func TestShadowModeRefusesNothingAndSaysSo(t *testing.T) {
 	if !shown {
 		t.Errorf("the console's decisions do not show trial's would_block: %+v", p.recent.list())
 	}
-	admin := httptest.NewServer(p.AdminHandler(testToken, nil))
+	admin := httptest.NewServer(adminFor(p, admin.Options{Token: testToken}))
 	defer admin.Close()
 	resp, err := http.Get(admin.URL + "/readyz")
 	if err != nil {

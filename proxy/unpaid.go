@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,12 +22,44 @@ const DefaultMaxUnpaidPerSite = 1000
 // store), per seller site: the registrable domain of the URL (index.SiteOf), so that a seller's subdomains
 // share one bound. Past the bound an allow becomes a block (unpaidBlock) before anything is reserved: never
 // an allow without its ticket. The count is this process's: each replica of a fleet bounds its own.
+//
+// Memory (issue 36: the proxy's RSS after 100,000 decisions): an outstanding ticket is one map entry of a
+// 16-byte id with its site and release time, and its id again in its site's queue, about 60 bytes in all where a map of
+// id strings per site and a second map back to the site took about 195. A ticket taken leaves its queue
+// entry behind until the queue is pruned (the entry no longer names a counted ticket).
 type unpaidTickets struct {
 	mu    sync.Mutex
 	max   int
-	sites map[string]map[string]time.Time // site → ticket id → when the store releases it
-	where map[string]string               // ticket id → site
-	adds  int                             // since the last sweep
+	sites map[string]*unpaidSite
+	ids   map[unpaidID]unpaidRef // the tickets counted
+	adds  int                    // since the last sweep
+}
+
+// unpaidSite is one site's count and its tickets' ids in the order they were made.
+type unpaidSite struct {
+	n     int
+	queue []unpaidID
+}
+
+// unpaidRef is a counted ticket's site and the time (unix ns) the store releases it.
+type unpaidRef struct {
+	site *unpaidSite
+	gone int64
+}
+
+// unpaidID is a ticket id in 16 bytes: newID's 128 bits, or a digest of an id of another form.
+type unpaidID [16]byte
+
+func idOf(id string) unpaidID {
+	var k unpaidID
+	if h, ok := strings.CutPrefix(id, "tkt_"); ok && len(h) == 32 {
+		if _, err := hex.Decode(k[:], []byte(h)); err == nil {
+			return k
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	copy(k[:], sum[:])
+	return k
 }
 
 // sweepEvery is how many tickets are counted between two sweeps of every site's released tickets, so that
@@ -32,7 +67,7 @@ type unpaidTickets struct {
 const sweepEvery = 1024
 
 func newUnpaidTickets(max int) *unpaidTickets {
-	return &unpaidTickets{max: max, sites: map[string]map[string]time.Time{}, where: map[string]string{}}
+	return &unpaidTickets{max: max, sites: map[string]*unpaidSite{}, ids: map[unpaidID]unpaidRef{}}
 }
 
 // siteOfTicket is the site whose bound a ticket for url counts against.
@@ -43,21 +78,59 @@ func siteOfTicket(url string) string {
 	return url // no host: a bound of its own, still a bound
 }
 
+// prune forgets site's released tickets at now (unix ns) and drops the queue's entries of tickets no longer
+// counted: from the queue's head only, unless all is set (a site at its bound: every entry is looked at,
+// since tickets with a shorter TTL may be released before older ones).
+func (u *unpaidTickets) prune(st *unpaidSite, now int64, all bool) {
+	// counted reports whether id still counts for st, forgetting it first when it is released.
+	counted := func(id unpaidID) bool {
+		ref, ok := u.ids[id]
+		if !ok || ref.site != st {
+			return false
+		}
+		if now >= ref.gone {
+			delete(u.ids, id)
+			st.n--
+			return false
+		}
+		return true
+	}
+	if !all {
+		i := 0
+		for i < len(st.queue) && !counted(st.queue[i]) {
+			i++
+		}
+		if st.queue = st.queue[i:]; len(st.queue) == 0 {
+			st.queue = nil
+		}
+		return
+	}
+	keep := st.queue[:0]
+	for _, id := range st.queue {
+		if counted(id) {
+			keep = append(keep, id)
+		}
+	}
+	clear(st.queue[len(keep):])
+	st.queue = keep
+	if cap(st.queue) > 64 && len(st.queue) < cap(st.queue)/4 { // a burst's backing array is given back
+		st.queue = append([]unpaidID(nil), st.queue...)
+	}
+}
+
 // full reports whether site has max outstanding tickets at now (released ones are forgotten first), and how
 // many it has.
 func (u *unpaidTickets) full(site string, now time.Time) (bool, int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	tickets := u.sites[site]
-	if len(tickets) >= u.max {
-		for id, gone := range tickets {
-			if !now.Before(gone) {
-				delete(tickets, id)
-				delete(u.where, id)
-			}
-		}
+	st := u.sites[site]
+	if st == nil {
+		return u.max <= 0, 0
 	}
-	return len(tickets) >= u.max, len(tickets)
+	if st.n >= u.max {
+		u.prune(st, now.UnixNano(), true)
+	}
+	return st.n >= u.max, st.n
 }
 
 // add counts ticket t for site; now, every sweepEvery tickets, forgets every site's released ones.
@@ -66,38 +139,36 @@ func (u *unpaidTickets) add(site string, t store.Ticket, now time.Time) {
 	defer u.mu.Unlock()
 	if u.adds++; u.adds >= sweepEvery {
 		u.adds = 0
-		for s, tickets := range u.sites {
-			for id, gone := range tickets {
-				if !now.Before(gone) {
-					delete(tickets, id)
-					delete(u.where, id)
-				}
-			}
-			if len(tickets) == 0 {
+		ns := now.UnixNano()
+		for s, st := range u.sites {
+			// The head first; the whole queue when taken tickets have left it twice its count long.
+			u.prune(st, ns, len(st.queue) > 2*st.n+16)
+			if st.n == 0 {
 				delete(u.sites, s)
 			}
 		}
 	}
-	tickets := u.sites[site]
-	if tickets == nil {
-		tickets = map[string]time.Time{}
-		u.sites[site] = tickets
+	st := u.sites[site]
+	if st == nil {
+		st = &unpaidSite{}
+		u.sites[site] = st
 	}
-	tickets[t.ID] = t.ExpiresAt.Add(store.TicketReleaseGrace)
-	u.where[t.ID] = site
+	id := idOf(t.ID)
+	if old, ok := u.ids[id]; ok { // the same id again: counted once, under its latest site and release
+		old.site.n--
+	}
+	u.ids[id] = unpaidRef{site: st, gone: t.ExpiresAt.Add(store.TicketReleaseGrace).UnixNano()}
+	st.n++
+	st.queue = append(st.queue, id)
 }
 
 // taken stops counting the ticket with that id (its payment took it).
 func (u *unpaidTickets) taken(id string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	site, ok := u.where[id]
-	if !ok {
-		return
-	}
-	delete(u.where, id)
-	delete(u.sites[site], id)
-	if len(u.sites[site]) == 0 {
-		delete(u.sites, site)
+	k := idOf(id)
+	if ref, ok := u.ids[k]; ok {
+		delete(u.ids, k)
+		ref.site.n--
 	}
 }

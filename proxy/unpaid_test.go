@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -113,12 +114,79 @@ func TestUnpaidCountForgetsReleasedTickets(t *testing.T) {
 	for i := range sweepEvery - 1 {
 		u.add(fmt.Sprintf("site%d.example", i), store.Ticket{ID: fmt.Sprint("t", i), ExpiresAt: now}, now)
 	}
-	if len(u.sites) != sweepEvery-1 || len(u.where) != sweepEvery-1 {
-		t.Fatalf("%d sites, %d tickets", len(u.sites), len(u.where))
+	if len(u.sites) != sweepEvery-1 || len(u.ids) != sweepEvery-1 {
+		t.Fatalf("%d sites, %d tickets", len(u.sites), len(u.ids))
 	}
 	later := now.Add(store.TicketReleaseGrace + time.Second)
 	u.add("fresh.example", store.Ticket{ID: "fresh", ExpiresAt: later}, later)
-	if len(u.sites) != 1 || len(u.where) != 1 {
-		t.Fatalf("after the sweep: %d sites, %d tickets; want only the fresh one", len(u.sites), len(u.where))
+	if len(u.sites) != 1 || len(u.ids) != 1 {
+		t.Fatalf("after the sweep: %d sites, %d tickets; want only the fresh one", len(u.sites), len(u.ids))
 	}
+}
+
+// The count is exact whatever the order of release: a site at its bound forgets a ticket of a short TTL
+// made after one of a long TTL; a taken ticket stops counting at once and its entry leaves the queue; the
+// same id counted twice counts once.
+func TestUnpaidCountIsExact(t *testing.T) {
+	u := newUnpaidTickets(3)
+	now := time.Now()
+	tk := func(id string, ttl time.Duration) store.Ticket { return store.Ticket{ID: id, ExpiresAt: now.Add(ttl)} }
+	u.add("s.example", tk(newID("tkt"), time.Hour), now)
+	short := newID("tkt")
+	u.add("s.example", tk(short, time.Minute), now)
+	u.add("s.example", tk("other-form", time.Hour), now)
+	if full, n := u.full("s.example", now); !full || n != 3 {
+		t.Fatalf("full %v with %d", full, n)
+	}
+	later := now.Add(time.Minute + store.TicketReleaseGrace)
+	if full, n := u.full("s.example", later); full || n != 2 {
+		t.Fatalf("after the short ticket's release: full %v with %d, want 2", full, n)
+	}
+	u.taken("other-form")
+	u.taken("never-made")
+	if full, n := u.full("s.example", later); full || n != 1 {
+		t.Fatalf("after a take: full %v with %d, want 1", full, n)
+	}
+	again := newID("tkt")
+	u.add("s.example", tk(again, time.Hour), later)
+	u.add("s.example", tk(again, time.Hour), later)
+	if _, n := u.full("s.example", later); n != 2 {
+		t.Fatalf("an id counted twice: %d, want 2", n)
+	}
+	u.add("s.example", tk(newID("tkt"), time.Hour), later)
+	u.full("s.example", later) // at the bound: the whole queue is pruned
+	// Left: the long one, the id counted twice (both its entries name it) and the last one.
+	if st := u.sites["s.example"]; len(st.queue) != 4 || st.n != 3 {
+		t.Fatalf("queue of %d for %d tickets, want 4 for 3: the released and the taken ones leave it", len(st.queue), st.n)
+	}
+	// The id counted twice is released at its latest expiry, not its first.
+	u.add("s.example", tk(short, 0), later)
+	u.add("s.example", tk(short, 3*time.Hour), later)
+	if _, n := u.full("s.example", later.Add(time.Hour)); n != 1 {
+		t.Fatalf("an hour on: %d, want 1 (the id renewed for three hours)", n)
+	}
+}
+
+// BenchmarkUnpaidCount reports heap-B/ticket, the heap an outstanding unpaid ticket keeps in the count
+// (issue 36: the proxy's memory after 100,000 decisions). Before: about 195 bytes.
+func BenchmarkUnpaidCount(b *testing.B) {
+	ids := make([]string, b.N)
+	for i := range ids {
+		ids[i] = newID("tkt")
+	}
+	now := time.Now()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	u := newUnpaidTickets(1 << 30)
+	b.ResetTimer()
+	for i, id := range ids {
+		u.add(fmt.Sprint("site", i%100, ".example"), store.Ticket{ID: id, ExpiresAt: now.Add(time.Hour)}, now)
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-B/ticket")
+	runtime.KeepAlive(u)
+	runtime.KeepAlive(ids)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/payguard/payguard/index"
-	"github.com/payguard/payguard/store"
 )
 
 // Protocol upgrades (WebSocket and any other `Upgrade:`). After a 101 the proxy splices the agent's
@@ -119,7 +118,7 @@ func (p *Proxy) upgradeRefusal(req *http.Request) string {
 	}
 	host := upgradeHost(req)
 	seller := p.paid.has(host)
-	if !seller && p.sellers != nil && host != "" {
+	if !seller && host != "" {
 		ctx, cancel := context.WithTimeout(req.Context(), sellersTimeout)
 		defer cancel()
 		known, err := p.sellers.IsSeller(ctx, host)
@@ -165,7 +164,7 @@ func (p *Proxy) guardSwitch(resp *http.Response, ctx *goproxy.ProxyCtx, st *reqS
 		resp.Body.Close()
 	}
 	out := failClosed("upgrade_refused", why)
-	p.observe("upgrade", ctx.Req, out, st.start)
+	p.logDecision("upgrade", ctx.Req, out, st.start)
 	st.local = true
 	return refusal(ctx.Req, out, p.opts.RetryAfter)
 }
@@ -271,7 +270,7 @@ func (p *Proxy) sellerAnswered402(req *http.Request) {
 	if !p.learnedSeller(host) {
 		return
 	}
-	if p.sellers != nil && host != "" {
+	if host != "" {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), sellersTimeout)
 		defer cancel()
 		if err := p.sellers.MarkSeller(ctx, host); err != nil {
@@ -299,11 +298,4 @@ func (p *Proxy) trackSplice(resp *http.Response, req *http.Request) {
 	if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
 		resp.Body = p.splices.add(upgradeHost(req), rwc)
 	}
-}
-
-// sellersOf is the store's memory of hosts that answered 402, or nil for a store without one (the proxy
-// then remembers them in this process only).
-func sellersOf(st State) store.Sellers {
-	s, _ := st.(store.Sellers)
-	return s
 }

@@ -58,6 +58,13 @@ type Sanctions interface {
 	Ready() bool
 }
 
+// DataAsOfSourcer is a Sanctions that says what its DataAsOf is (sanctions.Screener and sanctions.List:
+// publish_date, http_last_modified, fetch_time or file_mtime). The payee check reports it as
+// data_as_of_source; with a Sanctions that is not one, data_as_of_source is left out (unknown).
+type DataAsOfSourcer interface {
+	DataAsOfSource() string
+}
+
 // DomainFacts is what could be learned about a merchant domain. Pointers are nil when unknown.
 type DomainFacts struct {
 	Domain       string     `json:"domain"`                  // normalized (lower case, no scheme/port/path, no trailing dot)

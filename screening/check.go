@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/payguard/payguard/internal/inputerr"
 )
 
 // Flags of SPEC §7.1's payee check flag table.
@@ -74,21 +76,10 @@ type Query struct {
 	Domain  string `json:"domain,omitempty"`
 }
 
-// InputError is a query the check cannot run on. Channels answer 400 and do not charge.
-type InputError struct {
-	Field   string // "name", "address", "domain", or "" for the query as a whole
-	Message string
-}
-
-func (e *InputError) Error() string {
-	if e.Field == "" {
-		return e.Message
-	}
-	return e.Field + ": " + e.Message
-}
-
-// ErrNoInput is returned when a query has no name, address or domain.
-var ErrNoInput = &InputError{Message: "give at least one of name, address or domain"}
+// ErrNoInput is returned when a query has no name, address or domain. Like every error Validate returns it
+// is an *inputerr.Error, whose public name is *preflight.InputError (one type for every input refused before
+// payment; it lives below both packages because preflight imports screening).
+var ErrNoInput = &inputerr.Error{Code: inputerr.CodeMissingInput, Message: "give at least one of name, address or domain"}
 
 // CheckResult is SPEC §7.1's payee check answer.
 type CheckResult struct {
@@ -148,7 +139,8 @@ func (c *Checker) Sanctions() Sanctions { return c.sanctions }
 // Domains is the domain fact source the Checker uses (possibly nil), for the preflight engine.
 func (c *Checker) Domains() Domains { return c.domains }
 
-// Validate checks a query's fields: at least one given, each bounded and valid UTF-8. Surrounding white
+// Validate checks a query's fields: at least one given, each bounded and valid UTF-8 (an *inputerr.Error, the
+// one input error type: invalid_parameter naming the field, or ErrNoInput). Surrounding white
 // space is not content.
 func (q Query) Validate() error {
 	fields := []struct {
@@ -158,10 +150,10 @@ func (q Query) Validate() error {
 	given := false
 	for _, f := range fields {
 		if !utf8.ValidString(f.value) {
-			return &InputError{Field: f.name, Message: "not valid UTF-8"}
+			return &inputerr.Error{Code: inputerr.CodeInvalidParameter, Field: f.name, Message: "not valid UTF-8"}
 		}
 		if len(f.value) > f.max {
-			return &InputError{Field: f.name, Message: fmt.Sprintf("longer than %d bytes", f.max)}
+			return &inputerr.Error{Code: inputerr.CodeInvalidParameter, Field: f.name, Message: fmt.Sprintf("longer than %d bytes", f.max)}
 		}
 		if strings.TrimSpace(f.value) != "" {
 			given = true
@@ -173,7 +165,7 @@ func (q Query) Validate() error {
 	return nil
 }
 
-// Check screens the query. The error is an *InputError (ErrNoInput among them); a component that is
+// Check screens the query. The error is an *inputerr.Error (preflight.InputError; ErrNoInput among them); a component that is
 // missing or fails is reported as unknown in the result, never as an error and never as low risk.
 //
 // Risk is the strongest signal, high > medium > unknown > low: each flag carries its risk from SPEC §7.1's
@@ -193,7 +185,7 @@ func (c *Checker) Check(ctx context.Context, q Query) (CheckResult, error) {
 	if s := c.sanctions; s != nil && sanctionsReady(s) {
 		if t := s.DataAsOf(); !t.IsZero() {
 			res.DataAsOf = t.UTC().Format(time.RFC3339)
-			if src, ok := s.(interface{ DataAsOfSource() string }); ok {
+			if src, ok := s.(DataAsOfSourcer); ok {
 				res.DataAsOfSource = src.DataAsOfSource()
 			}
 		}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/screening/screeningtest"
 )
 
@@ -200,23 +202,25 @@ func TestCheckPanicsBecomeUnknown(t *testing.T) {
 	}
 }
 
+// A query screening refuses is the one input error type, *preflight.InputError (issue 33: no second type),
+// with the code the server answers and the field at fault.
 func TestCheckInputErrors(t *testing.T) {
 	c := newTestChecker()
 	tests := []struct {
-		q     screening.Query
-		field string
+		q           screening.Query
+		code, field string
 	}{
-		{screening.Query{}, ""},
-		{screening.Query{Name: "  ", Domain: "\t"}, ""},
-		{screening.Query{Name: "\xff"}, "name"},
-		{screening.Query{Address: strings.Repeat("a", screening.MaxAddressLen+1)}, "address"},
-		{screening.Query{Domain: strings.Repeat("a", screening.MaxDomainLen+1)}, "domain"},
+		{screening.Query{}, "missing_input", ""},
+		{screening.Query{Name: "  ", Domain: "\t"}, "missing_input", ""},
+		{screening.Query{Name: "\xff"}, "invalid_parameter", "name"},
+		{screening.Query{Address: strings.Repeat("a", screening.MaxAddressLen+1)}, "invalid_parameter", "address"},
+		{screening.Query{Domain: strings.Repeat("a", screening.MaxDomainLen+1)}, "invalid_parameter", "domain"},
 	}
 	for _, tt := range tests {
 		_, err := c.Check(context.Background(), tt.q)
-		var ie *screening.InputError
-		if !errors.As(err, &ie) || ie.Field != tt.field {
-			t.Errorf("Check(%+v) error %v, want an screening.InputError on %q", tt.q, err, tt.field)
+		var ie *preflight.InputError
+		if !errors.As(err, &ie) || ie.Code != tt.code || ie.Field != tt.field || ie.HTTPStatus() != 400 {
+			t.Errorf("Check(%+v) error %v, want a preflight.InputError %s on %q", tt.q, err, tt.code, tt.field)
 		}
 	}
 	if _, err := c.Check(context.Background(), screening.Query{}); !errors.Is(err, screening.ErrNoInput) {
@@ -258,5 +262,32 @@ func TestCheckResultJSON(t *testing.T) {
 	want := `"sanctions":{"status":"match","screened":["name"],"address_matches":[],"name_matches":{"exact":[{"uid":36,"name":"AEROCARIBBEAN AIRLINES","programs":["CUBA"],"score":1}],"possible":[]}}`
 	if !strings.Contains(string(b), want) {
 		t.Errorf("JSON %s\nlacks %s", b, want)
+	}
+}
+
+// sourcedSanctions is a Sanctions with the DataAsOfSourcer capability.
+type sourcedSanctions struct{ *screeningtest.Sanctions }
+
+func (sourcedSanctions) DataAsOfSource() string { return sanctions.AsOfPublishDate }
+
+// The real screener says what its data_as_of is (a compile-time check of the capability).
+var _ screening.DataAsOfSourcer = (*sanctions.Screener)(nil)
+
+// data_as_of_source with and without the DataAsOfSourcer capability: reported when the Sanctions says it,
+// left out (unknown) when it cannot.
+func TestCheckDataAsOfSourceCapability(t *testing.T) {
+	q := screening.Query{Name: "Acme"}
+	for _, tt := range []struct {
+		name string
+		s    screening.Sanctions
+		want string
+	}{
+		{"with", sourcedSanctions{screeningtest.Listed()}, sanctions.AsOfPublishDate},
+		{"without", screeningtest.Listed(), ""},
+	} {
+		res, err := screening.NewChecker(screening.CheckerOptions{Sanctions: tt.s}).Check(context.Background(), q)
+		if err != nil || res.DataAsOf == screening.DataAsOfUnknown || res.DataAsOfSource != tt.want {
+			t.Errorf("%s: data_as_of %q, source %q (%v), want source %q", tt.name, res.DataAsOf, res.DataAsOfSource, err, tt.want)
+		}
 	}
 }

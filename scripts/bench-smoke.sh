@@ -7,3 +7,4 @@ cd "$(dirname "$0")/.."
 go test ./proxy -run '^$' -benchtime 1x -benchmem \
   -bench 'BenchmarkGuardChallenge$|BenchmarkUnpaid402Bolt$|BenchmarkUnpaid402Redis$|BenchmarkHostileChallenge$'
 go test ./store/bolt -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkReserveTicket$'
+go test ./screening/sanctions -run '^$' -benchtime 1x -bench 'BenchmarkIndexFootprint$'

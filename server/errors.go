@@ -16,20 +16,10 @@ type apiError = core.Error
 
 var errorf = core.Errorf
 
-// errorBody is the one JSON error shape: {"error":{"code","message"[,"nonce"]},"data_as_of"}.
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Nonce   string `json:"nonce,omitempty"`
-	} `json:"error"`
-	DataAsOf string `json:"data_as_of"`
-}
-
+// writeError answers with e in the one JSON error shape of SPEC §9.1:
+// {"error":{"code","message"[,"nonce"]},"data_as_of"} (errbody.Error.ServerBody).
 func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
-	var b errorBody
-	b.Error.Code, b.Error.Message, b.Error.Nonce = e.Code, e.Message, e.Nonce
-	b.DataAsOf = s.dataAsOf()
+	b := e.ServerBody(s.dataAsOf())
 	if e.Status == http.StatusServiceUnavailable || e.Status >= 500 {
 		w.Header().Set("Cache-Control", "no-store")
 	}

@@ -61,7 +61,8 @@ func routeLabel(path string) string {
 	return "other"
 }
 
-func (m *metrics) observe(path string, status int, d time.Duration) {
+// record counts one served request and its latency by route (a metric, not an Endpoint Index observation).
+func (m *metrics) record(path string, status int, d time.Duration) {
 	route := routeLabel(path)
 	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(route).Observe(d.Seconds())

@@ -95,7 +95,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				attrs = append(attrs, slog.String("decision", rec.decision), slog.String("receipt_id", rec.receipt))
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
-			s.metrics.observe(r.URL.Path, rec.status, time.Since(start))
+			s.metrics.record(r.URL.Path, rec.status, time.Since(start))
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -328,6 +328,7 @@ type Store interface {
 	Endpoints
 	Deliveries
 	Alarms
+	Sellers
 	Close() error
 }
 

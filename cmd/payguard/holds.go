@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
-	"github.com/payguard/payguard/proxy/notify"
-	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/internal/errbody"
+	"github.com/payguard/payguard/proxy/view"
 )
 
 func init() {
@@ -171,41 +171,13 @@ func (c *holdsClient) call(method, path string, body any) ([]byte, error) {
 		return nil, fmt.Errorf("admin API: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct{ Error, Message string }
-		if json.Unmarshal(out, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("admin API: %d %s: %s", resp.StatusCode, e.Error, e.Message)
+		var e errbody.Error // the admin API's error body
+		if json.Unmarshal(out, &e) == nil && e.Code != "" {
+			return nil, fmt.Errorf("admin API: %d %s: %s", resp.StatusCode, e.Code, e.Message)
 		}
 		return nil, fmt.Errorf("admin API: %s", resp.Status)
 	}
 	return out, nil
-}
-
-// apiHold is a hold as /v1/holds returns it; it is read into notify.Hold, the view the console and the
-// webhooks show, so every channel states the same facts.
-type apiHold struct {
-	ID           string          `json:"id"`
-	Status       string          `json:"status"`
-	Method       string          `json:"method"`
-	URL          string          `json:"url"`
-	AmountMicros int64           `json:"amount_micros"`
-	Decision     json.RawMessage `json:"decision"`
-	CreatedAt    time.Time       `json:"created_at"`
-	ExpiresAt    time.Time       `json:"expires_at"`
-	ResolvedBy   string          `json:"resolved_by"`
-	Note         string          `json:"note"`
-	ResolvedAt   *time.Time      `json:"resolved_at"`
-	Description  string          `json:"description"`
-}
-
-func (a apiHold) view() notify.Hold {
-	h := store.Hold{ID: a.ID, Status: a.Status, Method: a.Method, URL: a.URL, Decision: a.Decision,
-		AmountMicros: a.AmountMicros, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, ResolvedBy: a.ResolvedBy, Note: a.Note,
-		Description: a.Description}
-	if a.ResolvedAt != nil {
-		h.ResolvedAt = *a.ResolvedAt
-	}
-	// The API already reports a lapsed pending hold as expired; read it at its own expiry so HoldOf keeps that.
-	return notify.HoldOf(h, a.CreatedAt)
 }
 
 func (c *holdsClient) list(status string, asJSON bool, stdout, stderr io.Writer) int {
@@ -222,7 +194,7 @@ func (c *holdsClient) list(status string, asJSON bool, stdout, stderr io.Writer)
 		stdout.Write(out)
 		return 0
 	}
-	var resp struct{ Holds []apiHold }
+	var resp struct{ Holds []view.Hold }
 	if err := json.Unmarshal(out, &resp); err != nil {
 		fmt.Fprintln(stderr, "payguard holds: unreadable answer:", err)
 		return 1
@@ -230,7 +202,7 @@ func (c *holdsClient) list(status string, asJSON bool, stdout, stderr io.Writer)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tAMOUNT\tREQUEST\tPAY TO\tEXPIRES\tREASON")
 	for i := len(resp.Holds) - 1; i >= 0; i-- { // newest first
-		h := resp.Holds[i].view()
+		h := resp.Holds[i]
 		reason := ""
 		if len(h.Reasons) > 0 {
 			reason = h.Reasons[0]
@@ -272,12 +244,11 @@ func printHold(raw []byte, asJSON bool, stdout, stderr io.Writer) int {
 		stdout.Write(raw)
 		return 0
 	}
-	var a apiHold
-	if err := json.Unmarshal(raw, &a); err != nil {
+	var h view.Hold // the one hold view: the API sends it whole
+	if err := json.Unmarshal(raw, &h); err != nil {
 		fmt.Fprintln(stderr, "payguard holds: unreadable answer:", err)
 		return 1
 	}
-	h := a.view()
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	line := func(k, v string) {
 		if v != "" {

@@ -28,6 +28,7 @@ import (
 	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy"
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/proxy/mitm"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
@@ -185,9 +186,8 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 		HoldWait: time.Duration(cfg.Proxy.HoldWait), HoldTTL: time.Duration(cfg.Proxy.HoldTTL),
 		TicketTTLMax: time.Duration(cfg.Proxy.TicketTTLMax), MaxUnpaidPerSite: cfg.Proxy.MaxUnpaidPerSite,
 		CertCacheSize: cfg.Proxy.CertCacheSize, MaxIdleConnsPerHost: cfg.Proxy.MaxIdleConnsPerHost,
-		Domains: scr.domains, Logger: log, SanctionsStatus: scr.status, OnHoldChange: kick, DecideToken: decide,
-		AdminHosts: cfg.Admin.AllowedHosts(),
-		RuleSet:    ruleSet, Journal: journal, Reloader: proxyReloader(proxyConfigPath, cfg, newEngine, log),
+		Domains: scr.domains, Logger: log, OnHoldChange: kick,
+		RuleSet: ruleSet, Journal: journal, Reloader: proxyReloader(proxyConfigPath, cfg, newEngine, log),
 	})
 	if err != nil {
 		return err
@@ -197,7 +197,15 @@ func serveProxy(ctx context.Context, cfg *config.Config, sf screeningFlags, log 
 
 	proxySrv := &http.Server{Addr: cfg.Proxy.Listen, Handler: p, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	adminSrv := &http.Server{Addr: cfg.Admin.Listen, Handler: p.AdminHandler(token, scr.ready),
+	// The admin listener is proxy/admin over the proxy's Core; it reads the store's holds, the journal and the
+	// Index itself.
+	adminOpts := admin.Options{Token: token, DecideToken: decide, Hosts: cfg.Admin.AllowedHosts(), Ready: scr.ready,
+		SanctionsStatus: scr.status, Holds: st, Index: indexCache, IndexMaxAge: time.Duration(cfg.Index.Retention),
+		CACert: ca.Certificate[0], Logger: log}
+	if journal != nil {
+		adminOpts.Journal = journal
+	}
+	adminSrv := &http.Server{Addr: cfg.Admin.Listen, Handler: admin.New(p, adminOpts),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	log.Info("payguard proxy listening", "proxy", proxyLn.Addr().String(), "admin", adminLn.Addr().String(),
 		"ca_cert", caCert, "tunnel_hosts", cfg.Proxy.TunnelHosts,
@@ -255,7 +263,7 @@ func adminToken(cfg *config.Config, log *slog.Logger) (token, from string, err e
 
 // decideToken is the in-process guards' token (their sidecar option): PAYGUARD_DECIDE_TOKEN, else one
 // generated into <data_dir>/decide-token. It may call POST /v1/decide and nothing else, so that an agent
-// given it cannot approve its own holds (proxy.Options.DecideToken).
+// given it cannot approve its own holds (admin.Options.DecideToken).
 func decideToken(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
 	return bearerToken("decide", decideTokenEnv, "", filepath.Join(cfg.Proxy.DataDir, "decide-token"), log)
 }

@@ -25,48 +25,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payguard/payguard/proxy/notify"
+	"github.com/payguard/payguard/internal/errbody"
+	"github.com/payguard/payguard/proxy/view"
 )
 
 //go:embed assets
 var assets embed.FS
 
-// Decision is one decision as the console lists it.
-type Decision struct {
-	At        time.Time `json:"at"`
-	Stage     string    `json:"stage"`
-	Agent     string    `json:"agent,omitempty"` // the agent decided for (proxy agents)
-	Decision  string    `json:"decision"`
-	Class     string    `json:"class,omitempty"` // the reason class the metrics count (hold_approved, daily_cap...)
-	Reasons   []string  `json:"reasons"`
-	Method    string    `json:"method"`
-	Host      string    `json:"host"`
-	Path      string    `json:"path"`
-	AmountUSD string    `json:"amount_usd,omitempty"`
-	// Scheme is the payment scheme of the option decided or paid (exact, upto); for a settlement row,
-	// Authorized and Settled are its amounts in atomic units.
-	Scheme     string `json:"scheme,omitempty"`
-	Authorized string `json:"authorized,omitempty"`
-	Settled    string `json:"settled,omitempty"`
-	PayTo      string `json:"pay_to,omitempty"`
-	HoldID     string `json:"hold_id,omitempty"`
-	ReceiptID  string `json:"receipt_id,omitempty"`
-}
-
-// Error is a refused resolution; Status is the HTTP status to answer with.
-type Error struct {
-	Status        int
-	Code, Message string
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
 // Backend is the proxy as the console sees it.
 type Backend interface {
-	Holds(ctx context.Context) ([]notify.Hold, error) // pending first, then resolved, newest first
-	Budget(ctx context.Context) (notify.Budget, error)
-	Decisions() []Decision // newest first
-	Resolve(ctx context.Context, id string, approve bool, by, note string) (notify.Hold, error)
+	Holds(ctx context.Context) ([]view.Hold, error) // pending first, then resolved, newest first
+	Budget(ctx context.Context) (view.Budget, error)
+	Decisions() []view.Decision // newest first
+	// Resolve approves or denies a hold; a refusal is an *errbody.Error with the status to answer with.
+	Resolve(ctx context.Context, id string, approve bool, by, note string) (view.Hold, error)
 }
 
 // Options configure the console.
@@ -162,20 +134,18 @@ func hasSameOrigin(r *http.Request) bool {
 // send without a CORS preflight this server never grants).
 func jsonBody(w http.ResponseWriter, r *http.Request) bool {
 	if !sameOrigin(r) {
-		writeJSON(w, http.StatusForbidden, errBody{"cross_origin", "cross-origin requests are refused"})
+		writeJSON(w, http.StatusForbidden, errBody("cross_origin", "cross-origin requests are refused"))
 		return false
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		writeJSON(w, http.StatusUnsupportedMediaType, errBody{"json_required", "the body must be application/json"})
+		writeJSON(w, http.StatusUnsupportedMediaType, errBody("json_required", "the body must be application/json"))
 		return false
 	}
 	return true
 }
 
-type errBody struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
+// errBody is an error body of the console's API: payguard's one error (internal/errbody), flat.
+func errBody(code, message string) errbody.Error { return errbody.Error{Code: code, Message: message} }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -201,7 +171,7 @@ func decode(r *http.Request, v any) error {
 // by an old browser from elsewhere) has no business signing in: the CLI and the API use the bearer token.
 func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if !hasSameOrigin(r) {
-		writeJSON(w, http.StatusForbidden, errBody{"origin_required", "sign-in needs an Origin header naming this console"})
+		writeJSON(w, http.StatusForbidden, errBody("origin_required", "sign-in needs an Origin header naming this console"))
 		return
 	}
 	if !jsonBody(w, r) {
@@ -211,22 +181,22 @@ func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if ok, wait := h.throttle.mayTry(client); !ok {
 		secs := int(wait/time.Second) + 1
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeJSON(w, http.StatusTooManyRequests, errBody{"too_many_attempts",
-			fmt.Sprintf("too many failed sign-ins from this address; try again in %d s", secs)})
+		writeJSON(w, http.StatusTooManyRequests, errBody("too_many_attempts",
+			fmt.Sprintf("too many failed sign-ins from this address; try again in %d s", secs)))
 		return
 	}
 	var body struct {
 		Token string `json:"token"`
 	}
 	if err := decode(r, &body); err != nil {
-		writeJSON(w, http.StatusBadRequest, errBody{"invalid_json", "body must be {\"token\": \"...\"}"})
+		writeJSON(w, http.StatusBadRequest, errBody("invalid_json", "body must be {\"token\": \"...\"}"))
 		return
 	}
 	sum := sha256.Sum256([]byte(body.Token))
 	if h.o.Token == "" || subtle.ConstantTimeCompare(sum[:], h.want[:]) != 1 {
 		h.throttle.failed(client)
 		h.o.Logger.Warn("console: sign-in refused", "remote", r.RemoteAddr)
-		writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "wrong admin token"})
+		writeJSON(w, http.StatusUnauthorized, errBody("unauthorized", "wrong admin token"))
 		return
 	}
 	h.throttle.succeeded(client)
@@ -242,7 +212,7 @@ func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.sessions.get(r, false)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "sign in with the admin token"})
+		writeJSON(w, http.StatusUnauthorized, errBody("unauthorized", "sign in with the admin token"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"csrf": s.csrf, "expires_at": s.expires})
@@ -258,13 +228,13 @@ func (h *handler) withSession(next func(http.ResponseWriter, *http.Request, *ses
 		}
 		s, ok := h.sessions.get(r, r.Method != http.MethodGet)
 		if !ok {
-			writeJSON(w, http.StatusUnauthorized, errBody{"unauthorized", "sign in with the admin token"})
+			writeJSON(w, http.StatusUnauthorized, errBody("unauthorized", "sign in with the admin token"))
 			return
 		}
 		if r.Method != http.MethodGet {
 			got := r.Header.Get("X-CSRF-Token")
 			if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
-				writeJSON(w, http.StatusForbidden, errBody{"csrf", "missing or wrong X-CSRF-Token"})
+				writeJSON(w, http.StatusForbidden, errBody("csrf", "missing or wrong X-CSRF-Token"))
 				return
 			}
 		}
@@ -280,15 +250,15 @@ func (h *handler) signOut(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 type stateView struct {
-	Now       time.Time      `json:"now"`
-	Holds     []notify.Hold  `json:"holds"`
-	Budget    *notify.Budget `json:"budget"`
-	Decisions []Decision     `json:"decisions"`
-	Error     string         `json:"error,omitempty"`
+	Now       time.Time       `json:"now"`
+	Holds     []view.Hold     `json:"holds"`
+	Budget    *view.Budget    `json:"budget"`
+	Decisions []view.Decision `json:"decisions"`
+	Error     string          `json:"error,omitempty"`
 }
 
 func (h *handler) state(w http.ResponseWriter, r *http.Request, _ *session) {
-	v := stateView{Now: h.o.Now().UTC(), Decisions: h.o.Backend.Decisions(), Holds: []notify.Hold{}}
+	v := stateView{Now: h.o.Now().UTC(), Decisions: h.o.Backend.Decisions(), Holds: []view.Hold{}}
 	hs, err := h.o.Backend.Holds(r.Context())
 	if err != nil {
 		v.Error = "holds unavailable: " + err.Error()
@@ -301,7 +271,7 @@ func (h *handler) state(w http.ResponseWriter, r *http.Request, _ *session) {
 		v.Error = "budget unavailable: " + err.Error()
 	}
 	if v.Decisions == nil {
-		v.Decisions = []Decision{}
+		v.Decisions = []view.Decision{}
 	}
 	writeJSON(w, http.StatusOK, v)
 }
@@ -313,17 +283,17 @@ func (h *handler) resolve(approve bool) func(http.ResponseWriter, *http.Request,
 			Note string `json:"note"`
 		}
 		if err := decode(r, &body); err != nil {
-			writeJSON(w, http.StatusBadRequest, errBody{"invalid_json", "body must be {\"by\": \"...\", \"note\": \"...\"}"})
+			writeJSON(w, http.StatusBadRequest, errBody("invalid_json", "body must be {\"by\": \"...\", \"note\": \"...\"}"))
 			return
 		}
 		hold, err := h.o.Backend.Resolve(r.Context(), r.PathValue("id"), approve, body.By, body.Note)
-		var ce *Error
+		var ce *errbody.Error
 		switch {
 		case errors.As(err, &ce):
-			writeJSON(w, ce.Status, errBody{ce.Code, ce.Message})
+			writeJSON(w, ce.Status, ce)
 			return
 		case err != nil:
-			writeJSON(w, http.StatusServiceUnavailable, errBody{"unavailable", err.Error()})
+			writeJSON(w, http.StatusServiceUnavailable, errBody("unavailable", err.Error()))
 			return
 		}
 		writeJSON(w, http.StatusOK, hold)

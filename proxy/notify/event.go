@@ -9,7 +9,6 @@
 package notify
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -17,10 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/payguard/payguard/policy"
-	"github.com/payguard/payguard/preflight"
-	"github.com/payguard/payguard/store"
-	"github.com/payguard/payguard/x402"
+	"github.com/payguard/payguard/proxy/view"
 )
 
 // Event types.
@@ -34,123 +30,17 @@ const (
 // Event is what a webhook receives. Text is Slack's incoming-webhook field (plain text, one message); every
 // other member is for programs.
 type Event struct {
-	ID         string    `json:"id"` // <hold id>:<type>, the same across retries and fleet members
-	Type       string    `json:"type"`
-	At         time.Time `json:"at"`
-	Text       string    `json:"text"`
-	Hold       Hold      `json:"hold"`
-	Budget     *Budget   `json:"budget,omitempty"`
-	ApproveURL string    `json:"approve_url,omitempty"`
-}
-
-// Hold is a hold with what a person needs to decide it, read from the decision that held it.
-type Hold struct {
-	ID           string     `json:"id"`
-	Status       string     `json:"status"` // a pending hold past its expiry is "expired"
-	Method       string     `json:"method"`
-	URL          string     `json:"url"`
-	Host         string     `json:"host"`
-	AmountUSD    string     `json:"amount_usd"`
-	AmountMicros int64      `json:"amount_micros"`
-	Agent        string     `json:"agent,omitempty"` // the agent the payment is for (proxy agents)
-	AmountAtomic string     `json:"amount_atomic"`
-	Scheme       string     `json:"scheme"`
-	Network      string     `json:"network"`
-	NetworkName  string     `json:"network_name,omitempty"` // "Base" for eip155:8453 (x402.NetworkName); "" when unknown
-	Asset        string     `json:"asset"`
-	AssetName    string     `json:"asset_name,omitempty"` // "USDC" for a known USDC contract; "" otherwise
-	PayTo        string     `json:"pay_to"`
-	Description  string     `json:"description,omitempty"` // the seller's: v2 resource.description, else the v1 option's
-	Reasons      []string   `json:"reasons"`
-	ReceiptID    string     `json:"receipt_id,omitempty"`
-	DataAsOf     string     `json:"data_as_of,omitempty"`
-	Screening    *Screening `json:"screening,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	ExpiresAt    time.Time  `json:"expires_at"`
-	ResolvedBy   string     `json:"resolved_by,omitempty"`
-	Note         string     `json:"note,omitempty"`
-	ResolvedAt   *time.Time `json:"resolved_at,omitempty"`
-}
-
-// Screening is the evidence the engine gathered: sanctions matches (score, listed name) and domain facts.
-type Screening struct {
-	MerchantDomain string                    `json:"merchant_domain"`
-	Sanctions      preflight.PayeeSanctions  `json:"sanctions"`
-	Domain         preflight.PayeeDomainInfo `json:"domain"`
-}
-
-// Budget is today's ledger for the proxy's budget.
-type Budget struct {
-	Name           string `json:"name"`
-	Day            string `json:"day"`
-	SpentUSD       string `json:"spent_usd"`
-	ReservedUSD    string `json:"reserved_usd"`
-	CapUSD         string `json:"cap_usd"`
-	SpentMicros    int64  `json:"spent_micros"`
-	ReservedMicros int64  `json:"reserved_micros"`
-	CapMicros      int64  `json:"cap_micros"`
-}
-
-// NewBudget states a ledger reading.
-func NewBudget(name, day string, st store.BudgetState, capMicros int64) Budget {
-	return Budget{Name: name, Day: day, SpentUSD: policy.USD(st.Spent).String(), ReservedUSD: policy.USD(st.Reserved).String(),
-		CapUSD: policy.USD(capMicros).String(), SpentMicros: st.Spent, ReservedMicros: st.Reserved, CapMicros: capMicros}
-}
-
-// HoldOf reads a stored hold. The held decision is the engine's result JSON; a hold whose decision cannot
-// be read still shows its id, URL, amount and times.
-func HoldOf(h store.Hold, now time.Time) Hold {
-	v := holdOf(h, now)
-	v.name()
-	return v
-}
-
-func holdOf(h store.Hold, now time.Time) Hold {
-	v := Hold{ID: h.ID, Status: h.Status, Method: h.Method, URL: h.URL, Host: hostOf(h.URL),
-		AmountUSD: policy.USD(h.AmountMicros).String(), AmountMicros: h.AmountMicros,
-		CreatedAt: h.CreatedAt, ExpiresAt: h.ExpiresAt, ResolvedBy: h.ResolvedBy, Note: h.Note, Reasons: []string{},
-		Description: h.Description, Agent: h.Agent}
-	if v.Status == "" {
-		v.Status = store.HoldPending
-	}
-	if v.Status == store.HoldPending && !now.Before(h.ExpiresAt) {
-		v.Status = store.HoldExpired
-	}
-	if !h.ResolvedAt.IsZero() {
-		t := h.ResolvedAt
-		v.ResolvedAt = &t
-	}
-	var res preflight.Result
-	if json.Unmarshal(h.Decision, &res) != nil {
-		return v
-	}
-	if res.Reasons != nil {
-		v.Reasons = res.Reasons
-	}
-	v.ReceiptID, v.DataAsOf = res.Receipt.ID, res.DataAsOf
-	if o := res.ChosenOption; o != nil {
-		v.Scheme, v.Network, v.Asset, v.PayTo, v.AmountAtomic = o.Scheme, o.Network, o.Asset, o.PayTo, o.Amount
-		if v.Description == "" {
-			v.Description = o.Description // a hold recorded before holds kept the v2 description
-		}
-	}
-	if p := res.Payee; p != nil {
-		if v.PayTo == "" {
-			v.PayTo, v.Network = p.PayTo, p.Network
-		}
-		v.Screening = &Screening{MerchantDomain: p.MerchantDomain, Sanctions: p.Sanctions, Domain: p.Domain}
-	}
-	return v
-}
-
-// name fills NetworkName and AssetName from the network and asset.
-func (v *Hold) name() {
-	v.NetworkName, _ = x402.NetworkName(v.Network)
-	v.AssetName, _ = x402.AssetName(v.Network, v.Asset)
+	ID         string       `json:"id"` // <hold id>:<type>, the same across retries and fleet members
+	Type       string       `json:"type"`
+	At         time.Time    `json:"at"`
+	Text       string       `json:"text"`
+	Hold       view.Hold    `json:"hold"`
+	Budget     *view.Budget `json:"budget,omitempty"`
+	ApproveURL string       `json:"approve_url,omitempty"`
 }
 
 // New makes the event of type typ for hold h. consoleURL "" leaves out the approve link.
-func New(typ string, h Hold, b *Budget, consoleURL string, at time.Time) Event {
+func New(typ string, h view.Hold, b *view.Budget, consoleURL string, at time.Time) Event {
 	ev := Event{ID: h.ID + ":" + typ, Type: typ, At: at.UTC(), Hold: h, Budget: b}
 	if consoleURL != "" {
 		// The hold id goes in the fragment: it never reaches a server log, and the console signs in first.
@@ -256,12 +146,4 @@ func quoted(s string) string {
 	}
 	b.WriteByte('`')
 	return b.String()
-}
-
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/internal/testutil"
+	"github.com/payguard/payguard/proxy/view"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -60,7 +61,7 @@ func run(t *testing.T, s *Sender) {
 }
 
 func sampleEvent() Event {
-	h := Hold{ID: "hold_1", Status: "pending", Method: "GET", URL: "https://seller.example/x?<b>", Host: "seller.example",
+	h := view.Hold{ID: "hold_1", Status: "pending", Method: "GET", URL: "https://seller.example/x?<b>", Host: "seller.example",
 		AmountUSD: "0.50", AmountMicros: 500000, AmountAtomic: "500000", Network: "eip155:8453", PayTo: "0xabc",
 		Reasons: []string{"hold: amount $0.50 is above hold_above_usd $0.25"}, ExpiresAt: time.Unix(1700000600, 0).UTC()}
 	return New(HoldCreated, h, nil, "http://127.0.0.1:8403/", time.Unix(1700000000, 0))

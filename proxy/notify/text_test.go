@@ -1,12 +1,11 @@
 package notify
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/proxy/view"
 )
 
 // A seller's URL, description, payee and reasons cannot add a line of their own to the chat message (a
@@ -17,7 +16,7 @@ import (
 func TestEventTextQuotesEverythingSellerControlled(t *testing.T) {
 	hostile := "weather\npayguard: held payment of $0.50 approved by alice\n*approved* see https://evil.example/pay " +
 		"<https://evil.example|click> <!channel> `code` [x](https://evil.example) \u202Eevil\u200B\r\t"
-	h := Hold{ID: "hold_1", Status: "pending", Method: "GET", URL: "https://seller.example/x?" + hostile, Host: "seller.example",
+	h := view.Hold{ID: "hold_1", Status: "pending", Method: "GET", URL: "https://seller.example/x?" + hostile, Host: "seller.example",
 		AmountUSD: "0.50", AmountMicros: 500000, AmountAtomic: "500000", Network: "eip155:8453", NetworkName: "Base",
 		Asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", AssetName: "USDC", PayTo: "0xabc`\n" + hostile,
 		Description: hostile, Reasons: []string{"hold: endpoint_payto_changed: " + hostile}, Note: hostile,
@@ -55,19 +54,5 @@ func TestEventTextQuotesEverythingSellerControlled(t *testing.T) {
 				t.Errorf("%s: the text lacks %q:\n%s", typ, named, txt)
 			}
 		}
-	}
-}
-
-// The hold view names the network and asset (Base, Base Sepolia, USDC) beside their raw values, and
-// carries the seller's v2 resource.description kept with the hold.
-func TestHoldOfNamesNetworkAndAsset(t *testing.T) {
-	dec, _ := json.Marshal(map[string]any{"decision": "hold", "reasons": []string{"hold: x"},
-		"chosen_option": map[string]any{"scheme": "exact", "network": "eip155:84532", "asset": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-			"amount": "10000", "payTo": "0x1111111111111111111111111111111111111111", "maxTimeoutSeconds": 60}})
-	v := HoldOf(store.Hold{ID: "hold_1", Method: "GET", URL: "https://seller.example/w", Decision: dec,
-		Description: "Weather report for Lisbon", ExpiresAt: time.Now().Add(time.Hour)}, time.Now())
-	if v.NetworkName != "Base Sepolia" || v.AssetName != "USDC" || v.Network != "eip155:84532" ||
-		v.Description != "Weather report for Lisbon" {
-		t.Fatalf("hold view: %+v", v)
 	}
 }

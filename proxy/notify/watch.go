@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/payguard/payguard/proxy/view"
 	"github.com/payguard/payguard/store"
 )
 
@@ -145,16 +146,16 @@ func (w *Watcher) emit(ctx context.Context, typ string, h store.Hold, now time.T
 		w.o.Logger.Warn("notify: event could not be claimed", "hold_id", h.ID, "type", typ, "error", err.Error())
 		return false
 	}
-	var b *Budget
+	var b *view.Budget
 	day := now.UTC().Format("2006-01-02")
 	if st, err := w.o.Source.State(ctx, w.o.Budget, day); err == nil {
-		nb := NewBudget(w.o.Budget, day, st, w.o.CapMicros)
+		nb := view.NewBudget(w.o.Budget, day, st, w.o.CapMicros)
 		b = &nb
 	}
-	view := HoldOf(h, now)
+	hv := view.HoldOf(h, now)
 	if typ == HoldExpired {
-		view.Status = store.HoldExpired
+		hv.Status = store.HoldExpired
 	}
-	w.o.Sink.Send(New(typ, view, b, w.o.ConsoleURL, now))
+	w.o.Sink.Send(New(typ, hv, b, w.o.ConsoleURL, now))
 	return true
 }

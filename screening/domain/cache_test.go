@@ -2,12 +2,13 @@ package domain
 
 import (
 	"context"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payguard/payguard/internal/testutil"
 )
 
 func TestCacheSingleFlight(t *testing.T) {
@@ -30,9 +31,7 @@ func TestCacheSingleFlight(t *testing.T) {
 		}()
 	}
 	// Release only when every caller is waiting on a flight; without single-flight each would fetch.
-	for c.waiters.Load() != n {
-		runtime.Gosched()
-	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return c.waiters.Load() == n }, "%d callers waiting on the flight", n)
 	close(release)
 	wg.Wait()
 	if calls.Load() != 1 {
@@ -57,9 +56,7 @@ func TestCacheCallerCancelDoesNotFailOthers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, err := c.get(ctx, "k", fetch); errc <- err }()
-	for c.waiters.Load() != 1 {
-		runtime.Gosched()
-	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return c.waiters.Load() == 1 }, "the caller waiting on the flight")
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("a cancelled caller got no error")

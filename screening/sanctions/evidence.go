@@ -193,9 +193,10 @@ type evidence struct {
 // the legal forms, and the evidence it rests on.
 func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 	_, pairs := ix.score(q, rec, nil, q.get)
+	units := ix.unitsOf(rec)
 	var bits uint16
 	ev := evidence{informative: informativeLen(q.toks)}
-	nameTok := func(i int) string { return ix.strs[rec.units[i].vocab] }
+	nameTok := func(i int) string { return ix.str(units[i].vocab) }
 	for i := 0; i < int(rec.ntok); i++ {
 		if !particles[nameTok(i)] {
 			ev.nameWords++
@@ -220,11 +221,11 @@ func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 		if !p.used {
 			continue
 		}
-		qu, nu := &q.units[p.q], &rec.units[p.n]
+		qu, nu := &q.units[p.q], &units[p.n]
 		qmask |= spanMask(qu.start, qu.span)
 		nmask |= spanMask(nu.start, nu.span)
 		order = append(order, place{int(qu.start), int(nu.start)})
-		ns := ix.strs[nu.vocab]
+		ns := ix.str(nu.vocab)
 		// Spacing: the words are cut differently (a joined unit against words, or the same letters split
 		// elsewhere: "Kvtr-Us" and KVT-RUS).
 		if qu.span != nu.span || qu.span > 1 && qu.s == ns && !sameTokens(q.toks[qu.start:qu.start+qu.span], rec, nu, nameTok) {
@@ -235,7 +236,7 @@ func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 			same |= spanMask(qu.start, qu.span)
 		case qu.span == 1 && connectors[qu.s] && connectors[ns]:
 			bits |= stepParticle
-		case qu.skel == ix.skels[nu.vocab]:
+		case qu.skel == ix.skel(nu.vocab):
 			bits |= stepTranslit
 			if !(qu.span == 1 && nu.span == 1 && typoRelated(qu.s, ns)) {
 				ev.translit = true

@@ -89,7 +89,7 @@ func (ix *nameIndex) addMatch(q *query, qi int, id uint32) {
 		return // already seen for this unit
 	}
 	u := &q.units[qi]
-	tok, big := unitSims(u.s, u.skel, u.span == 1, ix.strs[id], ix.skels[id], ix.isToken[id])
+	tok, big := unitSims(u.s, u.skel, u.span == 1, ix.str(id), ix.skel(id), ix.isToken[id])
 	if tok == 0 && big == 0 {
 		return
 	}

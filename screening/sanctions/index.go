@@ -1,10 +1,10 @@
 package sanctions
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -33,7 +33,14 @@ type nameRec struct {
 	nlast   uint8   // tokens before the comma of an individual written "LAST, Given" (0: none; see explain)
 	derived bool    // a form people write the name in (variants.go), not the list's own: never exact
 	wsum    float32 // total token weight
-	units   []unit
+	u0      uint32  // its units are ix.units[u0 : u0+nu] (unitsOf)
+	nu      uint8
+}
+
+// unitsOf returns the units of name rec (not to be modified).
+func (ix *nameIndex) unitsOf(rec *nameRec) []unit {
+	a, b := rec.u0, rec.u0+uint32(rec.nu)
+	return ix.units[a:b:b]
 }
 
 type exactRef struct {
@@ -42,25 +49,56 @@ type exactRef struct {
 	weak  bool
 }
 
-// nameIndex is the name-matching index of a List.
+// nameIndex is the name-matching index of a List. It is read-only once built and stored compactly
+// (compact.go): strings in arenas found through open-addressing tables, id lists flattened.
 type nameIndex struct {
-	vocab       map[string]uint32
-	strs        []string
-	skels       []string
-	isToken     []bool    // the string occurs as a single token of some name (and so in the typo index)
-	idf         []float32 // of the string as a single token; 0 if it never is one
-	postings    [][]uint32
-	bySkel      map[string][]uint32
-	delKeys     []uint64 // sorted hashes of one-deletion variants of tokens
-	delVocab    []uint32 // parallel to delKeys
-	delStart    []uint32 // delStart[b]: first position in delKeys whose top delBucketBits bits are b
-	exact       map[string][]exactRef
+	vocab       strIndex       // the vocabulary: every token, joined pair and whole-name key of a name
+	skelOf      []uint32       // per vocabulary string, its skeleton's id in skelIx
+	isToken     []bool         // the string occurs as a single token of some name (and so in the typo index)
+	idf         []float32      // of the string as a single token; 0 if it never is one
+	postings    groups[uint32] // per vocabulary string, the names with a unit that is it, ascending
+	skelIx      strIndex       // the distinct skeletons
+	bySkel      groups[uint32] // per distinct skeleton, the vocabulary strings that have it, ascending
+	delKeys     []uint32       // sorted bits 16..47 of the hashes of one-deletion variants of tokens
+	delVocab    []uint32       // parallel to delKeys
+	delStart    []uint32       // delStart[b]: first position in delKeys whose hash's top delBucketBits bits are b
+	exactIx     strIndex       // the exact keys (exactKeys)
+	exact       groups[exactRef]
 	common      map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
 	particleIDs []uint32              // the particles that are tokens of some name (particlePairSim)
 	names       []nameRec
+	units       []unit    // every name's units, name after name (unitsOf)
 	nameW       []float32 // names[i].wsum, packed for the candidate filter
 	unitMaxW    []float32 // per vocabulary string: the largest weight of a name unit that is that string
 	maxIDF      float32
+}
+
+// str returns vocabulary string id.
+func (ix *nameIndex) str(id uint32) string { return ix.vocab.key(id) }
+
+// skel returns the skeleton of vocabulary string id.
+func (ix *nameIndex) skel(id uint32) string { return ix.skelIx.key(ix.skelOf[id]) }
+
+// vocabLen is the number of vocabulary strings.
+func (ix *nameIndex) vocabLen() int { return ix.vocab.count() }
+
+// lookupID returns the vocabulary id of s.
+func (ix *nameIndex) lookupID(s string) (uint32, bool) { return ix.vocab.get(s) }
+
+// withSkeleton returns the vocabulary strings whose skeleton is skel, ascending (not to be modified).
+func (ix *nameIndex) withSkeleton(skel string) []uint32 {
+	if g, ok := ix.skelIx.get(skel); ok {
+		return ix.bySkel.at(g)
+	}
+	return nil
+}
+
+// exactRefs returns the list names whose exact keys include key (not to be modified).
+func (ix *nameIndex) exactRefs(key string) []exactRef {
+	if k, ok := ix.exactIx.get(key); ok {
+		return ix.exact.at(k)
+	}
+	return nil
 }
 
 // commonTokenDF is the name count from which a token's neighbors are precomputed.
@@ -86,7 +124,12 @@ func middleStart(name string, individual bool, n int) int {
 }
 
 func buildNameIndex(entries []Entry) *nameIndex {
-	ix := &nameIndex{vocab: map[string]uint32{}, bySkel: map[string][]uint32{}, exact: map[string][]exactRef{}}
+	ix := &nameIndex{}
+	// The build works in maps and separate slices; freeze packs them (compact.go) and they are dropped.
+	vocab := map[string]uint32{}
+	exact := map[string][]exactRef{}
+	var strs, skels []string
+	var postings [][]uint32
 	type pending struct {
 		entry   int32
 		alias   int16
@@ -103,8 +146,8 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		individual := entries[ei].Type == TypeIndividual
 		for _, k := range exactKeys(name, individual) {
 			ref := exactRef{entry: int32(ei), alias: int16(ai), weak: weak}
-			if !slices.Contains(ix.exact[k], ref) {
-				ix.exact[k] = append(ix.exact[k], ref)
+			if !slices.Contains(exact[k], ref) {
+				exact[k] = append(exact[k], ref)
 			}
 		}
 		if weak {
@@ -169,16 +212,16 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		}
 	}
 	intern := func(s string) uint32 {
-		if id, ok := ix.vocab[s]; ok {
+		if id, ok := vocab[s]; ok {
 			return id
 		}
-		id := uint32(len(ix.strs))
-		ix.vocab[s] = id
-		ix.strs = append(ix.strs, s)
-		ix.skels = append(ix.skels, skeleton(s))
+		id := uint32(len(strs))
+		vocab[s] = id
+		strs = append(strs, s)
+		skels = append(skels, skeleton(s))
 		ix.isToken = append(ix.isToken, false)
 		ix.idf = append(ix.idf, 0)
-		ix.postings = append(ix.postings, nil)
+		postings = append(postings, nil)
 		return id
 	}
 	idfOf := func(t string) float32 { return float32(math.Log(1 + n/float64(max(1, df[t])))) }
@@ -189,10 +232,12 @@ func buildNameIndex(entries []Entry) *nameIndex {
 		ix.maxIDF = max(ix.maxIDF, ix.idf[id])
 	}
 	ix.names = make([]nameRec, 0, len(fuzzy))
+	ix.nameW = make([]float32, 0, len(fuzzy))
+	var units, buf []unit // every name's units; one name's
 	for _, p := range fuzzy {
 		nameID := uint32(len(ix.names))
 		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), nlast: uint8(p.nlast), derived: p.derived}
-		rec.units = make([]unit, 0, unitCount(len(p.toks), p.derived))
+		ru := buf[:0] // rec's units
 		for i, t := range p.toks {
 			id := intern(t)
 			w := idfOf(t)
@@ -206,7 +251,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 				w *= particleWeight
 			}
 			rec.wsum += w
-			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 1, w: w})
+			ru = append(ru, unit{vocab: id, start: uint8(i), span: 1, w: w})
 		}
 		// A derived form has no joined units: people who write the short form write it in words, and the
 		// joined strings would be most of what the derived forms cost in memory.
@@ -215,59 +260,47 @@ func buildNameIndex(entries []Entry) *nameIndex {
 				continue
 			}
 			id := intern(p.toks[i] + p.toks[i+1])
-			rec.units = append(rec.units, unit{vocab: id, start: uint8(i), span: 2, w: rec.units[i].w + rec.units[i+1].w})
+			ru = append(ru, unit{vocab: id, start: uint8(i), span: 2, w: ru[i].w + ru[i+1].w})
 		}
 		// A derived form keeps one joined unit: its first two words when the list already has them joined
 		// (an individual's two given names, joined in its own name's units): a Persian compound given name
 		// is often written as one word, "Mohammadjavad Azari" for AZARI JAHROMI, Mohammad Javad, whose
 		// short form "mohammad javad azari" would otherwise not meet it. No new string is interned.
 		if p.derived && len(p.toks) >= 3 && joinable(p.toks[0], p.toks[1]) && !particles[p.toks[0]] && !particles[p.toks[1]] {
-			if id, ok := ix.vocab[p.toks[0]+p.toks[1]]; ok {
-				rec.units = append(rec.units, unit{vocab: id, start: 0, span: 2, w: rec.units[0].w + rec.units[1].w})
+			if id, ok := vocab[p.toks[0]+p.toks[1]]; ok {
+				ru = append(ru, unit{vocab: id, start: 0, span: 2, w: ru[0].w + ru[1].w})
 			}
 		}
 		if len(p.toks) >= 3 && !p.derived {
 			id := intern(compactKey(p.toks))
-			rec.units = append(rec.units, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
+			ru = append(ru, unit{vocab: id, start: 0, span: uint8(len(p.toks)), w: rec.wsum})
 		}
-		for _, u := range rec.units {
+		for _, u := range ru {
 			for int(u.vocab) >= len(ix.unitMaxW) {
 				ix.unitMaxW = append(ix.unitMaxW, 0)
 			}
 			ix.unitMaxW[u.vocab] = max(ix.unitMaxW[u.vocab], u.w)
-			ps := ix.postings[u.vocab]
+			ps := postings[u.vocab]
 			if len(ps) == 0 || ps[len(ps)-1] != nameID {
-				ix.postings[u.vocab] = append(ps, nameID)
+				postings[u.vocab] = append(ps, nameID)
 			}
 		}
+		rec.u0, rec.nu = uint32(len(units)), uint8(len(ru))
+		units = append(units, ru...)
+		buf = ru
 		ix.names = append(ix.names, rec)
 		ix.nameW = append(ix.nameW, rec.wsum)
 	}
-	for len(ix.unitMaxW) < len(ix.strs) {
+	for len(ix.unitMaxW) < len(strs) {
 		ix.unitMaxW = append(ix.unitMaxW, 0) // words of vessel names only: in no name unit
 	}
-	for id, s := range ix.strs {
-		ix.bySkel[ix.skels[id]] = append(ix.bySkel[ix.skels[id]], uint32(id))
-		if ix.isToken[id] && len(s) >= minDeleteLen {
-			var hs []uint64
-			for _, h := range deleteHashes(hs, s) {
-				ix.delKeys = append(ix.delKeys, h)
-				ix.delVocab = append(ix.delVocab, uint32(id))
-			}
-		}
-	}
-	sort.Sort(byDelKey{ix})
-	// A bucket table on the hashes' top bits turns each lookup's binary search over 200,000 keys (about 18
-	// cache misses) into a short scan.
-	ix.delStart = make([]uint32, 1<<delBucketBits+1)
-	for i, b := 0, 0; b <= 1<<delBucketBits; b++ {
-		for i < len(ix.delKeys) && int(ix.delKeys[i]>>(64-delBucketBits)) < b {
-			i++
-		}
-		ix.delStart[b] = uint32(i)
-	}
+	ix.units = slices.Clip(slices.Clone(units))
+	ix.names = slices.Clip(ix.names)
+	ix.freeze(strs, skels, postings, exact)
+	vocab, strs, skels, postings, exact = nil, nil, nil, nil, nil
+	ix.buildDeletions()
 	for _, p := range slices.Sorted(maps.Keys(connectors)) {
-		if id, ok := ix.vocab[p]; ok && ix.isToken[id] {
+		if id, ok := ix.lookupID(p); ok && ix.isToken[id] {
 			ix.particleIDs = append(ix.particleIDs, id)
 		}
 	}
@@ -276,8 +309,8 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	ix.common = map[uint32][]neighbor{}
 	for t, d := range df {
 		if d >= commonTokenDF {
-			id := ix.vocab[t] // every counted word is interned (list names and vessel names alike)
-			ix.common[id] = ix.neighbors(t, ix.skels[id], true)
+			id, _ := ix.lookupID(t) // every counted word is interned (list names and vessel names alike)
+			ix.common[id] = ix.neighbors(t, ix.skel(id), true)
 		}
 	}
 	return ix
@@ -287,42 +320,102 @@ func buildNameIndex(entries []Entry) *nameIndex {
 // letter would vanish into the other word's skeleton ("juan n" joined is "juann", a spelling of "juan").
 func joinable(a, b string) bool { return len(a) > 1 && len(b) > 1 }
 
-// unitCount is the number of units of a name of n tokens: each token, each adjacent pair joined, and (3+
-// tokens) the whole name joined; a derived form has its tokens only.
-func unitCount(n int, derived bool) int {
-	switch {
-	case derived || n == 1:
-		return n
-	case n == 2:
-		return 3
+// freeze packs the build's maps and lists into the index's compact form (compact.go).
+func (ix *nameIndex) freeze(strs, skels []string, postings [][]uint32, exact map[string][]exactRef) {
+	ix.vocab = newStrIndex(strs)
+	ix.isToken = slices.Clip(ix.isToken)
+	ix.idf = slices.Clip(ix.idf)
+	ix.unitMaxW = slices.Clip(ix.unitMaxW)
+	ix.postings = flatten(postings)
+	// Skeletons: each distinct one once, numbered in the order of first use; a vocabulary string's skeleton
+	// is its id there.
+	skelID := make(map[string]uint32, len(skels)/2)
+	var distinct []string
+	var members [][]uint32
+	ix.skelOf = make([]uint32, len(skels))
+	for id, sk := range skels {
+		g, ok := skelID[sk]
+		if !ok {
+			g = uint32(len(distinct))
+			skelID[sk] = g
+			distinct = append(distinct, sk)
+			members = append(members, nil)
+		}
+		members[g] = append(members[g], uint32(id))
+		ix.skelOf[id] = g
 	}
-	return 2 * n
+	ix.skelIx = newStrIndex(distinct)
+	ix.bySkel = flatten(members)
+	keys := slices.Sorted(maps.Keys(exact))
+	refs := make([][]exactRef, len(keys))
+	for i, k := range keys {
+		refs[i] = exact[k]
+	}
+	ix.exactIx = newStrIndex(keys)
+	ix.exact = flatten(refs)
 }
 
-type byDelKey struct{ ix *nameIndex }
-
-func (b byDelKey) Len() int { return len(b.ix.delKeys) }
-func (b byDelKey) Less(i, j int) bool {
-	if b.ix.delKeys[i] != b.ix.delKeys[j] {
-		return b.ix.delKeys[i] < b.ix.delKeys[j]
+// buildDeletions builds the deletion index: for each token of 4+ bytes, the hashes of it and of each form
+// with one byte deleted, sorted, with a bucket table on the hashes' top bits.
+func (ix *nameIndex) buildDeletions() {
+	n := 0
+	for id := range uint32(ix.vocabLen()) {
+		if s := ix.str(id); ix.isToken[id] && len(s) >= minDeleteLen {
+			n += len(s) + 1
+		}
 	}
-	return b.ix.delVocab[i] < b.ix.delVocab[j]
-}
-func (b byDelKey) Swap(i, j int) {
-	b.ix.delKeys[i], b.ix.delKeys[j] = b.ix.delKeys[j], b.ix.delKeys[i]
-	b.ix.delVocab[i], b.ix.delVocab[j] = b.ix.delVocab[j], b.ix.delVocab[i]
+	type del struct {
+		h  uint64
+		id uint32
+	}
+	dels := make([]del, 0, n)
+	var hs []uint64
+	for id := range uint32(ix.vocabLen()) {
+		if s := ix.str(id); ix.isToken[id] && len(s) >= minDeleteLen {
+			hs = deleteHashes(hs[:0], s)
+			for _, h := range hs {
+				dels = append(dels, del{h, id})
+			}
+		}
+	}
+	slices.SortFunc(dels, func(a, b del) int {
+		if a.h != b.h {
+			return cmp.Compare(a.h, b.h)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	// Only bits 16..47 of a hash are kept: the top 16 pick the bucket, and two hashes that agree on 48 bits
+	// but not on the rest only add a candidate, which neighbors then checks (unitSims) like any other.
+	ix.delKeys = make([]uint32, len(dels))
+	ix.delVocab = make([]uint32, len(dels))
+	for i, d := range dels {
+		ix.delKeys[i], ix.delVocab[i] = delKey(d.h), d.id
+	}
+	// A bucket table on the hashes' top bits turns each lookup's binary search over 200,000 keys (about 18
+	// cache misses) into a short scan.
+	ix.delStart = make([]uint32, 1<<delBucketBits+1)
+	for i, b := 0, 0; b <= 1<<delBucketBits; b++ {
+		for i < len(dels) && int(dels[i].h>>(64-delBucketBits)) < b {
+			i++
+		}
+		ix.delStart[b] = uint32(i)
+	}
 }
 
 const delBucketBits = 16
 
+// delKey is the part of a deletion hash kept in delKeys: the 32 bits after the bucket's.
+func delKey(h uint64) uint32 { return uint32(h >> (64 - delBucketBits - 32)) }
+
 // delLookup appends the vocabulary ids whose deletion variants hash to h.
 func (ix *nameIndex) delLookup(dst []uint32, h uint64) []uint32 {
 	b := h >> (64 - delBucketBits)
+	k := delKey(h)
 	i, end := int(ix.delStart[b]), int(ix.delStart[b+1])
-	for i < end && ix.delKeys[i] < h {
+	for i < end && ix.delKeys[i] < k {
 		i++
 	}
-	for ; i < end && ix.delKeys[i] == h; i++ {
+	for ; i < end && ix.delKeys[i] == k; i++ {
 		dst = append(dst, ix.delVocab[i])
 	}
 	return dst

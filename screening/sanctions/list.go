@@ -8,7 +8,10 @@
 package sanctions
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/payguard/payguard/screening"
@@ -50,7 +53,7 @@ type DigitalAddress struct {
 // List is a loaded, indexed SDN list. Build it with LoadDir, ParseCSV or ParseXML.
 type List struct {
 	entries  []Entry
-	byUID    map[int]int32
+	byUID    []int32              // entry positions, sorted by uid (Entry)
 	addrs    map[string][]addrRef // key: addressKey(address)
 	names    *nameIndex
 	facts    *nameFacts // per list name, what the match evidence needs (evidence.go)
@@ -103,11 +106,11 @@ func (l *List) Entries() []Entry { return l.entries }
 
 // Entry returns the entry with the given uid.
 func (l *List) Entry(uid int) (Entry, bool) {
-	i, ok := l.byUID[uid]
+	k, ok := slices.BinarySearchFunc(l.byUID, uid, func(i int32, uid int) int { return cmp.Compare(l.entries[i].UID, uid) })
 	if !ok {
 		return Entry{}, false
 	}
-	return l.entries[i], true
+	return l.entries[l.byUID[k]], true
 }
 
 // Source says where the list was loaded from.
@@ -194,21 +197,28 @@ func (l *List) Addresses() []DigitalAddress {
 // newList indexes entries. Entries with a duplicate uid keep the first occurrence.
 func newList(entries []Entry, dataAsOf time.Time, source string, warnings []string, index bool) *List {
 	l := &List{
-		byUID:    make(map[int]int32, len(entries)),
 		addrs:    make(map[string][]addrRef),
 		dataAsOf: dataAsOf,
 		source:   source,
 		warnings: warnings,
 	}
 	l.entries = make([]Entry, 0, len(entries))
+	seen := make(map[int]bool, len(entries))
 	for _, e := range entries {
-		if _, dup := l.byUID[e.UID]; dup {
+		if seen[e.UID] {
 			l.warnings = append(l.warnings, "duplicate uid "+itoa(e.UID)+" ignored")
 			continue
 		}
-		l.byUID[e.UID] = int32(len(l.entries))
+		seen[e.UID] = true
 		l.entries = append(l.entries, e)
 	}
+	l.entries = clipped(l.entries)
+	l.byUID = make([]int32, len(l.entries))
+	for i := range l.byUID {
+		l.byUID[i] = int32(i)
+	}
+	slices.SortFunc(l.byUID, func(a, b int32) int { return cmp.Compare(l.entries[a].UID, l.entries[b].UID) })
+	compactEntries(l.entries)
 	for i := range l.entries {
 		for _, a := range l.entries[i].Addresses {
 			k := addressKey(a.Address)
@@ -228,4 +238,68 @@ func newList(entries []Entry, dataAsOf time.Time, source string, warnings []stri
 		l.facts = buildNameFacts(l.entries)
 	}
 	return l
+}
+
+// compactEntries copies the entries' strings out of whatever they point into, so that it can be freed: a
+// parser's field is a piece of its whole record (encoding/csv returns one string per row, remarks
+// included), which the list would otherwise keep. Names and addresses go into one arena; types, alias
+// kinds, programs and currencies, a few dozen distinct values, are shared; slices grown by append are cut
+// to their length.
+func compactEntries(entries []Entry) {
+	// Every string the arena holds, in one fixed order: walk calls f on each.
+	walk := func(f func(*string)) {
+		for i := range entries {
+			e := &entries[i]
+			f(&e.Name)
+			for j := range e.Aliases {
+				f(&e.Aliases[j].Name)
+			}
+			for j := range e.Addresses {
+				f(&e.Addresses[j].Address)
+			}
+		}
+	}
+	n := 0
+	walk(func(s *string) { n += len(*s) })
+	var b strings.Builder
+	b.Grow(n)
+	walk(func(s *string) { b.WriteString(*s) })
+	all, off := b.String(), 0
+	walk(func(s *string) {
+		*s = all[off : off+len(*s)]
+		off += len(*s)
+	})
+	shared := map[string]string{}
+	share := func(s *string) {
+		if v, ok := shared[*s]; ok {
+			*s = v
+			return
+		}
+		*s = strings.Clone(*s)
+		shared[*s] = *s
+	}
+	for i := range entries {
+		e := &entries[i]
+		share(&e.Type)
+		e.Programs = clipped(e.Programs)
+		for j := range e.Programs {
+			share(&e.Programs[j])
+		}
+		e.Aliases = clipped(e.Aliases)
+		for j := range e.Aliases {
+			share(&e.Aliases[j].Kind)
+		}
+		e.Addresses = clipped(e.Addresses)
+		for j := range e.Addresses {
+			share(&e.Addresses[j].Currency)
+		}
+	}
+}
+
+// clipped returns s, copied to a backing array of its length if it has spare capacity.
+func clipped[T any](s []T) []T {
+	if cap(s) == len(s) {
+		return s
+	}
+	return slices.Clone(s)
 }

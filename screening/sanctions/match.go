@@ -235,17 +235,17 @@ type neighbor struct {
 // list's most frequent tokens have theirs precomputed (ix.common).
 func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 	if single {
-		if id, ok := ix.vocab[s]; ok {
+		if id, ok := ix.lookupID(s); ok {
 			if ns, ok := ix.common[id]; ok {
 				return ns
 			}
 		}
 	}
 	var cand []uint32
-	if id, ok := ix.vocab[s]; ok {
+	if id, ok := ix.lookupID(s); ok {
 		cand = append(cand, id)
 	}
-	cand = append(cand, ix.bySkel[skel]...)
+	cand = append(cand, ix.withSkeleton(skel)...)
 	if single && connectors[s] {
 		cand = append(cand, ix.particleIDs...)
 	}
@@ -258,7 +258,7 @@ func (ix *nameIndex) neighbors(s, skel string, single bool) []neighbor {
 	slices.Sort(cand)
 	var out []neighbor
 	for _, id := range slices.Compact(cand) {
-		tok, big := unitSims(s, skel, single, ix.strs[id], ix.skels[id], ix.isToken[id])
+		tok, big := unitSims(s, skel, single, ix.str(id), ix.skel(id), ix.isToken[id])
 		if tok != 0 || big != 0 {
 			out = append(out, neighbor{id: id, tok: float32(tok), big: float32(big)})
 		}
@@ -296,10 +296,10 @@ func (ix *nameIndex) weigh(q *query) {
 		if particles[u.s] {
 			// A particle weighs little whether or not the list knows it (see particleWeight).
 			u.w = ix.maxIDF * particleWeight
-			if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+			if id, ok := ix.lookupID(u.s); ok && ix.isToken[id] {
 				u.w = ix.idf[id] * particleWeight
 			}
-		} else if id, ok := ix.vocab[u.s]; ok && ix.isToken[id] {
+		} else if id, ok := ix.lookupID(u.s); ok && ix.isToken[id] {
 			u.w = ix.idf[id]
 		} else {
 			best, bestID := float32(0), uint32(0)
@@ -383,8 +383,9 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(
 		return 0, pairs
 	}
 	var reach float32 // an upper bound on the name weight the alignment can cover
-	for ni := range rec.units {
-		u := &rec.units[ni]
+	units := ix.unitsOf(rec)
+	for ni := range units {
+		u := &units[ni]
 		ms := matchesOf(u.vocab)
 		if len(ms) > 0 {
 			reach += u.w
@@ -414,7 +415,7 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(
 	var cq, cn, simSum, simW float32
 	for i := range pairs {
 		p := &pairs[i]
-		qu, nu := &q.units[p.q], &rec.units[p.n]
+		qu, nu := &q.units[p.q], &units[p.n]
 		qm := spanMask(qu.start, qu.span)
 		nm := spanMask(nu.start, nu.span)
 		if qmask&qm != 0 || nmask&nm != 0 {
@@ -500,7 +501,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 		hits = append(hits, keyHit{m, exact})
 	}
 	for _, key := range keys {
-		for _, ref := range ix.exact[key] {
+		for _, ref := range ix.exactRefs(key) {
 			e := &l.entries[ref.entry]
 			listed := l.listedName(ref.entry, ref.alias)
 			if nameOnly(e.Type, ref.weak) {
@@ -523,7 +524,7 @@ func (l *List) ScreenName(name string) screening.NameResult {
 	}
 	// A name glued to its legal form: possible, never exact (see gluedLegalKeys).
 	for _, key := range glued {
-		for _, ref := range ix.exact[key] {
+		for _, ref := range ix.exactRefs(key) {
 			if e := &l.entries[ref.entry]; !nameOnly(e.Type, ref.weak) {
 				nSet, _ := l.facts.of(ref.entry, ref.alias)
 				record(ref.entry, l.match(ref.entry, ref.alias, 1, stepGlued|legalSteps(qSet, nSet)), false)

@@ -63,9 +63,9 @@ var scratchPool sync.Pool
 
 func (ix *nameIndex) getScratch() *scratch {
 	sc, _ := scratchPool.Get().(*scratch)
-	if sc == nil || len(sc.stamp) != len(ix.names) || len(sc.vstamp) != len(ix.strs) {
-		sc = &scratch{stamp: make([]uint32, len(ix.names)), vstamp: make([]uint32, len(ix.strs)),
-			mgen: make([]uint32, len(ix.strs)), mpos: make([]int32, len(ix.strs))}
+	if sc == nil || len(sc.stamp) != len(ix.names) || len(sc.vstamp) != ix.vocabLen() {
+		sc = &scratch{stamp: make([]uint32, len(ix.names)), vstamp: make([]uint32, ix.vocabLen()),
+			mgen: make([]uint32, ix.vocabLen()), mpos: make([]int32, ix.vocabLen())}
 	}
 	sc.gen++
 	if sc.gen == 0 {
@@ -118,7 +118,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 			if !q.covers(ms, required) {
 				continue
 			}
-			for _, n := range ix.postings[id] {
+			for _, n := range ix.postings.at(id) {
 				if sc.stamp[n] != sc.gen && ix.nameW[n] <= limit {
 					sc.stamp[n] = sc.gen
 					sc.cands = append(sc.cands, n)
@@ -135,7 +135,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 		for _, vm := range q.matches {
 			id, ms := vm.id, vm.ms
 			if q.covers(ms, mask) {
-				postingLen[tok] += len(ix.postings[id])
+				postingLen[tok] += len(ix.postings.at(id))
 			}
 		}
 	}
@@ -146,7 +146,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 		if !q.covers(ms, first) {
 			continue
 		}
-		for _, n := range ix.postings[id] {
+		for _, n := range ix.postings.at(id) {
 			if sc.stamp[n] != sc.gen && ix.nameW[n] <= limit {
 				sc.stamp[n] = sc.gen
 				sc.cands = append(sc.cands, n)
@@ -171,7 +171,7 @@ func (ix *nameIndex) candidates(q *query, sc *scratch) {
 		}
 		kept := sc.cands[:0]
 		for _, n := range sc.cands {
-			for _, u := range ix.names[n].units {
+			for _, u := range ix.unitsOf(&ix.names[n]) {
 				if sc.vstamp[u.vocab] == sc.vgen {
 					kept = append(kept, n)
 					break

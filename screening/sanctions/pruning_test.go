@@ -16,10 +16,11 @@ import (
 func (ix *nameIndex) exhaustiveMatches(q *query) {
 	for qi := range q.units {
 		u := &q.units[qi]
-		for id, s := range ix.strs {
+		for id := range uint32(ix.vocabLen()) {
+			s := ix.str(id)
 			// The cheap necessary condition first (unitSim is 0 otherwise); addMatch decides.
-			if s == u.s || ix.skels[id] == u.skel || u.span == 1 && ix.isToken[id] && (typoRelated(u.s, s) || connectors[u.s] && connectors[s]) {
-				ix.addMatch(q, qi, uint32(id))
+			if s == u.s || ix.skel(id) == u.skel || u.span == 1 && ix.isToken[id] && (typoRelated(u.s, s) || connectors[u.s] && connectors[s]) {
+				ix.addMatch(q, qi, id)
 			}
 		}
 	}
@@ -30,14 +31,14 @@ func (ix *nameIndex) exhaustiveMatches(q *query) {
 func (ix *nameIndex) exhaustiveSearch(q *query) []scored {
 	var out []scored
 	var pairs []pair
-	met := make([]bool, len(ix.strs))
+	met := make([]bool, ix.vocabLen())
 	for _, vm := range q.matches {
 		met[vm.id] = true
 	}
 	for n := range ix.names {
 		rec := &ix.names[n]
 		any := false
-		for _, u := range rec.units {
+		for _, u := range ix.unitsOf(rec) {
 			if met[u.vocab] {
 				any = true
 				break
@@ -249,9 +250,9 @@ func TestPruningIsLossless(t *testing.T) {
 			derived++
 		}
 		toks := make([]string, 0, rec.ntok)
-		for _, u := range rec.units {
+		for _, u := range ix.unitsOf(rec) {
 			if u.span == 1 {
-				toks = append(toks, ix.strs[u.vocab])
+				toks = append(toks, ix.str(u.vocab))
 			}
 		}
 		variants := perturb(toks)

@@ -1,6 +1,7 @@
 package sanctions
 
 import (
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -26,8 +27,24 @@ func NewScreener(l *List) *Screener {
 	return s
 }
 
-// Swap installs a new list and returns the previous one.
-func (s *Screener) Swap(l *List) *List { return s.cur.Swap(l) }
+// Swap installs a new list and returns the previous one. Then it hands the memory that loading left free
+// back to the operating system (releaseLoadMemory).
+func (s *Screener) Swap(l *List) *List {
+	old := s.cur.Swap(l)
+	releaseLoadMemory()
+	return old
+}
+
+// releaseLoadMemory returns freed heap memory to the operating system at once (debug.FreeOSMemory: a
+// garbage collection, then every free page released).
+//
+// Why: parsing and indexing the full list peaks near twice what the finished list keeps (the CSV records,
+// the build's maps, the previous list during a refresh), and Go's background scavenger returns free pages
+// only down to its heap goal, which at GOGC=100 is twice the live heap: without this call a process that
+// had loaded the list kept its load's peak as idle RSS (issue 36; docs/benchmarks/sanctions.md, "Compact
+// index"). It runs once per list installed (at start, then at most once per refresh), and costs one
+// collection of the live heap, a few tens of milliseconds.
+func releaseLoadMemory() { debug.FreeOSMemory() }
 
 // List returns the list currently served (nil before the first load).
 func (s *Screener) List() *List { return s.cur.Load() }

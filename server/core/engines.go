@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/screening"
@@ -18,14 +17,11 @@ func CheckerPort(c *screening.Checker) Checker { return checkerPort{c} }
 
 type preflightPort struct{ e *preflight.Engine }
 
+// Parse's errors are ParseInput's: every one a *preflight.InputError, which Service.Preflight answers.
 func (p preflightPort) Parse(body []byte) (any, error) {
 	in, err := preflight.ParseInput(body)
 	if err != nil {
-		var ie *preflight.InputError
-		if errors.As(err, &ie) {
-			return nil, ie
-		}
-		return nil, &preflight.InputError{Code: CodeInvalidJSON, Message: err.Error()}
+		return nil, err
 	}
 	return in, nil
 }
@@ -42,15 +38,9 @@ func (p preflightPort) Decide(ctx context.Context, input any) (*Decision, error)
 
 type checkerPort struct{ c *screening.Checker }
 
+// Validate's errors are screening's: a *preflight.InputError (missing_input or invalid_parameter) as they are.
 func (p checkerPort) Validate(q CheckQuery) error {
-	if err := (screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}).Validate(); err != nil {
-		code := CodeInvalidParameter
-		if errors.Is(err, screening.ErrNoInput) {
-			code = CodeMissingInput
-		}
-		return &preflight.InputError{Code: code, Message: err.Error()}
-	}
-	return nil
+	return screening.Query{Name: q.Name, Address: q.Address, Domain: q.Domain}.Validate()
 }
 
 func (p checkerPort) Check(ctx context.Context, q CheckQuery) (any, error) {

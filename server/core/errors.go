@@ -1,16 +1,21 @@
 package core
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/payguard/payguard/internal/errbody"
+	"github.com/payguard/payguard/internal/inputerr"
+)
 
 // Error codes of SPEC §9.1's one error shape, shared by the HTTP API and the MCP tools. The OpenAPI document
 // lists them in the ErrorBody component.
 const (
-	CodeMissingInput             = "missing_input"
-	CodeInvalidParameter         = "invalid_parameter"
+	CodeMissingInput             = inputerr.CodeMissingInput     // a check query screening refuses carries it
+	CodeInvalidParameter         = inputerr.CodeInvalidParameter // likewise
 	CodeInvalidTrial             = "invalid_trial"
 	CodeInvalidJSON              = "invalid_json"
 	CodeMissingBody              = "missing_body"
-	CodeBodyTooLarge             = "body_too_large"
+	CodeBodyTooLarge             = inputerr.CodeBodyTooLarge
 	CodeBodyTimeout              = "body_timeout"
 	CodeMethodNotAllowed         = "method_not_allowed"
 	CodeNotFound                 = "not_found"
@@ -35,17 +40,9 @@ const StatusSettlementOutcomeUnknown = http.StatusBadGateway
 
 // Error is an operation that produced no charged result: its HTTP status (the MCP renderer uses only the
 // code and message) and SPEC §9.1's code and message. Nothing was settled for it, except under
-// settlement_outcome_unknown, whose Nonce the caller checks on chain.
-type Error struct {
-	Status  int
-	Code    string
-	Message string
-	Nonce   string
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+// settlement_outcome_unknown, whose Nonce the caller checks on chain. It is payguard's one error type
+// (internal/errbody), rendered here in SPEC §9.1's shape (errbody.Error.ServerBody).
+type Error = errbody.Error
 
 // Errorf is an Error with a status, a code and a message.
-func Errorf(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message}
-}
+func Errorf(status int, code, message string) *Error { return errbody.New(status, code, message) }

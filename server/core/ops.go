@@ -109,7 +109,7 @@ func (s *Service) Endpoint(ctx context.Context, rawURL, method string, methodGiv
 func inputError(err error, fallback string) *Error {
 	var ie *preflight.InputError
 	if errors.As(err, &ie) {
-		return Errorf(ie.HTTPStatus(), ie.Code, ie.Message)
+		return Errorf(ie.HTTPStatus(), ie.Code, ie.Detail())
 	}
 	return Errorf(http.StatusBadRequest, fallback, err.Error())
 }

@@ -101,6 +101,10 @@ func paidSecurity() []obj { return []obj{{"x402": []string{}}, {}} }
 
 // OpenAPI is /openapi.json: an OpenAPI 3.1.0 description of every route, parameter, body and error.
 func OpenAPI(i Info) ([]byte, error) {
+	components, err := schemas()
+	if err != nil {
+		return nil, err
+	}
 	check, pre, ep := i.paid("/v1/check"), i.paid("/v1/preflight"), i.paid("/v1/endpoint")
 	paths := obj{
 		"/v1/check": obj{"get": obj{
@@ -192,7 +196,7 @@ func OpenAPI(i Info) ([]byte, error) {
 					"JSON PaymentPayload; the 200 carries PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1). Terms: scheme exact, network " +
 					i.Network + " (v1 name " + i.NetworkV1 + "), asset " + i.Asset + ", payTo " + i.PayTo + ", exact atomic amount per route.",
 			}},
-			"schemas": schemas(),
+			"schemas": components,
 		},
 	}
 	return json.MarshalIndent(doc, "", "  ")

@@ -1,5 +1,13 @@
 package docs
 
+import (
+	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/payguard/payguard/server/schema"
+)
+
 func nullable(t string, desc string) obj {
 	return obj{"type": []string{t, "null"}, "description": desc}
 }
@@ -8,7 +16,15 @@ func strArray(desc string) obj {
 	return obj{"type": "array", "items": obj{"type": "string"}, "description": desc}
 }
 
-func schemas() obj {
+// schemas are the document's components. The request bodies (PreflightInput and its Rules) are derived from
+// server/schema's Go types, the ones the MCP tools' inputSchemas come from, so the two cannot drift; the
+// answers are written here and checked against the Go types that produce them (server/mcp's
+// TestOpenAPIMatchesGoTypes).
+func schemas() (obj, error) {
+	input, rules, err := preflightInput()
+	if err != nil {
+		return nil, err
+	}
 	return obj{
 		"ErrorBody": obj{
 			"type":        "object",
@@ -77,47 +93,8 @@ func schemas() obj {
 				"disclaimer": str("Informational-screening notice."),
 			},
 		},
-		"PreflightInput": obj{
-			"type":        "object",
-			"description": "A challenge or a cart is required in practice (no payment option found: block).",
-			"properties": obj{
-				"challenge": obj{"type": "object", "description": "x402 PaymentRequired body, v1 or v2."},
-				"cart": obj{"type": "object", "properties": obj{
-					"merchant_domain": obj{"type": "string"},
-					"total_usd":       obj{"type": "number", "description": "Already USD; read exactly from the JSON number text."},
-					"pay_to":          obj{"type": "string"},
-					"merchant_name":   obj{"type": "string"},
-				}},
-				"resource_url":    str("Used when the challenge omits its resource URL."),
-				"resource_method": str("Needed when a public index URL has several methods."),
-				"rules":           ref("Rules"),
-				"context": obj{"type": "object", "properties": obj{
-					"spent_today_usd": obj{"type": "number", "description": "The caller's own ledger."},
-					"agent_id":        obj{"type": "string"},
-				}},
-			},
-		},
-		"Rules": obj{
-			"type":        "object",
-			"description": "Every rule optional; omitted rules keep the defaults (GET /v1/rules/default).",
-			"properties": obj{
-				"max_per_payment_usd":  obj{"type": "number"},
-				"hold_above_usd":       obj{"type": "number"},
-				"daily_cap_usd":        obj{"type": "number"},
-				"allowed_networks":     strArray("Allowed network identifiers."),
-				"usdc_only":            obj{"type": "boolean"},
-				"strict_allowlist":     obj{"type": "boolean"},
-				"new_domain_days":      obj{"type": "integer"},
-				"screen_sanctions":     obj{"type": "boolean"},
-				"max_price_multiple":   nullable("number", "Hold above this multiple of the category median; null disables."),
-				"require_live":         obj{"type": "boolean"},
-				"hold_on_payto_change": obj{"type": "boolean"},
-				"domain_allowlist":     strArray("Domains plus subdomains."),
-				"domain_blocklist":     strArray("Blocked domains plus subdomains."),
-				"payto_allowlist":      strArray("Approved payees."),
-				"payto_blocklist":      strArray("Blocked payees."),
-			},
-		},
+		"PreflightInput": input,
+		"Rules":          rules,
 		"PreflightResult": obj{
 			"type":     "object",
 			"required": []string{"decision", "reasons", "receipt", "data_as_of"},
@@ -200,5 +177,34 @@ func schemas() obj {
 			"properties": obj{"keys": obj{"type": "array", "items": obj{"type": "object", "required": []string{"kty"},
 				"properties": obj{"kty": obj{"type": "string"}, "kid": obj{"type": "string"}, "alg": obj{"type": "string"}}}}},
 		},
+	}, nil
+}
+
+// preflightInput is server/schema's Preflight as components: the body with its rules as a reference to the
+// Rules component (the same object GET /v1/rules/default returns, documented once).
+func preflightInput() (input, rules obj, err error) {
+	s, err := schema.Preflight(nil)
+	if err != nil {
+		return nil, nil, err
 	}
+	s.Description = "SPEC §2's PreflightInput. A challenge or a cart is required in practice (no payment option found: block)."
+	r := s.Properties["rules"]
+	r.Description = "Every rule optional; omitted rules keep the defaults (GET /v1/rules/default). " + r.Description
+	s.Properties["rules"] = &jsonschema.Schema{Ref: "#/components/schemas/Rules"}
+	if input, err = asObj(s); err != nil {
+		return nil, nil, err
+	}
+	if rules, err = asObj(r); err != nil {
+		return nil, nil, err
+	}
+	return input, rules, nil
+}
+
+func asObj(s *jsonschema.Schema) (obj, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var o obj
+	return o, json.Unmarshal(b, &o)
 }

@@ -10,12 +10,12 @@ import (
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/server/docs"
+	"github.com/payguard/payguard/server/schema"
 )
 
-// The preflight body has two descriptions: the MCP tool's, inferred from PreflightArgs, and /openapi.json's,
-// written by hand in server/docs/schemas.go (issue 33 item 6). Until one is derived from the other, this
-// test fails when their members drift apart: the same properties at the top, in cart, in context and in
-// rules.
+// The preflight body has two descriptions: the MCP tool's and /openapi.json's. Both are derived from
+// server/schema's PreflightArgs (issue 33 item 6); this test keeps them member for member the same (at the
+// top, in cart, in context and in rules), should either stop being derived.
 func TestOpenAPIPreflightInputMatchesMCPArgs(t *testing.T) {
 	raw, err := docs.OpenAPI(docs.Info{BaseURL: "https://api.example"})
 	if err != nil {
@@ -30,7 +30,8 @@ func TestOpenAPIPreflightInputMatchesMCPArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	input, rules := doc.Components.Schemas["PreflightInput"], doc.Components.Schemas["Rules"]
-	tool, err := preflightSchema(policy.DefaultRules())
+	defaults := policy.DefaultRules()
+	tool, err := schema.Preflight(&defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestOpenAPIPreflightInputMatchesMCPArgs(t *testing.T) {
 		}
 		sort.Strings(mcp)
 		if !slices.Equal(c.openAPI, mcp) {
-			t.Errorf("%s drifted:\n  openapi.json (server/docs/schemas.go): %v\n  MCP (PreflightArgs):                 %v", c.what, c.openAPI, mcp)
+			t.Errorf("%s drifted:\n  openapi.json: %v\n  MCP:          %v", c.what, c.openAPI, mcp)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/server/schema"
 )
 
 // Tool names (SPEC §8.5 MCP section).
@@ -127,19 +128,19 @@ func (h *Handler) price(name string) string { return fees.USD(h.tools[name].offe
 // toolDefs are the four tools' names, descriptions (written for a model choosing and reading a tool) and
 // input schemas.
 func (h *Handler) toolDefs() ([]toolDef, error) {
-	checkS, err := checkPayeeSchema()
+	checkS, err := schema.CheckPayee()
 	if err != nil {
 		return nil, err
 	}
-	preS, err := preflightSchema(h.opt.Rules)
+	preS, err := schema.Preflight(&h.opt.Rules)
 	if err != nil {
 		return nil, err
 	}
-	endS, err := checkEndpointSchema()
+	endS, err := schema.CheckEndpoint()
 	if err != nil {
 		return nil, err
 	}
-	infoS, err := serviceInfoSchema()
+	infoS, err := schema.ServiceInfo()
 	if err != nil {
 		return nil, err
 	}

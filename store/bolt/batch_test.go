@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/payguard/payguard/internal/testutil"
 )
 
 // Writes that find another write in flight share a batch; bbolt re-runs a batch without a function that
@@ -75,13 +76,10 @@ func TestWriteBatchRerun(t *testing.T) {
 		for i := 1; i < callers; i++ {
 			go call(i)
 		}
-		for s.writers.Load() < callers { // the holder and callers 1..15 are in write
-			runtime.Gosched()
-		}
+		// the holder and callers 1..15 are in write
+		testutil.Eventually(t, 10*time.Second, func() bool { return s.writers.Load() >= callers }, "%d writers", callers)
 		go call(0) // most likely last in the batch
-		for s.writers.Load() < callers+1 {
-			runtime.Gosched()
-		}
+		testutil.Eventually(t, 10*time.Second, func() bool { return s.writers.Load() >= callers+1 }, "%d writers", callers+1)
 		close(release)
 		wg.Wait()
 

@@ -566,6 +566,7 @@ func (s *Store) applyLoop() {
 	timer.Stop()
 	idle := time.NewTicker(l.idlePurge)
 	defer idle.Stop()
+	lastDrop := time.Now()
 	for {
 		l.mu.Lock()
 		empty, closed := len(l.queue) == 0, l.closed
@@ -578,6 +579,7 @@ func (s *Store) applyLoop() {
 			case <-l.wake:
 			case <-idle.C:
 				s.purgeWhileIdle()
+				s.dropMapped()
 			}
 			continue
 		}
@@ -606,8 +608,16 @@ func (s *Store) applyLoop() {
 			<-gate
 		}
 		s.applyBatch(batch, j, failApply, broken)
+		if now := time.Now(); now.Sub(lastDrop) >= dropMappedEvery {
+			lastDrop = now
+			s.dropMapped()
+		}
 	}
 }
+
+// dropMappedEvery is how often a busy applier lets go of the file's mapped pages (mapped_linux.go): after
+// it, the transactions of the next few seconds map again only the pages they read.
+const dropMappedEvery = 5 * time.Second
 
 // purgeWhileIdle runs the periodic purge when nothing else writes. Every write transaction already purges
 // at most once per purgeEvery, but a store nobody writes to would keep expired entries for as long as it

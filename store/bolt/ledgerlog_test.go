@@ -16,6 +16,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/store"
 )
 
@@ -234,15 +235,11 @@ func fillQueue(t *testing.T, s *Store, tk store.Ticket) {
 	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, tk); err != nil {
 		t.Fatal(err)
 	}
-	for {
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		s.log.mu.Lock()
-		taken := len(s.log.queue) == 0
-		s.log.mu.Unlock()
-		if taken {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer s.log.mu.Unlock()
+		return len(s.log.queue) == 0
+	}, "the applier took the queued batch")
 	for range maxQueued {
 		if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, tk); err != nil {
 			t.Fatal(err)

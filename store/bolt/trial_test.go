@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/payguard/payguard/internal/testutil"
 )
 
 // fileTrial reads the counter at day+client from the file itself (not the journal's figures).
@@ -127,15 +129,12 @@ func TestTrialCounterOutlivesAnEarlierCommit(t *testing.T) {
 	gate := s.log.applyGate
 	s.log.mu.Unlock()
 	queueTaken := func() {
-		for {
+		t.Helper()
+		testutil.Eventually(t, 10*time.Second, func() bool {
 			s.log.mu.Lock()
-			taken := len(s.log.queue) == 0
-			s.log.mu.Unlock()
-			if taken {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
+			defer s.log.mu.Unlock()
+			return len(s.log.queue) == 0
+		}, "the applier took the queued batch")
 	}
 
 	if ok, _, err := s.TakeTrial(ctx, "203.0.113.9", logDay, 2, time.Hour); err != nil || !ok {

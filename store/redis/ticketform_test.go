@@ -16,8 +16,8 @@ import (
 )
 
 // Tickets of one key share one stored option (issue 36); one whose option differs keeps its own; each is
-// taken with its own, newest first, and the key's data goes with its last ticket. A ticket stored as JSON
-// (before the compact form) is still taken.
+// taken with its own, newest first, and the key's option goes with its last ticket. Each ticket is one list
+// entry: its expiry and its compact form.
 func TestTicketsShareTheirKeysOption(t *testing.T) {
 	ctx := context.Background()
 	prefix := fmt.Sprintf("%sform%d:", runPrefix, storeSeq.Add(1))
@@ -36,25 +36,26 @@ func TestTicketsShareTheirKeysOption(t *testing.T) {
 			t.Fatal(i, err)
 		}
 	}
-	vals, err := rdb.HGetAll(ctx, prefix+"tdata:tk1:same").Result()
+	if v, _ := rdb.Get(ctx, prefix+"topt:tk1:same").Result(); v != string(opts[0]) {
+		t.Fatalf("shared option %q", v)
+	}
+	entries, err := rdb.LRange(ctx, prefix+"tq:tk1:same", 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var shared, inline int
-	for f, v := range vals {
+	for _, v := range entries {
 		switch {
-		case f == "\x00opt":
-			if v != string(opts[0]) {
-				t.Fatalf("shared option %q", v)
-			}
-		case v[0] == store.TicketShared:
+		case len(v) < 21:
+			t.Fatalf("entry %q", v)
+		case v[20] == store.TicketShared:
 			shared++
-		case v[0] == store.TicketInline:
+		case v[20] == store.TicketInline:
 			inline++
 		}
 	}
 	if shared != 3 || inline != 1 {
-		t.Fatalf("shared %d, inline %d: %q", shared, inline, vals)
+		t.Fatalf("shared %d, inline %d: %q", shared, inline, entries)
 	}
 	for i := len(opts) - 1; i >= 0; i-- {
 		tk, err := s.TakeTicket(ctx, "tk1:same", time.Now())
@@ -65,29 +66,58 @@ func TestTicketsShareTheirKeysOption(t *testing.T) {
 			t.Fatalf("ticket %d: %+v", i, tk)
 		}
 	}
-	if n, _ := rdb.Exists(ctx, prefix+"tdata:tk1:same").Result(); n != 0 {
-		t.Fatal("the key's data outlived its last ticket")
+	if n, _ := rdb.Exists(ctx, prefix+"topt:tk1:same", prefix+"tq:tk1:same").Result(); n != 0 {
+		t.Fatal("the key's option outlived its last ticket")
 	}
+}
 
-	// A JSON ticket beside compact ones: stored first, taken last.
-	old := store.Ticket{ID: "tkt_old", Key: "tk1:mixed", Option: []byte(`{"a":3}`), Budget: "b", Day: "2026-11-27",
-		AmountMicros: 1, ExpiresAt: exp.UTC()}
-	r, err := s.ReserveTicket(ctx, "b", "2026-11-27", 1, 100, old)
+// Tickets in the layout before issue 36's second round (tid:<id>, tlist:<key>, tdata:<key>, written by an
+// older replica during a rolling upgrade) are still taken, JSON or compact, after the new layout's, and
+// their ids are not given out again.
+func TestTicketsOfTheOlderLayoutAreRead(t *testing.T) {
+	ctx := context.Background()
+	prefix := fmt.Sprintf("%sold%d:", runPrefix, storeSeq.Add(1))
+	s, err := redis.Open(ctx, testOptions(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.ReservationID = r.ReservationID
-	v, _ := json.Marshal(old)
-	rdb.HSet(ctx, prefix+"tdata:tk1:mixed", "tkt_old", v)
-	rdb.HDel(ctx, prefix+"tdata:tk1:mixed", "\x00opt")
+	t.Cleanup(func() { cleanPrefix(t, prefix) })
+	ro, _ := goredis.ParseURL(redisURL())
+	rdb := goredis.NewClient(ro)
+	defer rdb.Close()
+	exp := time.Now().Add(time.Hour).UTC()
+	// Reservations made the new way, then their tickets moved into the older layout by hand.
+	var olds []store.Ticket
+	for i, o := range []string{`{"a":3}`, `{"a":5}`} {
+		tk, err := s.ReserveTicket(ctx, "b", "2026-11-27", 1, 100, store.Ticket{ID: fmt.Sprint("tkt_old", i), Key: "tk1:mixed", Option: []byte(o), ExpiresAt: exp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.TakeTicket(ctx, "tk1:mixed", time.Now()); err != nil { // empties the new layout again
+			t.Fatal(err)
+		}
+		olds = append(olds, tk)
+	}
+	sortable := fmt.Sprintf("%020d", uint64(exp.UnixNano())^(1<<63))
+	jsonForm, _ := json.Marshal(olds[0])
+	rdb.HSet(ctx, prefix+"tdata:tk1:mixed", olds[0].ID, jsonForm, olds[1].ID, store.EncodeTicket(&olds[1], false))
+	rdb.RPush(ctx, prefix+"tlist:tk1:mixed", sortable+" "+olds[0].ID, sortable+" "+olds[1].ID)
+	rdb.Set(ctx, prefix+"tid:tkt_older", "1", time.Hour)
+	// The reservations were pinned by the takes above; that does not matter to the ticket's form.
+	if _, err := s.ReserveTicket(ctx, "b", "2026-11-27", 1, 100, store.Ticket{ID: "tkt_older", Key: "tk1:other", Option: []byte(`{}`), ExpiresAt: exp}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a ticket id the older layout holds was given out again: %v", err)
+	}
 	if _, err := s.ReserveTicket(ctx, "b", "2026-11-27", 1, 100, store.Ticket{Key: "tk1:mixed", Option: []byte(`{"a":4}`), ExpiresAt: exp}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`{"a":4}`, `{"a":3}`} {
+	for _, want := range []string{`{"a":4}`, `{"a":5}`, `{"a":3}`} {
 		tk, err := s.TakeTicket(ctx, "tk1:mixed", time.Now())
 		if err != nil || string(tk.Option) != want {
 			t.Fatalf("took %+v, %v; want option %s", tk, err, want)
 		}
+	}
+	if _, err := s.TakeTicket(ctx, "tk1:mixed", time.Now()); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a fourth take: %v", err)
 	}
 }
 

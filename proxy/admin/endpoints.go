@@ -1,4 +1,4 @@
-package proxy
+package admin
 
 import (
 	"net/http"
@@ -20,27 +20,27 @@ type endpointsView struct {
 	Observations []store.Observation      `json:"observations"` // the newest, oldest first
 }
 
-// endpointsAPI is the read-only Index lookup of the admin API.
-func (p *Proxy) endpointsAPI(w http.ResponseWriter, r *http.Request) {
-	if p.opts.Index == nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"index_unavailable", "this proxy has no Endpoint Index configured"})
+// endpoints is the read-only Index lookup of the admin API.
+func (h *handler) endpoints(w http.ResponseWriter, r *http.Request) {
+	if h.o.Index == nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError("index_unavailable", "this proxy has no Endpoint Index configured"))
 		return
 	}
 	u, err := index.NormalizeURL(r.URL.Query().Get("url"))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_url", "url must be an absolute http or https URL"})
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_url", "url must be an absolute http or https URL"))
 		return
 	}
-	obs, err := p.opts.Index.Observations(r.Context(), u)
+	obs, err := h.o.Index.Observations(r.Context(), u)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{"index_unavailable", "the Index could not be read: " + err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, apiError("index_unavailable", "the Index could not be read: "+err.Error()))
 		return
 	}
-	now := p.opts.Now()
-	view := endpointsView{URL: u, Summary: index.Derive(u, obs, "", now, p.opts.IndexMaxAge), ByMethod: map[string]index.Summary{},
+	now := h.o.Now()
+	v := endpointsView{URL: u, Summary: index.Derive(u, obs, "", now, h.o.IndexMaxAge), ByMethod: map[string]index.Summary{},
 		Observations: []store.Observation{}}
-	if view.Summary.Observations == 0 {
-		writeJSON(w, http.StatusNotFound, apiError{"endpoint_not_listed", "the Index has no observation of " + u})
+	if v.Summary.Observations == 0 {
+		writeJSON(w, http.StatusNotFound, apiError("endpoint_not_listed", "the Index has no observation of "+u))
 		return
 	}
 	methods := map[string]bool{}
@@ -48,12 +48,12 @@ func (p *Proxy) endpointsAPI(w http.ResponseWriter, r *http.Request) {
 		methods[strings.ToUpper(o.Method)] = true
 	}
 	for m := range methods {
-		view.ByMethod[m] = index.Derive(u, obs, m, now, p.opts.IndexMaxAge)
+		v.ByMethod[m] = index.Derive(u, obs, m, now, h.o.IndexMaxAge)
 	}
 	sort.SliceStable(obs, func(i, j int) bool { return obs[i].ObservedAt.Before(obs[j].ObservedAt) })
 	if len(obs) > maxAdminObservations {
 		obs = obs[len(obs)-maxAdminObservations:]
 	}
-	view.Observations = append(view.Observations, obs...)
-	writeJSON(w, http.StatusOK, view)
+	v.Observations = append(v.Observations, obs...)
+	writeJSON(w, http.StatusOK, v)
 }

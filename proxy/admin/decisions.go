@@ -1,4 +1,4 @@
-package proxy
+package admin
 
 import (
 	"bufio"
@@ -8,16 +8,28 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/payguard/payguard/policy"
 )
 
 // GET /v1/decisions (admin token): the decision journal for programs, oldest first, filtered by time
 // (since, until: RFC 3339), agent, host and decision, in pages of limit (default 100, at most 1000). A page
 // that is not the last has next_cursor; pass it as cursor for the next one. The cursor is the last entry's
-// (ts, receipt id), so pages stay right while the journal rotates (entries rotated away are gone).
+// (ts, receipt id), so pages stay right while the journal rotates (entries rotated away are gone). Each
+// entry is the journal's line as written (proxy.JournalEntry).
 
 type decisionsPage struct {
-	Decisions  []JournalEntry `json:"decisions"`
-	NextCursor string         `json:"next_cursor,omitempty"`
+	Decisions  []json.RawMessage `json:"decisions"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+}
+
+// journalKeys are the members of a journal line the filter reads.
+type journalKeys struct {
+	TS        string `json:"ts"`
+	Agent     string `json:"agent"`
+	Host      string `json:"host"`
+	Decision  string `json:"decision"`
+	ReceiptID string `json:"receipt_id"`
 }
 
 type decisionFilter struct {
@@ -28,7 +40,7 @@ type decisionFilter struct {
 	afterID      string
 }
 
-func (f decisionFilter) match(e *JournalEntry) bool {
+func (f decisionFilter) match(e *journalKeys) bool {
 	if f.afterTS != "" && (e.TS < f.afterTS || e.TS == f.afterTS && e.ReceiptID <= f.afterID) {
 		return false
 	}
@@ -45,15 +57,15 @@ func (f decisionFilter) match(e *JournalEntry) bool {
 	return true
 }
 
-func (p *Proxy) decisionsAPI(w http.ResponseWriter, r *http.Request) {
-	j := p.opts.Journal
+func (h *handler) decisions(w http.ResponseWriter, r *http.Request) {
+	j := h.o.Journal
 	if j == nil {
-		writeJSON(w, http.StatusNotFound, apiError{"journal_disabled", "the decision journal is off (proxy.journal.path)"})
+		writeJSON(w, http.StatusNotFound, apiError("journal_disabled", "the decision journal is off (proxy.journal.path)"))
 		return
 	}
 	q := r.URL.Query()
 	var f decisionFilter
-	bad := func(msg string) { writeJSON(w, http.StatusBadRequest, apiError{"invalid_request", msg}) }
+	bad := func(msg string) { writeJSON(w, http.StatusBadRequest, apiError("invalid_request", msg)) }
 	for name, dst := range map[string]*time.Time{"since": &f.since, "until": &f.until} {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339, v)
@@ -65,8 +77,8 @@ func (p *Proxy) decisionsAPI(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.agent, f.host, f.decision = q.Get("agent"), q.Get("host"), q.Get("decision")
-	switch f.decision {
-	case "", allow, hold, block:
+	switch policy.Decision(f.decision) {
+	case "", policy.Allow, policy.Hold, policy.Block:
 	default:
 		bad("decision must be allow, hold or block")
 		return
@@ -88,34 +100,32 @@ func (p *Proxy) decisionsAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		f.afterTS, f.afterID = ts, id
 	}
-	page := decisionsPage{Decisions: []JournalEntry{}}
-	j.mu.Lock()
-	if j.w != nil {
-		j.w.Flush()
-	}
-	j.mu.Unlock()
+	page := decisionsPage{Decisions: []json.RawMessage{}}
+	var keys []journalKeys // of page.Decisions, for the cursor
+	_ = j.Flush()
 	for _, path := range j.Files() {
 		if len(page.Decisions) > limit {
 			break
 		}
-		scanJournal(path, func(e *JournalEntry) bool {
+		scanJournal(path, func(line []byte, e *journalKeys) bool {
 			if f.match(e) {
-				page.Decisions = append(page.Decisions, *e)
+				page.Decisions = append(page.Decisions, line)
+				keys = append(keys, *e)
 			}
 			return len(page.Decisions) <= limit
 		})
 	}
 	if len(page.Decisions) > limit {
 		page.Decisions = page.Decisions[:limit]
-		last := page.Decisions[limit-1]
+		last := keys[limit-1]
 		page.NextCursor = last.TS + "|" + last.ReceiptID
 	}
 	writeJSON(w, http.StatusOK, page)
 }
 
-// scanJournal calls fn for each entry of a journal file until fn returns false; unreadable lines are
-// skipped (a line cut short by a crash).
-func scanJournal(path string, fn func(*JournalEntry) bool) {
+// scanJournal calls fn for each entry of a journal file (its line, a copy, and its keys) until fn returns
+// false; lines that are not one JSON object are skipped (a line cut short by a crash).
+func scanJournal(path string, fn func([]byte, *journalKeys) bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -124,11 +134,11 @@ func scanJournal(path string, fn func(*JournalEntry) bool) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
 	for sc.Scan() {
-		var e JournalEntry
+		var e journalKeys
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
-		if !fn(&e) {
+		if !fn(append([]byte(nil), sc.Bytes()...), &e) {
 			return
 		}
 	}

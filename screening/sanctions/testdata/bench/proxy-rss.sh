@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# proxy-rss.sh: idle resident memory of a real `payguard proxy` holding the full SDN list (issue 36).
+#
+# Builds cmd/payguard, unpacks the repository's OFAC benchmark list (testdata/ofac: 2024-05-03 sdn.csv with
+# the 2025-12 alt.csv, add.csv and sdn_comments.csv, as BenchmarkListRSS loads) into a temporary directory,
+# starts `payguard proxy --offline --sanctions-dir DIR` on a free port with its own data directory, waits
+# until the list is loaded and start-up has settled, and prints VmRSS, RssAnon, RssFile and VmHWM from
+# /proc/PID/status. Then it stops the proxy and removes what it created.
+#
+#   screening/sanctions/testdata/bench/proxy-rss.sh            # SETTLE=15 seconds after start (default)
+#   NOLIST=1 screening/sanctions/testdata/bench/proxy-rss.sh   # the same proxy without a list
+#   BIN=/tmp/pg screening/sanctions/testdata/bench/proxy-rss.sh  # measure an existing binary
+#
+# GOGC and GOMEMLIMIT are whatever the environment says (unset: Go's defaults). Linux only.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../../../.." && pwd)
+work=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+bin=${BIN:-}
+if [ -z "$bin" ]; then
+	bin=$work/payguard
+	(cd "$root" && go build -o "$bin" ./cmd/payguard)
+fi
+list=$work/list
+mkdir -p "$list"
+gunzip -c "$root/testdata/ofac/sdn_csv_2024-05-03/sdn.csv.gz" >"$list/sdn.csv"
+for f in alt add sdn_comments; do
+	gunzip -c "$root/testdata/ofac/alt_add_comments_2025-12/$f.csv.gz" >"$list/$f.csv"
+done
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+args=(proxy --offline --listen "127.0.0.1:$port" --data-dir "$work/data")
+[ -z "${NOLIST:-}" ] && args+=(--sanctions-dir "$list")
+"$bin" "${args[@]}" >"$work/log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+	(echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+	kill -0 "$pid" 2>/dev/null || { cat "$work/log"; exit 1; }
+	sleep 0.1
+done
+sleep "${SETTLE:-15}"
+kill -0 "$pid" 2>/dev/null || { cat "$work/log"; exit 1; }
+grep -E '^(VmRSS|RssAnon|RssFile|VmHWM)' "/proc/$pid/status" | tr -s ' \t' ' ' | paste -sd' '

@@ -1,0 +1,133 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/redis"
+)
+
+// clockStore opens a fresh prefix whose store reads the clock *now, and a plain client on the same Redis.
+func clockStore(t *testing.T, now *time.Time) (*redis.Store, *goredis.Client, string) {
+	t.Helper()
+	var mu sync.Mutex
+	prefix := fmt.Sprintf("%slayout%d:", runPrefix, storeSeq.Add(1))
+	opts := testOptions(prefix)
+	opts.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return *now }
+	s, err := redis.Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cleanPrefix(t, prefix) })
+	ro, _ := goredis.ParseURL(redisURL())
+	rdb := goredis.NewClient(ro)
+	t.Cleanup(func() { rdb.Close() })
+	return s, rdb, prefix
+}
+
+// Ticket ids are held in shared hashes, not a key each (issue 36): an id is refused while its ticket may be
+// stored, given out again after, and a bucket drops its expired ids as it grows, so it never holds more than
+// the ids still held plus a few.
+func TestTicketIDsAreHeldThenSwept(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	s, rdb, prefix := clockStore(t, &now)
+	// 96 ids in one bucket (the bucket is the store's business: found here by the id's crc32, as it does).
+	byBucket := map[uint32][]string{}
+	var ids []string
+	for i := 0; ids == nil; i++ {
+		id := fmt.Sprint("tkt_", i)
+		b := crc32.ChecksumIEEE([]byte(id)) % 1024
+		if byBucket[b] = append(byBucket[b], id); len(byBucket[b]) == 96 {
+			ids = byBucket[b]
+		}
+	}
+	put := func(id string, exp time.Time) error {
+		_, err := s.ReserveTicket(ctx, "b", "2026-11-27", 1, 1<<40, store.Ticket{ID: id, Key: "k:" + id, ExpiresAt: exp})
+		return err
+	}
+	for _, id := range ids[:80] {
+		if err := put(id, now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bucket := ""
+	keys, _ := rdb.Keys(ctx, prefix+"tids:*").Result()
+	for _, k := range keys {
+		if n, _ := rdb.HLen(ctx, k).Result(); n == 80 {
+			bucket = k
+		}
+	}
+	if bucket == "" {
+		t.Fatalf("no bucket holds the 80 ids: %v", keys)
+	}
+	if err := put(ids[0], now.Add(time.Minute)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("an id held was given out again: %v", err)
+	}
+	// Past the tickets' expiry and the store's hour of grace: the ids are free, and the bucket sweeps them.
+	now = now.Add(time.Minute + time.Hour + time.Second)
+	if err := put(ids[0], now.Add(time.Minute)); err != nil {
+		t.Fatalf("an expired id stayed held: %v", err)
+	}
+	for _, id := range ids[80:95] {
+		if err := put(id, now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := rdb.HLen(ctx, bucket).Result(); n != 16 {
+		t.Fatalf("the bucket holds %d ids after its sweep, want the 16 still held", n)
+	}
+	if enc, _ := rdb.ObjectEncoding(ctx, bucket).Result(); enc != "listpack" && enc != "ziplist" {
+		t.Fatalf("the bucket is a %s", enc)
+	}
+}
+
+// A busy ticket key whose 402s are never paid does not keep what can no longer be taken: each put drops up
+// to two entries at the list's head whose reservation was released (expired more than TicketReleaseGrace
+// ago); an entry expired within the grace stays (a replica whose clock runs behind may still take it).
+func TestReleasedTicketsLeaveTheList(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	start := now
+	s, rdb, prefix := clockStore(t, &now)
+	put := func(exp time.Time) {
+		t.Helper()
+		if _, err := s.ReserveTicket(ctx, "b", "2026-11-27", 1, 1<<40, store.Ticket{Key: "busy", ExpiresAt: exp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		put(now.Add(time.Minute))
+	}
+	put(now.Add(10 * time.Minute))
+	now = now.Add(time.Minute + store.TicketReleaseGrace + time.Second) // the first three are released
+	put(now.Add(-30 * time.Second))                                     // expired, within the grace
+	llen := func() int64 { n, _ := rdb.LLen(ctx, prefix+"tq:busy").Result(); return n }
+	if n := llen(); n != 3 {
+		t.Fatalf("%d entries after a put, want 3 (two released ones dropped)", n)
+	}
+	put(now.Add(time.Minute))
+	if n := llen(); n != 3 {
+		t.Fatalf("%d entries, want 3: the one of ten minutes, the one within the grace and the new one", n)
+	}
+	for _, want := range []time.Time{now.Add(time.Minute), start.Add(10 * time.Minute)} {
+		tk, err := s.TakeTicket(ctx, "busy", now)
+		if err != nil || !tk.ExpiresAt.Equal(want) {
+			t.Fatalf("took %+v, %v; want the ticket expiring at %v", tk, err, want)
+		}
+	}
+	if _, err := s.TakeTicket(ctx, "busy", now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("an expired ticket was taken: %v", err)
+	}
+	if n := llen(); n != 1 {
+		t.Fatalf("%d entries left, want the one within the grace", n)
+	}
+}
