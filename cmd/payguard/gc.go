@@ -16,10 +16,11 @@ import (
 // 30 KB, most of them the ES256 signature's and the input's) die at once. How often the collector runs
 // depends on the room it has for them, not on the size of the index; a target that is a multiple of the
 // live heap (Go's default GOGC=100, or the 400 serve used before) spends memory in proportion to the index
-// (at 400, 150 MB of RSS for a 30 MB index) and gives a small index too little room. 32 MiB is a
-// collection every ~1,000 preflights (five a second at 5,000/s). docs/benchmarks/server.md, "Garbage
+// (at 400, 150 MB of RSS for a 30 MB index) and gives a small index too little room. 16 MiB is a
+// collection every ~500 preflights (ten a second at 5,000/s, each marking a live heap of ~11 MB, most of it
+// the sanctions index's pointer-free arrays). docs/benchmarks/server.md, "Garbage
 // collector target", has the figures. GOGC and GOMEMLIMIT set by the operator win, as for any Go program.
-const serveHeapHeadroom = 32 << 20
+const serveHeapHeadroom = 16 << 20
 
 // The percent serve sets stays within these: below 25 a large heap would be collected very often, and above
 // 400 the runtime's own heuristics (the first cycles, stack and globals scanning) are no longer sized well.

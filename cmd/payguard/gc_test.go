@@ -37,12 +37,12 @@ func TestGCPercentIsHeadroom(t *testing.T) {
 		want int
 	}{
 		{0, maxServeGCPercent},
-		{4 << 20, maxServeGCPercent}, // 8× would be 256 MiB of room for 4 MiB: capped at 400 % (16 MiB)
-		{8 << 20, 400},
-		{16 << 20, 200},
-		{32 << 20, 100},
-		{64 << 20, 50},
-		{512 << 20, minServeGCPercent},
+		{2 << 20, maxServeGCPercent}, // 8× would be 16 MiB of room for 2 MiB: capped at 400 % (8 MiB)
+		{4 << 20, 400},
+		{8 << 20, 200},
+		{16 << 20, 100},
+		{32 << 20, 50},
+		{256 << 20, minServeGCPercent},
 	} {
 		if got := gcPercentFor(c.live); got != c.want {
 			t.Errorf("live %d MiB: %d %%, want %d", c.live>>20, got, c.want)
