@@ -15,6 +15,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy/mitm"
@@ -53,7 +54,7 @@ type Options struct {
 	Domains screening.Domains
 	// Rules are the deployment's rules; the proxy reads only DailyCapUSD, for the ledger's final guard.
 	Rules policy.Rules
-	// Budget names the ledger budget ("default" when empty).
+	// Budget names the ledger budget (config's default, "default", when empty).
 	Budget string
 	// TunnelHosts are passed through without inspection ("host" or "host:port").
 	TunnelHosts []string
@@ -64,17 +65,17 @@ type Options struct {
 	// HoldWait is how long a held 402 waits for a person; HoldTTL how long a hold stays usable.
 	HoldWait, HoldTTL time.Duration
 	// TicketTTLMax bounds an allowed 402's ticket (its maxTimeoutSeconds, at least a minute, up to this):
-	// unused, it gives its reservation back (store.Tickets). Zero means 5 minutes.
+	// unused, it gives its reservation back (store.Tickets). Zero means config's default (5 minutes).
 	TicketTTLMax time.Duration
 	// MaxUnpaidPerSite bounds the tickets of allowed 402s outstanding (not paid, not yet released) per seller
 	// site; past it an allow is refused with the unpaid_tickets_per_site reason (unpaid.go). Zero means
-	// DefaultMaxUnpaidPerSite.
+	// config's default (1,000).
 	MaxUnpaidPerSite int
 	// RetryAfter is the Retry-After sent with an unresolved hold (default 10 s).
 	RetryAfter time.Duration
-	// CertCacheSize bounds the MITM leaf cache (default 1024).
+	// CertCacheSize bounds the MITM leaf cache (zero: config's default, 1024).
 	CertCacheSize int
-	// MaxIdleConnsPerHost sizes the upstream idle pool (default 256).
+	// MaxIdleConnsPerHost sizes the upstream idle pool (zero: config's default, 256).
 	MaxIdleConnsPerHost int
 	// DialContext replaces the upstream dialer (tests and load runs map many names to loopback).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -134,7 +135,7 @@ func New(o Options) (*Proxy, error) {
 	}
 	o.Upgrades = upgrades
 	if o.Budget == "" {
-		o.Budget = "default"
+		o.Budget = config.DefaultProxy().Budget
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -145,23 +146,25 @@ func New(o Options) (*Proxy, error) {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
 	}
+	// The defaults of the settings the proxy: section has are config's, stated once there.
+	def := config.DefaultProxy()
 	if o.TicketTTLMax <= 0 {
-		o.TicketTTLMax = 5 * time.Minute
+		o.TicketTTLMax = time.Duration(def.TicketTTLMax)
 	}
 	if o.MaxUnpaidPerSite <= 0 {
-		o.MaxUnpaidPerSite = DefaultMaxUnpaidPerSite
+		o.MaxUnpaidPerSite = def.MaxUnpaidPerSite
 	}
 	if o.HoldTTL <= 0 {
-		o.HoldTTL = 15 * time.Minute
+		o.HoldTTL = time.Duration(def.HoldTTL)
 	}
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = 10 * time.Second
 	}
 	if o.CertCacheSize <= 0 {
-		o.CertCacheSize = 1024
+		o.CertCacheSize = def.CertCacheSize
 	}
 	if o.MaxIdleConnsPerHost <= 0 {
-		o.MaxIdleConnsPerHost = 256
+		o.MaxIdleConnsPerHost = def.MaxIdleConnsPerHost
 	}
 	certs, err := mitm.NewCertCache(o.CA, o.CertCacheSize, o.Now)
 	if err != nil {

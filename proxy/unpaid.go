@@ -11,12 +11,12 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// DefaultMaxUnpaidPerSite is Options.MaxUnpaidPerSite's default (issue 36). An allowed 402 leaves a ticket
-// and a reservation in the store until its agent pays or the ticket's TTL (at most proxy.ticket_ttl_max)
-// and store.TicketReleaseGrace pass. A seller that answers 402 to everything, or an agent loop that asks
-// again and again without paying, would otherwise fill the disk (and the budget's reserved amount) at the
-// rate of its requests. At about 500 bytes a ticket, 1,000 keep one site under half a megabyte.
-const DefaultMaxUnpaidPerSite = 1000
+// Why Options.MaxUnpaidPerSite (issue 36; its default is config's proxy.max_unpaid_per_site, 1,000): an
+// allowed 402 leaves a ticket and a reservation in the store until its agent pays or the ticket's TTL (at
+// most proxy.ticket_ttl_max) and store.TicketReleaseGrace pass. A seller that answers 402 to everything, or
+// an agent loop that asks again and again without paying, would otherwise fill the disk (and the budget's
+// reserved amount) at the rate of its requests. At about 500 bytes a ticket, 1,000 keep one site under half
+// a megabyte.
 
 // unpaidTickets counts the tickets this proxy made that are outstanding (not taken, not yet released by the
 // store), per seller site: the registrable domain of the URL (index.SiteOf), so that a seller's subdomains
