@@ -131,6 +131,3 @@ func (p *Proxy) ClearAlarm(ctx context.Context, host string) (string, error) {
 
 // RecentDecisions are this process's last decisions, newest first (approvals.go).
 func (p *Proxy) RecentDecisions() []view.Decision { return p.recent.list() }
-
-// Metrics serves the proxy's Prometheus metrics.
-func (p *Proxy) Metrics() http.Handler { return p.metrics.Handler() }

@@ -121,6 +121,7 @@ type Proxy struct {
 	metrics *Metrics
 	clients sync.Map                // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
 	unpaid  *unpaidTickets          // outstanding tickets per seller site (unpaid.go)
+	rt      goproxy.RoundTripper    // p.roundTrip, made once (a method value allocates each time it is taken)
 	rs      atomic.Pointer[RuleSet] // the active rules, agents and modes (ruleset.go; Reload swaps it)
 }
 
@@ -173,6 +174,7 @@ func New(o Options) (*Proxy, error) {
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
 		paid: newPaidHosts(), splices: newSplices(), sellers: o.Store, log: o.Logger, metrics: o.Metrics,
 		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite)}
+	p.rt = goproxy.RoundTripperFunc(p.roundTrip)
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}

@@ -41,6 +41,4 @@ type Core interface {
 	ClearAlarm(ctx context.Context, host string) (site string, err error)
 	// RecentDecisions are this process's last decisions, newest first, for the console.
 	RecentDecisions() []view.Decision
-	// Metrics serves the proxy's Prometheus metrics.
-	Metrics() http.Handler
 }
