@@ -81,7 +81,7 @@ type nameIndex struct {
 	postings    groups[uint32]        // per vocabulary string, the names with a unit that is it, ascending
 	skelIx      strIndex              // the distinct skeletons
 	bySkel      groups[uint32]        // per distinct skeleton, the vocabulary strings that have it, ascending
-	delKeys     []uint32              // sorted bits 16..47 of the hashes of one-deletion variants of tokens
+	delKeys     []uint16              // sorted bits 16..31 (from the top) of the hashes of one-deletion variants of tokens
 	delVocab    []uint32              // parallel to delKeys
 	delStart    []uint32              // delStart[b]: first position in delKeys whose hash's top delBucketBits bits are b
 	exactSeed   maphash.Seed          // of exactHash
@@ -430,9 +430,10 @@ func (ix *nameIndex) buildDeletions() {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	// Only bits 16..47 of a hash are kept: the top 16 pick the bucket, and two hashes that agree on 48 bits
-	// but not on the rest only add a candidate, which neighbors then checks (unitSims) like any other.
-	ix.delKeys = make([]uint32, len(dels))
+	// Only bits 16..31 of a hash (from the top) are kept: the top 16 pick the bucket (about three keys
+	// each), and two hashes that agree on 32 bits but not on the rest only add a candidate, which neighbors
+	// then checks (unitSims) like any other.
+	ix.delKeys = make([]uint16, len(dels))
 	ix.delVocab = make([]uint32, len(dels))
 	for i, d := range dels {
 		ix.delKeys[i], ix.delVocab[i] = delKey(d.h), d.id
@@ -450,8 +451,8 @@ func (ix *nameIndex) buildDeletions() {
 
 const delBucketBits = 16
 
-// delKey is the part of a deletion hash kept in delKeys: the 32 bits after the bucket's.
-func delKey(h uint64) uint32 { return uint32(h >> (64 - delBucketBits - 32)) }
+// delKey is the part of a deletion hash kept in delKeys: the 16 bits after the bucket's.
+func delKey(h uint64) uint16 { return uint16(h >> (64 - delBucketBits - 16)) }
 
 // delLookup appends the vocabulary ids whose deletion variants hash to h.
 func (ix *nameIndex) delLookup(dst []uint32, h uint64) []uint32 {
