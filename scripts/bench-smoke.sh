@@ -11,3 +11,7 @@ go test ./proxy -run '^$' -benchtime 1x -benchmem \
 bash -n proxy/internal/hostload/bench-rss.sh proxy/internal/hostload/bench-passthrough.sh
 go test ./store/bolt -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkReserveTicket$'
 go test ./screening/sanctions -run '^$' -benchtime 1x -bench 'BenchmarkIndexFootprint$'
+# serve (docs/benchmarks/server.md): the rate.sh call in process, then rate.sh itself for 2 s at a low rate,
+# floor server and payguard on the bolt store (its full run: 5,000/s and 10,000/s, 12 s each).
+go test ./server -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkPreflightTrialBolt$'
+DURATION=2s FLOOR=both STORE=bolt server/testdata/bench/rate.sh 500
