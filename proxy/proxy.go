@@ -85,9 +85,9 @@ type Options struct {
 	// Observer, when set, receives an Endpoint Index observation of every decoded 402 and every paid
 	// response (see observe.go).
 	Observer Observer
-	// Index, when set, is read before the budget lock to warm the engine's view when it is the engine's
-	// index.Cache (observations older than IndexMaxAge are left out of its derived facts; 0 keeps all). The
-	// admin API's GET /v1/endpoints reads it through proxy/admin's Options.
+	// Index, when set, is read once per challenge, before the engine, to warm the engine's view when it is
+	// the engine's index.Cache (observations older than IndexMaxAge are left out of its derived facts; 0 keeps
+	// all). The admin API's GET /v1/endpoints reads it through proxy/admin's Options.
 	Index       preflight.IndexReader
 	IndexMaxAge time.Duration
 	// OnHoldChange is called (it must not block) after a hold is created or resolved here, so that
@@ -111,7 +111,6 @@ type Proxy struct {
 	tr      *http.Transport
 	certs   *mitm.CertCache
 	tunnel  map[string]bool
-	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
 	alarms  store.Alarms    // sellers whose settlement broke its authorization (alarms.go)
 	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
@@ -122,6 +121,7 @@ type Proxy struct {
 	metrics *Metrics
 	clients sync.Map                // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
 	unpaid  *unpaidTickets          // outstanding tickets per seller site (unpaid.go)
+	rt      goproxy.RoundTripper    // p.roundTrip, made once (a method value allocates each time it is taken)
 	rs      atomic.Pointer[RuleSet] // the active rules, agents and modes (ruleset.go; Reload swaps it)
 }
 
@@ -174,6 +174,7 @@ func New(o Options) (*Proxy, error) {
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
 		paid: newPaidHosts(), splices: newSplices(), sellers: o.Store, log: o.Logger, metrics: o.Metrics,
 		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite)}
+	p.rt = goproxy.RoundTripperFunc(p.roundTrip)
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}
@@ -267,11 +268,6 @@ func (p *Proxy) tlsConfigFor(hostport string, ctx *goproxy.ProxyCtx) (*tls.Confi
 	}
 	return &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"}}, nil
-}
-
-func (p *Proxy) budgetLock(budget string) *sync.Mutex {
-	m, _ := p.budgets.LoadOrStore(budget, &sync.Mutex{})
-	return m.(*sync.Mutex)
 }
 
 func (p *Proxy) day() string { return p.opts.Now().UTC().Format("2006-01-02") }

@@ -134,7 +134,7 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 	// Index itself.
 	adminOpts := admin.Options{Token: token, DecideToken: decide, Hosts: cfg.Admin.AllowedHosts(), Ready: ready,
 		SanctionsStatus: shared.Screening.Status, Holds: shared.Store, Index: shared.IndexCache,
-		IndexMaxAge: time.Duration(cfg.Index.Retention), CACert: ca.Certificate[0], Logger: log}
+		IndexMaxAge: time.Duration(cfg.Index.Retention), CACert: ca.Certificate[0], Metrics: metrics.Handler(), Logger: log}
 	if journal != nil {
 		adminOpts.Journal = journal
 	}

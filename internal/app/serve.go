@@ -148,7 +148,7 @@ func RunServe(ctx context.Context, cfg *config.Config, ln ServeListeners, run Se
 
 	hs := srv.HTTPServer()
 	// After the first load of the sanctions list, so that its peak is not raised by the serving heap target.
-	gcPercent := tuneServeGC()
+	gcPercent := tuneServeGC(ctx)
 	log.Info("payguard serve listening", "addr", ln.API.Addr().String(), "base_url", cfg.Server.BaseURL,
 		"network", terms.Network, "asset", terms.Asset, "pay_to", terms.PayTo, "facilitator", facilitator.URL(),
 		"facilitator_auth_header", authName,

@@ -16,6 +16,10 @@
 # (taskset lists, e.g. SERVER_CPUS=0 LOAD_CPUS=1: one dedicated core each). Each run prints the server's CPU
 # time per request (from /proc) next to the latencies. FLOOR=1 runs the same load against floor/ (net/http
 # answering 2.4 KB with no work) instead of payguard: the latency any Go server gets here at that rate.
+# FLOOR=both runs, at each rate, the floor server and then payguard, and ends with payguard's CPU per request
+# as a multiple of the floor's from the same minutes (the figure to compare across machines and loads).
+# Besides the peak RSS (which includes the start, the sanctions list's load), each run prints the RSS at
+# its end: what serving at that rate holds.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -61,15 +65,22 @@ if [ "$LOADGEN" = vegeta ]; then
 		i=$((i + 1))
 	done >"$work/targets.jsonl"
 fi
-for rate in $rates; do
-	if [ -n "${FLOOR:-}" ]; then
+case ${FLOOR:-} in
+both) targets="floor payguard" ;;
+"") targets=payguard ;;
+*) targets=floor ;;
+esac
+ratios=""
+for rate in $rates; do for target in $targets; do
+	if [ "$target" = floor ]; then
 		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/floor" >"$work/serve.log" 2>&1 &
 	else
 		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/payguard" serve --config "$work/mem.yaml" --offline --sanctions-dir "$SANCTIONS_DIR" >"$work/serve.log" 2>&1 &
 	fi
 	pid=$!
 	until curl -fs -o /dev/null http://127.0.0.1:18091/health; do sleep 0.2; done
-	echo "rate $rate/s, $DURATION, $LOADGEN${FLOOR:+, FLOOR server}, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+	[ "$target" = floor ] && label=", FLOOR server" || label=", payguard (${STORE:-memory} store)"
+	echo "rate $rate/s, $DURATION, $LOADGEN$label, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 	cpu0=$(awk '{print $14+$15}' "/proc/$pid/stat")
 	if [ "$LOADGEN" = openloop ]; then
 		# GOMAXPROCS=1: the tool needs 0.3 of a core at 5,000/s; more threads only take turns from the server.
@@ -87,6 +98,12 @@ for rate in $rates; do
 		n=$("$VEGETA" report -type=json <"$work/vegeta.bin" | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')
 	fi
 	cpu1=$(awk '{print $14+$15}' "/proc/$pid/stat")
-	echo "server CPU: $(( (cpu1 - cpu0) * 10000000 / ${n:-1} / 1000 )) µs per request (${n:-?} requests); peak RSS $(awk '/^VmHWM/{print int($2/1024)}' "/proc/$pid/status") MiB"
+	us=$(( (cpu1 - cpu0) * 10000000 / ${n:-1} / 1000 ))
+	echo "server CPU: $us µs per request (${n:-?} requests); peak RSS $(awk '/^VmHWM/{print int($2/1024)}' "/proc/$pid/status") MiB, RSS at the end $(awk '/^VmRSS/{print int($2/1024)}' "/proc/$pid/status") MiB"
+	if [ "$target" = floor ]; then floor_us=$us; elif [ -n "${floor_us:-}" ] && [ "$floor_us" -gt 0 ]; then
+		ratios="$ratios$rate/s: payguard $us µs, floor $floor_us µs of CPU per request: $(awk "BEGIN{printf \"%.1f\", $us/$floor_us}")×
+"
+	fi
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-done
+done; done
+[ -z "$ratios" ] || printf 'CPU per request against the floor, same run:\n%s' "$ratios"

@@ -1,39 +1,14 @@
-package proxy
+package admin_test
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/proxy"
+	"github.com/payguard/payguard/proxy/admin"
 )
-
-// rawAdmin sends one request exactly as written (request target, headers) to the admin listener, so that no
-// client cleans the path or fills in the Host.
-func rawAdmin(t *testing.T, h *harness, request string) (int, string) {
-	t.Helper()
-	c, err := net.Dial("tcp", strings.TrimPrefix(h.admin.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Write([]byte(request)); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 512)
-	n, _ := resp.Body.Read(buf)
-	b.Write(buf[:n])
-	return resp.StatusCode, resp.Header.Get("Location") + " " + b.String()
-}
 
 // The decide-only token reaches POST /v1/decide and nothing else, in any spelling of another route's path
 // or method: doubled or encoded slashes, dot segments, a trailing slash, absolute-form targets, method
@@ -43,8 +18,8 @@ func rawAdmin(t *testing.T, h *harness, request string) (int, string) {
 // regression test.
 func TestAttackDecideTokenReachesOnlyDecide(t *testing.T) {
 	const decideToken = "decide-only-token-0123456789"
-	h := newHarness(t, memory.New(), testRules(), func(o *setup) { o.admin.DecideToken = decideToken })
-	host := strings.TrimPrefix(h.admin.URL, "http://")
+	e := newEnv(t, func(_ *proxy.Options, o *admin.Options) { o.DecideToken = decideToken })
+	host := strings.TrimPrefix(e.url, "http://")
 	auth := "Authorization: Bearer " + decideToken + "\r\n"
 	for _, line := range []string{
 		"GET /v1/holds", "GET //v1/holds", "GET /v1//holds", "GET /v1/holds/", "GET /v1/./holds",
@@ -57,7 +32,7 @@ func TestAttackDecideTokenReachesOnlyDecide(t *testing.T) {
 	} {
 		for _, extra := range []string{"", "X-HTTP-Method-Override: GET\r\n", "X-HTTP-Method: DELETE\r\n"} {
 			req := line + " HTTP/1.1\r\nHost: " + host + "\r\n" + auth + extra + "Content-Length: 0\r\nConnection: close\r\n\r\n"
-			code, body := rawAdmin(t, h, req)
+			code, body := e.raw(req)
 			switch {
 			case code == http.StatusUnauthorized, code == http.StatusMovedPermanently, code == http.StatusTemporaryRedirect,
 				code == http.StatusMethodNotAllowed, code == http.StatusBadRequest && strings.HasPrefix(line, "POST /v1/decide"):
@@ -81,7 +56,7 @@ func TestAttackDecideTokenReachesOnlyDecide(t *testing.T) {
 // beside a good Host header, an empty Host, a name that starts like an address or like localhost.
 // Already stopped when written; kept as a regression test.
 func TestAttackAdminHostSpellings(t *testing.T) {
-	h := newHarness(t, memory.New(), testRules())
+	e := newEnv(t)
 	auth := "Authorization: Bearer " + testToken + "\r\n"
 	for _, c := range []struct {
 		target, host string
@@ -101,7 +76,7 @@ func TestAttackAdminHostSpellings(t *testing.T) {
 		{"http://localhost/v1/budget", "attacker.example", 200}, // the absolute target is the host asked for (RFC 9112 §3.2.2)
 	} {
 		req := "GET " + c.target + " HTTP/1.1\r\nHost: " + c.host + "\r\n" + auth + "Connection: close\r\n\r\n"
-		if code, body := rawAdmin(t, h, req); code != c.want {
+		if code, body := e.raw(req); code != c.want {
 			t.Errorf("GET %s with Host %q: %d %s, want %d", c.target, c.host, code, body, c.want)
 		}
 	}
@@ -112,8 +87,8 @@ func TestAttackAdminHostSpellings(t *testing.T) {
 // failures, and one that names the approver's address does not lock the approver out. Already stopped
 // when written; kept as a regression test.
 func TestAttackConsoleThrottleIgnoresForwardingHeaders(t *testing.T) {
-	h := newHarness(t, memory.New(), testRules())
-	attacker := newConsoleClientFrom(t, h.admin.URL, "127.0.0.2")
+	e := newEnv(t)
+	attacker := newConsoleClientFrom(t, e.url, "127.0.0.2")
 	for i := range 20 {
 		spoof := fmt.Sprintf("10.9.%d.%d", i/250, i%250+1)
 		code, _, _ := attacker.postH("/console/session", map[string]string{"token": "wrong-token-wrong-token"}, map[string]string{
@@ -123,7 +98,7 @@ func TestAttackConsoleThrottleIgnoresForwardingHeaders(t *testing.T) {
 			t.Fatalf("try %d with a new forwarded address: %d, want 429", i, code)
 		}
 	}
-	approver := newConsoleClient(t, h.admin.URL) // 127.0.0.1, the address the flood claimed
+	approver := newConsoleClient(t, e.url) // 127.0.0.1, the address the flood claimed
 	if code := approver.signIn(testToken); code != 200 {
 		t.Fatalf("the approver whose address the flood named: %d, want 200", code)
 	}

@@ -1,147 +1,35 @@
-package proxy
+package admin_test
 
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/proxy"
+	"github.com/payguard/payguard/proxy/admin"
 	"github.com/payguard/payguard/store"
-	"github.com/payguard/payguard/store/memory"
-	"github.com/payguard/payguard/x402"
 )
-
-// lockedBuffer collects log output from concurrent handlers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func withLogger(w io.Writer) harnessOption {
-	return func(su *setup) { su.Logger = slog.New(slog.NewJSONHandler(w, nil)) }
-}
-
-func withClock(now func() time.Time) harnessOption {
-	return func(su *setup) { su.Now = now }
-}
-
-// consoleClient is a browser-like client of the console: a cookie jar, the same Origin as the page.
-type consoleClient struct {
-	t      *testing.T
-	base   string
-	client *http.Client
-	csrf   string
-}
-
-func newConsoleClient(t *testing.T, base string) *consoleClient {
-	jar, _ := cookiejar.New(nil)
-	return &consoleClient{t: t, base: base, client: &http.Client{Jar: jar}}
-}
-
-// post sends JSON; hdr adds or replaces headers (Origin defaults to the console's own).
-func (c *consoleClient) post(path string, body any, hdr map[string]string) (int, []byte) {
-	c.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", c.base+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", c.base)
-	if c.csrf != "" {
-		req.Header.Set("X-CSRF-Token", c.csrf)
-	}
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
-}
-
-func (c *consoleClient) get(path string) (*http.Response, []byte) {
-	c.t.Helper()
-	resp, err := c.client.Get(c.base + path)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp, out
-}
-
-func (c *consoleClient) signIn(token string) int {
-	c.t.Helper()
-	code, out := c.post("/console/session", map[string]string{"token": token}, nil)
-	if code == 200 {
-		var s struct{ CSRF string }
-		_ = json.Unmarshal(out, &s)
-		c.csrf = s.CSRF
-	}
-	return code
-}
-
-// heldRequest makes one real hold: a $0.50 challenge through the proxy (hold_above_usd 0.25, hold_wait 0).
-func heldRequest(t *testing.T, h *harness, s *seller) string {
-	t.Helper()
-	resp, body := h.buyer().get(s.url("/report"), nil)
-	id := resp.Header.Get(HeaderHold)
-	if resp.StatusCode != http.StatusForbidden || id == "" {
-		t.Fatalf("want a hold: %d %s", resp.StatusCode, body)
-	}
-	return id
-}
-
-func holdStatus(t *testing.T, h *harness, id string) string {
-	t.Helper()
-	hd, err := h.store.GetHold(t.Context(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hd.Status
-}
 
 // No state change without a session and its CSRF token, from the console's own origin, as JSON: each
 // missing piece is refused and the hold stays pending; the bearer token alone does not work here (the
 // console is for browsers; the API at /v1 is for programs).
 func TestConsoleStateChangeNeedsSessionAndCSRF(t *testing.T) {
 	logs := &lockedBuffer{}
-	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
-	h := newHarness(t, memory.New(), testRules(), trustUpstream(s), withLogger(logs))
-	id := heldRequest(t, h, s)
+	e := newEnv(t, withLogger(logs))
+	id := e.hold("hold_1", time.Now())
 	approve := "/console/api/holds/" + id + "/approve"
 	body := map[string]string{"by": "mallory", "note": "x"}
 
-	anon := newConsoleClient(t, h.admin.URL)
+	anon := newConsoleClient(t, e.url)
 	if code, out := anon.post(approve, body, map[string]string{"Authorization": "Bearer " + testToken}); code != 401 {
 		t.Fatalf("no session (bearer only): %d %s", code, out)
 	}
-	c := newConsoleClient(t, h.admin.URL)
+	c := newConsoleClient(t, e.url)
 	if code := c.signIn(testToken); code != 200 || c.csrf == "" {
 		t.Fatalf("sign-in: %d", code)
 	}
@@ -152,20 +40,20 @@ func TestConsoleStateChangeNeedsSessionAndCSRF(t *testing.T) {
 		"cross-site fetch":        {"Origin": "", "Sec-Fetch-Site": "cross-site"},
 		"form-encoded (no JSON)":  {"Content-Type": "application/x-www-form-urlencoded"},
 		"text/plain (CORS-safe)":  {"Content-Type": "text/plain"},
-		"other port, same host":   {"Origin": strings.Replace(h.admin.URL, "127.0.0.1:", "127.0.0.1:1", 1)},
+		"other port, same host":   {"Origin": strings.Replace(e.url, "127.0.0.1:", "127.0.0.1:1", 1)},
 		"null origin (sandboxed)": {"Origin": "null"},
 	} {
 		if code, out := c.post(approve, body, hdr); code < 400 {
 			t.Errorf("%s: %d %s", name, code, out)
 		}
-		if st := holdStatus(t, h, id); st != store.HoldPending {
+		if st := e.holdStatus(id); st != store.HoldPending {
 			t.Fatalf("%s changed the hold to %s", name, st)
 		}
 	}
 	if code, out := c.post(approve, map[string]string{"by": "alice", "note": "ok"}, nil); code != 200 {
 		t.Fatalf("approve with session and CSRF: %d %s", code, out)
 	}
-	hd, _ := h.store.GetHold(t.Context(), id)
+	hd, _ := e.store.GetHold(t.Context(), id)
 	if hd.Status != store.HoldApproved || hd.ResolvedBy != "alice" || hd.Note != "ok" {
 		t.Fatalf("hold after approval: %+v", hd)
 	}
@@ -193,8 +81,8 @@ func TestConsoleSignInSessionAndHeaders(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := newHarness(t, memory.New(), testRules(), withLogger(logs), withClock(clock))
-	c := newConsoleClient(t, h.admin.URL)
+	e := newEnv(t, withLogger(logs), withClock(clock))
+	c := newConsoleClient(t, e.url)
 
 	resp, page := c.get("/")
 	csp := resp.Header.Get("Content-Security-Policy")
@@ -211,17 +99,17 @@ func TestConsoleSignInSessionAndHeaders(t *testing.T) {
 	if resp, _ := c.get("/console/api/state"); resp.StatusCode != 401 {
 		t.Fatalf("state without a session: %d", resp.StatusCode)
 	}
-	other := newConsoleClient(t, h.admin.URL)
+	other := newConsoleClient(t, e.url)
 	if code, _ := other.post("/console/session", map[string]string{"token": testToken}, map[string]string{"Origin": "http://evil.example"}); code != 403 {
 		t.Errorf("cross-origin sign-in: %d", code)
 	}
 	b, _ := json.Marshal(map[string]string{"token": testToken})
-	if raw, err := http.Post(h.admin.URL+"/console/session", "application/json", bytes.NewReader(b)); err != nil || raw.StatusCode != 403 {
+	if raw, err := http.Post(e.url+"/console/session", "application/json", bytes.NewReader(b)); err != nil || raw.StatusCode != 403 {
 		t.Fatalf("a sign-in without Origin: %v %v, want 403", raw.StatusCode, err)
 	}
-	rq, _ := http.NewRequest("POST", h.admin.URL+"/console/session", bytes.NewReader(b))
+	rq, _ := http.NewRequest("POST", e.url+"/console/session", bytes.NewReader(b))
 	rq.Header.Set("Content-Type", "application/json")
-	rq.Header.Set("Origin", h.admin.URL)
+	rq.Header.Set("Origin", e.url)
 	raw, err := http.DefaultClient.Do(rq)
 	if err != nil {
 		t.Fatal(err)
@@ -271,8 +159,8 @@ func TestConsoleSignInFloodFromOneAddress(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := newHarness(t, memory.New(), testRules(), withClock(clock))
-	attacker := newConsoleClientFrom(t, h.admin.URL, "127.0.0.2")
+	e := newEnv(t, withClock(clock))
+	attacker := newConsoleClientFrom(t, e.url, "127.0.0.2")
 	codes := make([]int, 200)
 	var retry []string
 	for i := range codes {
@@ -283,7 +171,7 @@ func TestConsoleSignInFloodFromOneAddress(t *testing.T) {
 		}
 	}
 	// The approver, at another address, signs in at once and sees the console.
-	approver := newConsoleClient(t, h.admin.URL)
+	approver := newConsoleClient(t, e.url)
 	if code := approver.signIn(testToken); code != 200 {
 		t.Fatalf("the approver at another address, during the flood: %d, want 200", code)
 	}
@@ -303,7 +191,7 @@ func TestConsoleSignInFloodFromOneAddress(t *testing.T) {
 		t.Fatalf("the flooding address signed in during its backoff: %d", code)
 	}
 	// The bearer API (what the CLI uses) answers the token, from the flooding address as well.
-	req, _ := http.NewRequest("GET", h.admin.URL+"/v1/holds", nil)
+	req, _ := http.NewRequest("GET", e.url+"/v1/holds", nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := attacker.client.Do(req)
 	if err != nil || resp.StatusCode != 200 {
@@ -328,47 +216,17 @@ func TestConsoleSignInFloodFromOneAddress(t *testing.T) {
 	}
 }
 
-// maxConsoleBackoff is the console's longest sign-in backoff (proxy/console/throttle.go).
-const maxConsoleBackoff = 15 * time.Minute
-
-// newConsoleClientFrom is newConsoleClient whose connections come from the loopback address local.
-func newConsoleClientFrom(t *testing.T, base, local string) *consoleClient {
-	c := newConsoleClient(t, base)
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
-	c.client.Transport = &http.Transport{DialContext: d.DialContext}
-	return c
-}
-
-// postH is post that also returns the response headers.
-func (c *consoleClient) postH(path string, body any, hdr map[string]string) (int, []byte, http.Header) {
-	c.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", c.base+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", c.base)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out, resp.Header
-}
-
 // DNS rebinding: a page at http://attacker.example:<port> whose name now resolves to the admin listener
 // sends its requests with Host: attacker.example. Every admin route refuses them with 421, the bearer API
 // too (a token in such a request is refused, not used); the listener's own address, localhost and a
 // configured name are answered. On the previous main the rebound page signed in with a guessed token, or
 // read /metrics and /readyz.
 func TestAdminRefusesAForeignHost(t *testing.T) {
-	h := newHarness(t, memory.New(), testRules(), func(su *setup) { su.admin.Hosts = []string{"Payguard-Admin.internal."} })
-	port := h.admin.URL[strings.LastIndex(h.admin.URL, ":")+1:]
+	e := newEnv(t, func(_ *proxy.Options, o *admin.Options) { o.Hosts = []string{"Payguard-Admin.internal."} })
+	port := e.url[strings.LastIndex(e.url, ":")+1:]
 	send := func(method, path, host string, hdr map[string]string, body string) int {
 		t.Helper()
-		req, _ := http.NewRequest(method, h.admin.URL+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, e.url+path, strings.NewReader(body))
 		req.Host = host
 		for k, v := range hdr {
 			req.Header.Set(k, v)
@@ -416,25 +274,27 @@ func TestHoldsListStatusAllAndExpired(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := newHarness(t, memory.New(), testRules(), withClock(clock))
-	s := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
-	id := heldRequest(t, h, s)
-	if got := h.holds("all"); len(got) != 1 || got[0].ID != id || got[0].Status != "pending" {
+	e := newEnv(t, withClock(clock))
+	id := e.hold("hold_1", clock())
+	if got := e.holds("all"); len(got) != 1 || got[0].ID != id || got[0].Status != "pending" {
 		t.Fatalf("status=all: %+v", got)
 	}
 	mu.Lock()
 	now = now.Add(time.Hour) // past the hold's ttl (10 min)
 	mu.Unlock()
-	if got := h.holds("expired"); len(got) != 1 || got[0].ID != id || got[0].Status != "expired" {
+	if got := e.holds("expired"); len(got) != 1 || got[0].ID != id || got[0].Status != "expired" {
 		t.Errorf("status=expired: %+v", got)
 	}
-	if got := h.holds("pending"); len(got) != 0 {
+	if got := e.holds("pending"); len(got) != 0 {
 		t.Errorf("status=pending lists a lapsed hold: %+v", got)
 	}
-	if got := h.holds(""); len(got) != 1 {
+	if got := e.holds(""); len(got) != 1 {
 		t.Errorf("no status: %+v", got)
 	}
-	if code, body := h.api("GET", "/v1/holds?status=bogus", testToken, nil); code != 400 || !bytes.Contains(body, []byte("all")) {
+	if code, body := e.api("GET", "/v1/holds?status=bogus", testToken, nil); code != 400 || !bytes.Contains(body, []byte("all")) {
 		t.Errorf("status=bogus: %d %s", code, body)
 	}
 }
+
+// maxConsoleBackoff is the console's longest sign-in backoff (proxy/console/throttle.go).
+const maxConsoleBackoff = 15 * time.Minute

@@ -1,4 +1,4 @@
-package proxy
+package admin_test
 
 import (
 	"bytes"
@@ -8,16 +8,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/payguard/payguard/store/memory"
 )
 
 // GET /ca.pem on the admin listener serves the MITM CA's certificate without a token (it is public: agents
 // fetch it to trust payguard), exactly the certificate the proxy signs leaves with and nothing else (no
 // private key), and only to a Host the listener answers to (421 for a rebound name, like every route).
 func TestAdminServesTheCACertificate(t *testing.T) {
-	h := newHarness(t, memory.New(), testRules())
-	code, body := h.api("GET", "/ca.pem", "", nil)
+	e := newEnv(t)
+	code, body := e.api("GET", "/ca.pem", "", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET /ca.pem: %d %s", code, body)
 	}
@@ -32,7 +30,7 @@ func TestAdminServesTheCACertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cert.IsCA || !bytes.Equal(cert.Raw, h.proxy.opts.CA.Certificate[0]) {
+	if !cert.IsCA || !bytes.Equal(cert.Raw, e.ca.Certificate[0]) {
 		t.Fatal("/ca.pem is not the proxy's CA certificate")
 	}
 	// A pool built from /ca.pem alone verifies a leaf the proxy mints: what an agent needs.
@@ -40,11 +38,13 @@ func TestAdminServesTheCACertificate(t *testing.T) {
 	if !pool.AppendCertsFromPEM(body) {
 		t.Fatal("the PEM does not load into a cert pool")
 	}
-	if !pool.Equal(h.caPool) {
-		t.Fatal("the pool from /ca.pem differs from the harness's CA pool")
+	want := x509.NewCertPool()
+	want.AddCert(e.ca.Leaf)
+	if !pool.Equal(want) {
+		t.Fatal("the pool from /ca.pem differs from the proxy's CA")
 	}
 
-	req, _ := http.NewRequest("GET", h.admin.URL+"/ca.pem", nil)
+	req, _ := http.NewRequest("GET", e.url+"/ca.pem", nil)
 	req.Host = "attacker.example"
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
