@@ -22,6 +22,12 @@ import (
 
 // Config is the whole file.
 type Config struct {
+	// DataDir holds all the state a payguard process (proxy or serve) creates: the MITM CA, the receipt keys,
+	// the bolt ledger, the sanctions cache, the generated admin and decide tokens, and the lock that keeps a
+	// second process out (one process per data dir). Moving it (here, --data-dir or PAYGUARD_DATA_DIR;
+	// datadir.go) moves each of those whose own key was left at its place under the data dir; a key set to
+	// somewhere else stays there. proxy.data_dir is its old name, still read (datadir.go).
+	DataDir   string          `yaml:"data_dir"`
 	Proxy     ProxyConfig     `yaml:"proxy"`
 	Admin     AdminConfig     `yaml:"admin"`
 	Server    ServerConfig    `yaml:"server"`
@@ -68,6 +74,7 @@ func Load(path string) (*Config, error) {
 func Parse(data []byte) (*Config, error) {
 	c := defaults()
 	var errs []error
+	c.DataDir = "" // set below from data_dir, its old name proxy.data_dir, or the default (datadir.go)
 	// Unknown keys first, by their path and with a suggestion (explain.go); then the decoder, whose errors
 	// are restated with the path of the line they name.
 	var doc yaml.Node
@@ -99,7 +106,9 @@ func Parse(data []byte) (*Config, error) {
 		}
 		return nil, errors.Join(append(errs, fmt.Errorf("config: more than one YAML document (a second one starts at line %d); put everything in one", extra.Line))...)
 	}
-	c.applyDataDir()
+	if err := c.applyDataDir(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -112,6 +121,7 @@ func Parse(data []byte) (*Config, error) {
 // defaults is the zero-config starting point every file is decoded over.
 func defaults() *Config {
 	return &Config{
+		DataDir:   DefaultDataDir,
 		Proxy:     defaultProxy(),
 		Admin:     defaultAdmin(),
 		Server:    defaultServer(),
@@ -129,6 +139,9 @@ func defaults() *Config {
 // Validate checks every section and reports every problem (errors.Join), not only the first.
 func (c *Config) Validate() error {
 	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir must not be empty"))
+	}
 	for _, v := range []interface{ validate() error }{&c.Proxy, &c.Admin, &c.Server, &c.Store, &c.Screening, &c.Keys, &c.Log, &c.Index, &c.Egress, &c.Agents, &c.Journal} {
 		errs = append(errs, v.validate())
 	}

@@ -15,10 +15,9 @@ import (
 type ProxyConfig struct {
 	// Listen is the proxy's address (HTTP_PROXY / HTTPS_PROXY for the agent).
 	Listen string `yaml:"listen"`
-	// DataDir holds all the state payguard (proxy and serve) creates: the MITM CA, the receipt keys, the
-	// bolt ledger, the sanctions cache, the generated admin token and the lock that keeps a second process
-	// out. Moving it (here, --data-dir or PAYGUARD_DATA_DIR; datadir.go) moves each of those whose own key
-	// was left at its place under the data dir; a key set to somewhere else stays there.
+	// DataDir is the old name of the top-level data_dir (Config.DataDir), read so that configurations
+	// written before serve had a data dir of its own keep working: Parse moves it to Config.DataDir and
+	// leaves this empty; setting both to different directories is an error. Code reads Config.DataDir.
 	DataDir string `yaml:"data_dir"`
 	// CACertFile and CAKeyFile are the MITM CA (PEM; ECDSA P-256 from `payguard ca init`). When both files
 	// are missing at start, the proxy generates them there. Both "" means <data_dir>/ca/payguard-ca.pem and
@@ -58,14 +57,34 @@ type ProxyConfig struct {
 	MaxUnpaidPerSite int `yaml:"max_unpaid_per_site"`
 }
 
+// The values of proxy.upgrades, stated here once: config validates them and the proxy takes them as its
+// UpgradePolicy (proxy/upgrade.go).
+const (
+	UpgradesRefuseAfter402 = "refuse_after_402"
+	UpgradesAllow          = "allow"
+	UpgradesRefuse         = "refuse"
+)
+
+// CheckUpgrades says whether s is a value of proxy.upgrades.
+func CheckUpgrades(s string) error {
+	switch s {
+	case UpgradesRefuseAfter402, UpgradesAllow, UpgradesRefuse:
+		return nil
+	}
+	return fmt.Errorf("proxy.upgrades: %q is not one of %s, %s, %s", s, UpgradesRefuseAfter402, UpgradesAllow, UpgradesRefuse)
+}
+
+// DefaultProxy is the proxy: section's defaults, stated once: the embedded default file says the same, and
+// the proxy fills an Option left zero from here (proxy.New).
+func DefaultProxy() ProxyConfig { return defaultProxy() }
+
 func defaultProxy() ProxyConfig {
 	return ProxyConfig{
 		Listen:              "127.0.0.1:8402",
-		DataDir:             "./payguard-data",
 		CACertFile:          "./payguard-data/ca/payguard-ca.pem",
 		CAKeyFile:           "./payguard-data/ca/payguard-ca-key.pem",
 		TunnelHosts:         []string{},
-		Upgrades:            "refuse_after_402",
+		Upgrades:            UpgradesRefuseAfter402,
 		UpstreamCAFiles:     []string{},
 		HoldWait:            Duration(30 * time.Second),
 		HoldTTL:             Duration(15 * time.Minute),
@@ -82,9 +101,6 @@ func (c *ProxyConfig) validate() error {
 	if err := validListen("proxy.listen", c.Listen); err != nil {
 		errs = append(errs, err)
 	}
-	if c.DataDir == "" {
-		errs = append(errs, fmt.Errorf("proxy.data_dir must not be empty"))
-	}
 	if (c.CACertFile == "") != (c.CAKeyFile == "") {
 		errs = append(errs, fmt.Errorf("proxy.ca_cert_file and proxy.ca_key_file must be set together"))
 	}
@@ -93,10 +109,8 @@ func (c *ProxyConfig) validate() error {
 			errs = append(errs, fmt.Errorf("proxy.tunnel_hosts: %q is not a host or host:port", h))
 		}
 	}
-	switch c.Upgrades {
-	case "refuse_after_402", "allow", "refuse":
-	default:
-		errs = append(errs, fmt.Errorf("proxy.upgrades: %q is not one of refuse_after_402, allow, refuse", c.Upgrades))
+	if err := CheckUpgrades(c.Upgrades); err != nil {
+		errs = append(errs, err)
 	}
 	if c.HoldWait < 0 || c.HoldWait > Duration(10*time.Minute) {
 		errs = append(errs, fmt.Errorf("proxy.hold_wait must be between 0s and 10m, got %s", c.HoldWait))
@@ -128,7 +142,7 @@ type AdminConfig struct {
 	Listen string `yaml:"listen"`
 	// TokenFile holds the bearer token for the approval API. The environment variable
 	// PAYGUARD_ADMIN_TOKEN takes precedence; with neither, a token is generated into
-	// <proxy.data_dir>/admin-token (mode 0600) at start.
+	// <data_dir>/admin-token (mode 0600) at start.
 	TokenFile string `yaml:"token_file"`
 	// Notify sends hold events to webhooks (config/notify.go).
 	Notify NotifyConfig `yaml:"notify"`

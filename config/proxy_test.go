@@ -16,8 +16,8 @@ func TestDefaultConfig(t *testing.T) {
 	if c.Proxy.Listen != "127.0.0.1:8402" || c.Admin.Listen != "127.0.0.1:8403" {
 		t.Errorf("listeners = %q, %q", c.Proxy.Listen, c.Admin.Listen)
 	}
-	if c.Proxy.DataDir != "./payguard-data" || c.Keys.ReceiptKeyFile != "./payguard-data/receipt-keys.json" {
-		t.Errorf("state paths = %q, %q", c.Proxy.DataDir, c.Keys.ReceiptKeyFile)
+	if c.DataDir != "./payguard-data" || c.Keys.ReceiptKeyFile != "./payguard-data/receipt-keys.json" {
+		t.Errorf("state paths = %q, %q", c.DataDir, c.Keys.ReceiptKeyFile)
 	}
 	if time.Duration(c.Proxy.HoldWait) != 30*time.Second || c.Proxy.MaxIdleConnsPerHost != 256 {
 		t.Errorf("hold_wait = %s, max_idle_conns_per_host = %d", c.Proxy.HoldWait, c.Proxy.MaxIdleConnsPerHost)

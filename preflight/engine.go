@@ -30,7 +30,11 @@ type Options struct {
 	Signer    Signer              // nil -> Decide returns receipts.ErrSigningUnavailable
 	Now       func() time.Time    // nil -> time.Now
 	// Index, when set, is where the Endpoint Index rules read observations (nil: no Index evidence, and
-	// results carry no index_evidence). IndexMaxAge drops older observations (0 keeps all).
+	// results carry no index_evidence). IndexMaxAge drops older observations (0 keeps all). Two optional
+	// capabilities widen the evidence, each a documented index interface (index.Cache has both):
+	// index.SitePayeeReader (a payee new at the seller's site counts for hold_on_payto_change) and
+	// index.CategoryReader (the category median for max_price_multiple). An Index without one decides
+	// with the endpoint's own history for that rule.
 	Index       IndexReader
 	IndexMaxAge time.Duration
 }

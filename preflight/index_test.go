@@ -112,3 +112,31 @@ func TestEngineCategoryMedianEvidence(t *testing.T) {
 		t.Fatalf("category evidence: %+v", p)
 	}
 }
+
+// observationsOnly is an Index with neither optional capability (index.CategoryReader, index.SitePayeeReader).
+type observationsOnly struct{ IndexReader }
+
+// Options.Index's optional capabilities, with and without: the category sample decides max_price_multiple
+// only through an Index that is an index.CategoryReader; without it the endpoint's own history (none here)
+// is the basis, and nothing is held on a category the engine cannot read.
+func TestEngineIndexCategoryCapability(t *testing.T) {
+	st := memory.New()
+	for _, host := range []string{"a.example", "b.example", "c.example"} {
+		if err := st.PutCategoryPrice(context.Background(), "weather", store.CategoryPrice{URL: "https://" + host + "/w", Host: host,
+			At: testNow.Add(-time.Hour), Offers: []store.Offer{{Scheme: "exact", Network: "eip155:8453", Asset: baseUSDC, Amount: "10000"}}},
+			store.Retention{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := []byte(`{"challenge":{"x402Version":2,"resource":{"url":"https://api.shop.example/v1/data"},"accepts":[` +
+		v2Option("100000", payC) + `],"extensions":{"bazaar":{"info":{"category":"weather"}}}}}`)
+	h := newHarness(t)
+	h.engine.opts.Index, h.engine.opts.IndexMaxAge = st, 30*24*time.Hour
+	wantDecision(t, h.decide(t, in), "hold", "hold: endpoint_price_above_category_median: $0.1 is more than 5x the median $0.01 (category weather, 3 other hosts)")
+	h.engine.opts.Index = observationsOnly{st}
+	res := h.decide(t, in)
+	wantDecision(t, res, "allow", "allow: all rules passed")
+	if ev := res.IndexEvidence; ev == nil || ev.Price != nil {
+		t.Fatalf("without index.CategoryReader: %+v", ev)
+	}
+}

@@ -26,7 +26,7 @@ func (p *Proxy) Agent(h http.Header) (string, error) {
 }
 
 // DecideForGuard is the decision for an in-process guard (POST /v1/decide; proxy/admin/guard.go): decided
-// as an intercepted 402 for agent under the same budget lock, with url (what the agent requested, never the
+// as an intercepted 402 for agent on the same ledger, with url (what the agent requested, never the
 // challenge's claim) the only source of the merchant domain. An allow reserves without a payment ticket (the
 // guard pays the seller itself); a hold waits for a person up to hold_wait, and an approved one is released
 // once, reserved the same way.
@@ -131,6 +131,3 @@ func (p *Proxy) ClearAlarm(ctx context.Context, host string) (string, error) {
 
 // RecentDecisions are this process's last decisions, newest first (approvals.go).
 func (p *Proxy) RecentDecisions() []view.Decision { return p.recent.list() }
-
-// Metrics serves the proxy's Prometheus metrics.
-func (p *Proxy) Metrics() http.Handler { return p.metrics.Handler() }

@@ -10,7 +10,7 @@ import (
 // An agent with its own daily cap has its own ledger budget, "<budget>/agent/<id>", beside the global one
 // every agent spends from. An allowed amount is reserved in both: the agent's first, under its cap, then the
 // global one, under the global cap (the sum over all agents); when the global one refuses, the agent's
-// reservation is settled at zero (given back) before the lock is released. Each reservation is atomic in its
+// reservation is settled at zero (given back). Each reservation is atomic in its
 // store (one Redis script, one bolt transaction), so neither cap is ever exceeded, whatever the interleaving
 // of decisions and proxies sharing the store; the two are not one atomic step, so during the moment between
 // an agent reservation and its give-back, another decision of the same agent on another proxy can be refused
@@ -41,10 +41,11 @@ func (p *Proxy) rulesOf(v verdict) *RuleSet {
 }
 
 // reserveAgent reserves v's amount under the agent's own cap, if it has one, and makes the global payment
-// ticket for tk (nil: no ticket). blocked is the verdict to return instead (the agent's cap, or a failure).
-func (p *Proxy) reserveAgent(ctx context.Context, v verdict, day string, tk *ticketFor) (agentRes string, t store.Ticket, blocked *verdict) {
+// ticket for tk (nil: no ticket). blocked is the verdict to return instead (the agent's cap, or a failure);
+// capped: it is the agent's cap's refusal.
+func (p *Proxy) reserveAgent(ctx context.Context, v verdict, day string, tk *ticketFor) (agentRes string, t store.Ticket, blocked *verdict, capped bool) {
 	res := v.Result
-	fail := func(out verdict) (string, store.Ticket, *verdict) { return "", store.Ticket{}, &out }
+	fail := func(out verdict) (string, store.Ticket, *verdict, bool) { return "", store.Ticket{}, &out, false }
 	if tk != nil {
 		var err error
 		if t, err = p.newTicket(tk.method, tk.url, v.Option, res.Receipt.ID); err != nil {
@@ -54,7 +55,7 @@ func (p *Proxy) reserveAgent(ctx context.Context, v verdict, day string, tk *tic
 	}
 	ag := v.ag
 	if ag == nil || ag.capMicros <= 0 {
-		return "", t, nil
+		return "", t, nil, false
 	}
 	budget := p.agentBudget(ag.id)
 	var err error
@@ -71,13 +72,13 @@ func (p *Proxy) reserveAgent(ctx context.Context, v verdict, day string, tk *tic
 		spent, _ := p.agentSpent(ctx, ag, day)
 		out := p.capBlock(v, ag.rules.DailyCapUSD, spent)
 		out.Class = "agent_daily_cap"
-		return fail(out)
+		return "", store.Ticket{}, &out, true
 	case errors.Is(err, store.ErrLedgerLost):
 		return fail(failClosed("ledger_lost", "the agent's budget ledger lost what it had recorded; no payment until an operator acts: "+err.Error()))
 	case err != nil:
 		return fail(failClosed("ledger_error", "agent budget reservation failed: "+err.Error()))
 	}
-	return agentRes, t, nil
+	return agentRes, t, nil, false
 }
 
 // giveBackAgent settles the agent's reservation at zero when the global one failed: nothing will be paid.

@@ -83,14 +83,27 @@ func (v verdict) receiptID() string {
 }
 
 // decisionTimeout bounds one decision's store, engine and domain work (its context's deadline): a slow
-// ledger or lookup fails closed instead of holding the budget lock and every decision queued behind it.
+// ledger or lookup fails closed instead of holding its agent's request for good.
 const decisionTimeout = 15 * time.Second
 
-// decide runs the preflight for a challenge: read the ledger, decide, and on allow reserve, under the
-// budget's lock; the receipt a refusal or hold shows is hashed and signed after the lock is released, so
-// one decision's signing (its input's size) never delays another's. The ledger's atomic Reserve is the
-// final guard on the daily cap. withTicket: an allowed challenge also gets its payment ticket, written with
-// the reservation in one store write.
+// maxDecideAttempts bounds how often one challenge is decided afresh after the ledger refused the
+// reservation of an allow (decideOnce): each refusal means another decision reserved the room meanwhile, so
+// a few attempts follow the ledger's latest figures; the last refusal is the daily-cap block as the ledger
+// gave it (capBlock).
+const maxDecideAttempts = 4
+
+// decide runs the preflight for a challenge: read the ledger, decide, and on allow reserve. No lock is held
+// across those steps: decisions on one budget run side by side (on this proxy as on every proxy of a fleet
+// sharing the store), and the daily cap holds because the store's reservation checks it atomically with
+// the reservation itself (store.Ledger's Reserve and ReserveTicket, ErrBudgetExceeded), for the global
+// budget and the agent's own (agentledger.go). A reservation the ledger refuses is decided afresh on the
+// ledger's new figures (decideOnce), so the refusal is the engine's own daily-cap block, its receipt's input
+// naming the spend it was decided on. (A hold is not decided again: it reserves nothing, and its approval is
+// released only through the same atomic reservation, so a hold judged on a spend that another decision has
+// since raised past the cap is refused at the cap when approved.) The receipt a refusal or hold shows is
+// hashed and signed last.
+// withTicket: an allowed challenge also gets its payment ticket, written with the reservation in one store
+// write.
 func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) verdict {
 	ctx, cancel := context.WithTimeout(ctx, decisionTimeout)
 	defer cancel()
@@ -101,7 +114,24 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 		v.Agent, v.rs = agentIDOf(ctx), rs
 		return v
 	}
-	v, input, sign := p.decideLocked(ctx, rs, ag, method, url, pr, withTicket)
+	in := decisionChallenge(pr, url)
+	if d := p.opts.Domains; d != nil {
+		// Gather the domain facts first: the engine then finds them in the checker's cache, however many
+		// times the challenge is decided.
+		if host := hostOf(url); host != "" {
+			d.Facts(ctx, host)
+		}
+	}
+	p.prefetchIndex(ctx, method, url) // observe.go: the Index read, once per challenge
+	var v verdict
+	var input *preflight.Input
+	var sign, again bool
+	for attempt := 1; ; attempt++ {
+		v, input, sign, again = p.decideOnce(ctx, rs, ag, in, method, url, pr, withTicket, attempt == maxDecideAttempts)
+		if !again {
+			break
+		}
+	}
 	v.Agent, v.rs, v.ag = ag.id, rs, ag
 	if sign || p.opts.Journal != nil && v.Result != nil && v.Result.Receipt.JWS == "" {
 		// A journal keeps every receipt signed, allowed ones too, so that an auditor can verify each.
@@ -112,33 +142,23 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	return v
 }
 
-// decideLocked is decide's work under the budget lock. sign: the verdict shows its receipt, which the
-// caller signs once the lock is released.
-func (p *Proxy) decideLocked(ctx context.Context, rs *RuleSet, ag *agentRules, method, url string, pr *x402.PaymentRequired, withTicket bool) (verdict, *preflight.Input, bool) {
-	in := decisionChallenge(pr, url)
-	if d := p.opts.Domains; d != nil {
-		// Gather the domain facts before taking the budget lock: the engine then finds them in the checker's
-		// cache, and RDAP or DNS round trips never serialize every other decision behind them.
-		if host := hostOf(url); host != "" {
-			d.Facts(ctx, host)
-		}
-	}
-	p.prefetchIndex(ctx, method, url) // observe.go: the Index read stays outside the lock too
-	lock := p.budgetLock(p.opts.Budget)
-	lock.Lock()
-	defer lock.Unlock()
+// decideOnce reads the ledger, decides the challenge in (decisionChallenge's) on its figures and, on allow,
+// reserves. sign: the verdict shows its receipt, which the caller signs. again: the ledger refused the
+// allow's reservation under the cap the engine judged (another decision took the room since the ledger was
+// read), so the challenge is to be decided afresh on the ledger's new figures; never when last.
+func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in *x402.PaymentRequired, method, url string, pr *x402.PaymentRequired, withTicket, last bool) (v verdict, input *preflight.Input, sign, again bool) {
 	day := p.day()
 	state, alarm, err := p.readState(ctx, day, url)
 	if err != nil {
-		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false
+		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false, false
 	}
 	spent := state.Spent + state.Reserved
 	if ag.capMicros > 0 { // the engine judges the agent's cap; the ledger enforces both (agentledger.go)
 		if spent, err = p.agentSpent(ctx, ag, day); err != nil {
-			return failClosed("ledger_error", "agent budget ledger unavailable: "+err.Error()), nil, false
+			return failClosed("ledger_error", "agent budget ledger unavailable: "+err.Error()), nil, false, false
 		}
 	}
-	input := &preflight.Input{
+	input = &preflight.Input{
 		Challenge:      in,
 		ResourceURL:    url,
 		ResourceMethod: method,
@@ -146,10 +166,10 @@ func (p *Proxy) decideLocked(ctx context.Context, rs *RuleSet, ag *agentRules, m
 	}
 	res, err := p.deciderOf(ag).DecideUnsigned(ctx, input)
 	if err != nil || res == nil {
-		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false
+		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false, false
 	}
 	p.holdForAlarm(ctx, res, url, alarm) // alarms.go: a seller whose settlement broke its authorization is held
-	v := verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
+	v = verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res), rs: rs, ag: ag}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
 		// The option as the seller wrote it (the engine saw the copy with the real resource URL).
@@ -162,20 +182,24 @@ func (p *Proxy) decideLocked(ctx context.Context, rs *RuleSet, ag *agentRules, m
 	}
 	switch res.Decision {
 	case allow:
-		if v = p.reserveLocked(ctx, v, day, tk); v.Decision == allow {
-			return v, input, false // released with the receipt id alone: nothing shows its signature
+		out, judgedCap := p.reserve(ctx, v, day, tk)
+		if out.Decision == allow {
+			return out, input, false, false // released with the receipt id alone: nothing shows its signature
+		}
+		if judgedCap && !last {
+			return out, input, false, true
 		}
 		// The ledger refused (daily cap) or failed: a refusal shows its receipt, so it is signed. In report
 		// mode the cap's refusal is shadowed (shadow.go).
-		return p.shadowLocked(ctx, v, pr, day, tk), input, true
+		return p.shadow(ctx, out, pr, day, tk), input, true, false
 	case hold, block:
-		return p.shadowLocked(ctx, v, pr, day, tk), input, true
+		return p.shadow(ctx, v, pr, day, tk), input, true, false
 	default:
 		// SPEC §4.5: a future, unknown outcome is never allow.
 		v.Decision = block
 		v.Reasons = append(v.Reasons, "block: unknown preflight decision "+fmt.Sprintf("%q", res.Decision))
 		v.Class = "unknown_decision"
-		return v, input, true
+		return v, input, true, false
 	}
 }
 
@@ -230,37 +254,46 @@ func hostOf(rawURL string) string {
 // is the approved hold the payment will spend, if any.
 type ticketFor struct{ method, url, holdID string }
 
-// reserveLocked reserves an allowed amount, and with tk records the payment ticket in the same store write;
-// the caller holds the budget lock.
-func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ticketFor) verdict {
+// reserve reserves an allowed amount, and with tk records the payment ticket in the same store write. The
+// store checks each cap atomically with the reservation, so no lock is needed for the cap to hold. judgedCap:
+// the verdict is the refusal of the cap the engine judged (the agent's own when it has one, else the
+// global one), which the caller may decide afresh on the ledger's new figures.
+func (p *Proxy) reserve(ctx context.Context, v verdict, day string, tk *ticketFor) (out verdict, judgedCap bool) {
 	res := v.Result
 	if res.ChosenOption == nil || res.ChosenIndex < 0 {
-		return failClosed("engine_error", "preflight allowed without a chosen option")
+		return failClosed("engine_error", "preflight allowed without a chosen option"), false
 	}
 	if res.AmountMicros < 0 {
-		return failClosed("engine_error", "preflight allowed a negative amount")
+		return failClosed("engine_error", "preflight allowed a negative amount"), false
 	}
 	capMicros := int64(p.rulesOf(v).rules.DailyCapUSD)
+	var site string
 	if tk != nil {
-		site := siteOfTicket(tk.url)
-		if full, n := p.unpaid.full(site, p.opts.Now()); full {
-			return p.unpaidBlock(v, site, n)
+		// A place under the site's bound is claimed before anything is reserved, so that decisions side by
+		// side never pass the bound together (unpaid.go).
+		site = siteOfTicket(tk.url)
+		if ok, n := p.unpaid.claim(site, p.opts.Now()); !ok {
+			return p.unpaidBlock(v, site, n), false
 		}
 	}
-	agentRes, t, blocked := p.reserveAgent(ctx, v, day, tk) // agentledger.go: the agent's own cap first
+	agentRes, t, blocked, agentCap := p.reserveAgent(ctx, v, day, tk) // agentledger.go: the agent's own cap first
 	if blocked != nil {
-		return *blocked
+		if tk != nil {
+			p.unpaid.unclaim(site)
+		}
+		return *blocked, agentCap
 	}
 	var id string
 	var err error
 	if tk == nil {
 		id, err = p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
 	} else {
-		site := siteOfTicket(tk.url)
 		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
 		id = t.ReservationID
 		if err == nil {
 			p.unpaid.add(site, t, p.opts.Now())
+		} else {
+			p.unpaid.unclaim(site)
 		}
 	}
 	if err != nil {
@@ -268,13 +301,14 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	}
 	if errors.Is(err, store.ErrBudgetExceeded) {
 		st, _ := p.opts.Store.State(ctx, p.opts.Budget, day)
-		return p.capBlock(v, p.rulesOf(v).rules.DailyCapUSD, st.Spent+st.Reserved)
+		// The engine judged the global cap only for an agent without a cap of its own (decideOnce).
+		return p.capBlock(v, p.rulesOf(v).rules.DailyCapUSD, st.Spent+st.Reserved), v.ag == nil || v.ag.capMicros <= 0
 	}
 	if errors.Is(err, store.ErrLedgerLost) {
-		return failClosed("ledger_lost", "the budget ledger lost what it had recorded; no payment until an operator acts: "+err.Error())
+		return failClosed("ledger_lost", "the budget ledger lost what it had recorded; no payment until an operator acts: "+err.Error()), false
 	}
 	if err != nil {
-		return failClosed("ledger_error", "budget reservation or payment ticket failed: "+err.Error())
+		return failClosed("ledger_error", "budget reservation or payment ticket failed: "+err.Error()), false
 	}
 	v.Decision = allow
 	v.Amount = res.AmountMicros
@@ -283,7 +317,7 @@ func (p *Proxy) reserveLocked(ctx context.Context, v verdict, day string, tk *ti
 	if agentRes != "" {
 		v.Release.AgentBudget = p.agentBudget(v.ag.id)
 	}
-	return v
+	return v, false
 }
 
 // capBlock turns v into the daily-cap block, spent being what the ledger holds (spent and reserved). The

@@ -1,8 +1,12 @@
 // Package proxy is payguard's forward proxy: goproxy wiring with an ECDSA MITM CA and a bounded
 // certificate cache (proxy/mitm), interception of x402 402 challenges decided in process by the preflight
-// engine, tickets that let exactly the approved payment through once, holds resolved by people through the
-// approval API, and the metrics and decision log around them. The proxy only asks; the engine decides. The
-// ledger's atomic Reserve is the final guard on the daily cap.
+// engine, tickets that let exactly the approved payment through once, holds resolved by people, and the
+// metrics and decision log around them. The proxy only asks; the engine decides. The ledger's atomic
+// Reserve is the final guard on the daily cap.
+//
+// The proxy only proxies: its admin listener (the approval API, the in-process guard's POST /v1/decide, the
+// console's backend, health) is package proxy/admin, which reaches the proxy through admin.Core, the few
+// methods of adminside.go; this package never imports it, and the shapes both speak are proxy/view.
 //
 // # Challenges (402 from a seller)
 //
@@ -31,7 +35,7 @@
 //     not used); denied: as block; no answer: 403 with X-Payguard-Hold and Retry-After. An approval is
 //     spent by the one payment that goes through on it (its ticket names the hold), not by the challenge:
 //     an agent that gave up while it waited finds the approval on its retry, for as long as the hold lives
-//     (hold_ttl from its creation). Its people-facing side: proxy/notify and proxy/console. Only a hold can be
+//     (hold_ttl from its creation). Its people-facing side: proxy/admin, proxy/console and proxy/notify. Only a hold can be
 //     approved: the engine runs again for every 402, so a block (blocklist, sanctions, caps) outranks an
 //     earlier approval.
 //   - A challenge answering a payment payguard released (verify or settle failed) is passed on with

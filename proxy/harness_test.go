@@ -175,7 +175,7 @@ func adminFor(p *Proxy, o admin.Options) http.Handler {
 	if p.opts.CA != nil && len(p.opts.CA.Certificate) > 0 {
 		o.CACert = p.opts.CA.Certificate[0]
 	}
-	o.Logger, o.Now = p.log, p.opts.Now
+	o.Logger, o.Now, o.Metrics = p.log, p.opts.Now, p.metrics.Handler()
 	return admin.New(p, o)
 }
 

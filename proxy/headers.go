@@ -67,9 +67,11 @@ var payguardFolded = foldHeaderName(headerPrefix)
 
 // foldHeaderName is a header name as the most lenient common stack reads it: lower-cased, "_" read as
 // "-", and trailing "-", "_", spaces and tabs dropped.
-func foldHeaderName(name string) string {
+func foldHeaderName(name string) string { return string(appendFolded(nil, name)) }
+
+// appendFolded appends foldHeaderName(name) to b.
+func appendFolded(b []byte, name string) []byte {
 	name = strings.TrimRight(name, "-_ \t")
-	b := make([]byte, len(name))
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		switch {
@@ -78,20 +80,24 @@ func foldHeaderName(name string) string {
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
-		b[i] = c
+		b = append(b, c)
 	}
-	return string(b)
+	return b
 }
 
-// classifyHeader says what a header name is to payguard.
+// classifyHeader says what a header name is to payguard. It runs for every header of every request and
+// response (issue 36: pass-through level with goproxy), so a name of up to 64 bytes is folded on the stack:
+// no allocation (a map index by string(bytes) does not copy).
 func classifyHeader(name string) headerClass {
-	f := foldHeaderName(name)
-	if c, ok := x402HeaderKinds[f]; ok {
+	var buf [64]byte
+	f := appendFolded(buf[:0], name)
+	if c, ok := x402HeaderKinds[string(f)]; ok {
 		c.exact = strings.EqualFold(name, c.canonical)
 		return c
 	}
 	// payguardFolded is "x-payguard" (the prefix's trailing "-" folds away): that name alone counts too.
-	if f == payguardFolded || strings.HasPrefix(f, payguardFolded+"-") {
+	if len(f) >= len(payguardFolded) && string(f[:len(payguardFolded)]) == payguardFolded &&
+		(len(f) == len(payguardFolded) || f[len(payguardFolded)] == '-') {
 		return headerClass{kind: headerPayguard}
 	}
 	return headerClass{kind: headerOther}

@@ -104,23 +104,30 @@ func (p *Proxy) waitForPerson(ctx context.Context, h store.Hold, v verdict, tk *
 // reserved like any abandoned challenge, and only one payment can spend the approval. An approval the cap
 // would refuse is kept (until it expires) rather than spent on a payment that never goes.
 func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk *ticketFor) verdict {
-	lock := p.budgetLock(p.opts.Budget)
-	lock.Lock()
-	defer lock.Unlock()
 	day := p.day()
 	st, err := p.opts.Store.State(ctx, p.opts.Budget, day)
 	if err != nil {
 		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error())
 	}
+	// The ledger's reservation checks the cap atomically; this early look only spares the store a write
+	// the cap would refuse.
 	if spent := st.Spent + st.Reserved; v.Result != nil && policy.OverDailyCap(policy.USD(v.Result.AmountMicros), policy.USD(spent), p.rulesOf(v).rules.DailyCapUSD) {
 		v.Hold = &h
 		return p.capBlock(v, p.rulesOf(v).rules.DailyCapUSD, spent)
 	}
-	if tk == nil {
+	var bound *ticketFor
+	if tk != nil {
+		bound = &ticketFor{method: tk.method, url: tk.url, holdID: h.ID}
+	}
+	out, _ := p.reserve(ctx, v, day, bound)
+	if out.Decision == allow && tk == nil {
 		// An in-process guard's decision (guardapi.go): the guard pays the seller itself, so no payment
-		// passes here to spend the approval; this decision spends it, once, and reserves without a ticket.
+		// passes here to spend the approval; this decision spends it, once, after the reservation, so that
+		// an approval the cap refuses is kept. Should another decision have spent it first, the
+		// reservation goes back and the request is held again.
 		used, err := p.opts.Store.UseHold(ctx, h.ID)
 		if err != nil {
+			p.giveBack(ctx, out.Release)
 			v.Hold = &h
 			if !errors.Is(err, store.ErrAlreadyUsed) && !errors.Is(err, store.ErrConflict) {
 				return failClosed("store_error", "approved hold could not be used: "+err.Error())
@@ -130,16 +137,23 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 		}
 		h = used
 	}
-	var bound *ticketFor
-	if tk != nil {
-		bound = &ticketFor{method: tk.method, url: tk.url, holdID: h.ID}
-	}
-	out := p.reserveLocked(ctx, v, day, bound)
 	if out.Decision == allow {
 		out.Class = "hold_approved"
 	}
 	out.Hold = &h
 	return out
+}
+
+// giveBack settles a reservation nothing will be paid against at zero, the agent's own with it.
+func (p *Proxy) giveBack(ctx context.Context, r *release) {
+	if r == nil {
+		return
+	}
+	if err := p.opts.Store.Settle(ctx, r.Budget, r.Day, r.ReservationID, 0); err != nil {
+		// It stays reserved until the day ends: errs toward not paying.
+		p.log.Warn("reservation not given back", "reservation_id", r.ReservationID, "error", err.Error())
+	}
+	p.settleAgent(ctx, r, 0)
 }
 
 // holdWaiters wakes requests waiting on a hold when this process's admin API resolves it.

@@ -43,13 +43,17 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	agent, known := p.requestAgent(req, ctx) // agents.go: reads (and removes) Proxy-Authorization
 	st := &reqState{start: p.opts.Now()}
 	ctx.UserData = st
-	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTrip)
+	ctx.RoundTripper = p.rt
 	if !known {
 		st.local = true
 		p.metrics.agentRefused.Inc()
 		return req, proxyAuthRequired(req)
 	}
-	*req = *req.WithContext(withAgent(req.Context(), agent)) // in place: goproxy's ctx.Req is this request
+	if agent != DefaultAgent || agentIDOf(req.Context()) != DefaultAgent {
+		// In place: goproxy's ctx.Req is this request. The default agent is what a context without one
+		// already says, so it costs the request no copy (issue 36: pass-through level with goproxy).
+		*req = *req.WithContext(withAgent(req.Context(), agent))
+	}
 	// Decision headers are payguard's to set: an agent's (or a page's) X-Payguard-* never reaches a seller.
 	stripPayguardHeaders(req.Header)
 	// Request trailers are not passed upstream: one arrives after the body, when the request is already on

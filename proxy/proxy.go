@@ -15,6 +15,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy/mitm"
@@ -53,7 +54,7 @@ type Options struct {
 	Domains screening.Domains
 	// Rules are the deployment's rules; the proxy reads only DailyCapUSD, for the ledger's final guard.
 	Rules policy.Rules
-	// Budget names the ledger budget ("default" when empty).
+	// Budget names the ledger budget (config's default, "default", when empty).
 	Budget string
 	// TunnelHosts are passed through without inspection ("host" or "host:port").
 	TunnelHosts []string
@@ -64,17 +65,17 @@ type Options struct {
 	// HoldWait is how long a held 402 waits for a person; HoldTTL how long a hold stays usable.
 	HoldWait, HoldTTL time.Duration
 	// TicketTTLMax bounds an allowed 402's ticket (its maxTimeoutSeconds, at least a minute, up to this):
-	// unused, it gives its reservation back (store.Tickets). Zero means 5 minutes.
+	// unused, it gives its reservation back (store.Tickets). Zero means config's default (5 minutes).
 	TicketTTLMax time.Duration
 	// MaxUnpaidPerSite bounds the tickets of allowed 402s outstanding (not paid, not yet released) per seller
 	// site; past it an allow is refused with the unpaid_tickets_per_site reason (unpaid.go). Zero means
-	// DefaultMaxUnpaidPerSite.
+	// config's default (1,000).
 	MaxUnpaidPerSite int
 	// RetryAfter is the Retry-After sent with an unresolved hold (default 10 s).
 	RetryAfter time.Duration
-	// CertCacheSize bounds the MITM leaf cache (default 1024).
+	// CertCacheSize bounds the MITM leaf cache (zero: config's default, 1024).
 	CertCacheSize int
-	// MaxIdleConnsPerHost sizes the upstream idle pool (default 256).
+	// MaxIdleConnsPerHost sizes the upstream idle pool (zero: config's default, 256).
 	MaxIdleConnsPerHost int
 	// DialContext replaces the upstream dialer (tests and load runs map many names to loopback).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -84,9 +85,9 @@ type Options struct {
 	// Observer, when set, receives an Endpoint Index observation of every decoded 402 and every paid
 	// response (see observe.go).
 	Observer Observer
-	// Index, when set, is read before the budget lock to warm the engine's view when it is the engine's
-	// index.Cache (observations older than IndexMaxAge are left out of its derived facts; 0 keeps all). The
-	// admin API's GET /v1/endpoints reads it through proxy/admin's Options.
+	// Index, when set, is read once per challenge, before the engine, to warm the engine's view when it is
+	// the engine's index.Cache (observations older than IndexMaxAge are left out of its derived facts; 0 keeps
+	// all). The admin API's GET /v1/endpoints reads it through proxy/admin's Options.
 	Index       preflight.IndexReader
 	IndexMaxAge time.Duration
 	// OnHoldChange is called (it must not block) after a hold is created or resolved here, so that
@@ -110,7 +111,6 @@ type Proxy struct {
 	tr      *http.Transport
 	certs   *mitm.CertCache
 	tunnel  map[string]bool
-	budgets sync.Map // budget name -> *sync.Mutex: serializes read-ledger → decide → reserve
 	waiters *holdWaiters
 	alarms  store.Alarms    // sellers whose settlement broke its authorization (alarms.go)
 	paid    *paidHosts      // hosts that answered 402 (proxy.upgrades: refuse_after_402)
@@ -121,6 +121,7 @@ type Proxy struct {
 	metrics *Metrics
 	clients sync.Map                // goproxy session (mod 65536) → the MITM'd client's address (goproxylog.go)
 	unpaid  *unpaidTickets          // outstanding tickets per seller site (unpaid.go)
+	rt      goproxy.RoundTripper    // p.roundTrip, made once (a method value allocates each time it is taken)
 	rs      atomic.Pointer[RuleSet] // the active rules, agents and modes (ruleset.go; Reload swaps it)
 }
 
@@ -135,7 +136,7 @@ func New(o Options) (*Proxy, error) {
 	}
 	o.Upgrades = upgrades
 	if o.Budget == "" {
-		o.Budget = "default"
+		o.Budget = config.DefaultProxy().Budget
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -146,23 +147,25 @@ func New(o Options) (*Proxy, error) {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
 	}
+	// The defaults of the settings the proxy: section has are config's, stated once there.
+	def := config.DefaultProxy()
 	if o.TicketTTLMax <= 0 {
-		o.TicketTTLMax = 5 * time.Minute
+		o.TicketTTLMax = time.Duration(def.TicketTTLMax)
 	}
 	if o.MaxUnpaidPerSite <= 0 {
-		o.MaxUnpaidPerSite = DefaultMaxUnpaidPerSite
+		o.MaxUnpaidPerSite = def.MaxUnpaidPerSite
 	}
 	if o.HoldTTL <= 0 {
-		o.HoldTTL = 15 * time.Minute
+		o.HoldTTL = time.Duration(def.HoldTTL)
 	}
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = 10 * time.Second
 	}
 	if o.CertCacheSize <= 0 {
-		o.CertCacheSize = 1024
+		o.CertCacheSize = def.CertCacheSize
 	}
 	if o.MaxIdleConnsPerHost <= 0 {
-		o.MaxIdleConnsPerHost = 256
+		o.MaxIdleConnsPerHost = def.MaxIdleConnsPerHost
 	}
 	certs, err := mitm.NewCertCache(o.CA, o.CertCacheSize, o.Now)
 	if err != nil {
@@ -171,6 +174,7 @@ func New(o Options) (*Proxy, error) {
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
 		paid: newPaidHosts(), splices: newSplices(), sellers: o.Store, log: o.Logger, metrics: o.Metrics,
 		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite)}
+	p.rt = goproxy.RoundTripperFunc(p.roundTrip)
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true
 	}
@@ -264,11 +268,6 @@ func (p *Proxy) tlsConfigFor(hostport string, ctx *goproxy.ProxyCtx) (*tls.Confi
 	}
 	return &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"}}, nil
-}
-
-func (p *Proxy) budgetLock(budget string) *sync.Mutex {
-	m, _ := p.budgets.LoadOrStore(budget, &sync.Mutex{})
-	return m.(*sync.Mutex)
 }
 
 func (p *Proxy) day() string { return p.opts.Now().UTC().Format("2006-01-02") }

@@ -28,10 +28,10 @@ import (
 // ShadowHeader names, on a response payguard let through in report mode, the decision it would have made.
 const ShadowHeader = "X-Payguard-Shadow"
 
-// shadowLocked turns a block or hold of a report-mode agent into an uncapped allow of the judged option,
-// reserved (and with a ticket for tk); the caller holds the budget lock. v is returned unchanged when it is
+// shadow turns a block or hold of a report-mode agent into an uncapped allow of the judged option,
+// reserved (and with a ticket for tk). v is returned unchanged when it is
 // not to be shadowed.
-func (p *Proxy) shadowLocked(ctx context.Context, v verdict, pr *x402.PaymentRequired, day string, tk *ticketFor) verdict {
+func (p *Proxy) shadow(ctx context.Context, v verdict, pr *x402.PaymentRequired, day string, tk *ticketFor) verdict {
 	if v.ag == nil || !v.ag.report || v.Result == nil || v.Decision == allow {
 		return v
 	}

@@ -11,12 +11,12 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// DefaultMaxUnpaidPerSite is Options.MaxUnpaidPerSite's default (issue 36). An allowed 402 leaves a ticket
-// and a reservation in the store until its agent pays or the ticket's TTL (at most proxy.ticket_ttl_max)
-// and store.TicketReleaseGrace pass. A seller that answers 402 to everything, or an agent loop that asks
-// again and again without paying, would otherwise fill the disk (and the budget's reserved amount) at the
-// rate of its requests. At about 500 bytes a ticket, 1,000 keep one site under half a megabyte.
-const DefaultMaxUnpaidPerSite = 1000
+// Why Options.MaxUnpaidPerSite (issue 36; its default is config's proxy.max_unpaid_per_site, 1,000): an
+// allowed 402 leaves a ticket and a reservation in the store until its agent pays or the ticket's TTL (at
+// most proxy.ticket_ttl_max) and store.TicketReleaseGrace pass. A seller that answers 402 to everything, or
+// an agent loop that asks again and again without paying, would otherwise fill the disk (and the budget's
+// reserved amount) at the rate of its requests. At about 500 bytes a ticket, 1,000 keep one site under half
+// a megabyte.
 
 // unpaidTickets counts the tickets this proxy made that are outstanding (not taken, not yet released by the
 // store), per seller site: the registrable domain of the URL (index.SiteOf), so that a seller's subdomains
@@ -39,6 +39,9 @@ type unpaidTickets struct {
 type unpaidSite struct {
 	n     int
 	queue []unpaidID
+	// claimed counts the places claimed by decisions whose reservation is under way (claim): they count
+	// toward the bound, so that decisions side by side never pass it together.
+	claimed int
 }
 
 // unpaidRef is a counted ticket's site and the time (unix ns) the store releases it.
@@ -118,32 +121,54 @@ func (u *unpaidTickets) prune(st *unpaidSite, now int64, all bool) {
 	}
 }
 
-// full reports whether site has max outstanding tickets at now (released ones are forgotten first), and how
-// many it has.
-func (u *unpaidTickets) full(site string, now time.Time) (bool, int) {
+// claim takes a place for one more ticket of site at now, unless site has max outstanding tickets and
+// claimed places (released tickets are forgotten first); n is how many it has. A claim ends with add (the
+// ticket was made) or unclaim (it was not).
+func (u *unpaidTickets) claim(site string, now time.Time) (ok bool, n int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	st := u.sites[site]
 	if st == nil {
-		return u.max <= 0, 0
+		if u.max <= 0 {
+			return false, 0
+		}
+		st = &unpaidSite{}
+		u.sites[site] = st
 	}
-	if st.n >= u.max {
+	if st.n+st.claimed >= u.max {
 		u.prune(st, now.UnixNano(), true)
 	}
-	return st.n >= u.max, st.n
+	if n = st.n + st.claimed; n >= u.max {
+		return false, n
+	}
+	st.claimed++
+	return true, n
 }
 
-// add counts ticket t for site; now, every sweepEvery tickets, forgets every site's released ones.
+// unclaim gives back a place claimed for site whose ticket was not made.
+func (u *unpaidTickets) unclaim(site string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if st := u.sites[site]; st != nil && st.claimed > 0 {
+		st.claimed--
+	}
+}
+
+// add counts ticket t for site in the place claimed for it; now, every sweepEvery tickets, forgets every
+// site's released ones.
 func (u *unpaidTickets) add(site string, t store.Ticket, now time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if st := u.sites[site]; st != nil && st.claimed > 0 {
+		st.claimed--
+	}
 	if u.adds++; u.adds >= sweepEvery {
 		u.adds = 0
 		ns := now.UnixNano()
 		for s, st := range u.sites {
 			// The head first; the whole queue when taken tickets have left it twice its count long.
 			u.prune(st, ns, len(st.queue) > 2*st.n+16)
-			if st.n == 0 {
+			if st.n == 0 && st.claimed == 0 {
 				delete(u.sites, s)
 			}
 		}

@@ -135,26 +135,26 @@ func TestUnpaidCountIsExact(t *testing.T) {
 	short := newID("tkt")
 	u.add("s.example", tk(short, time.Minute), now)
 	u.add("s.example", tk("other-form", time.Hour), now)
-	if full, n := u.full("s.example", now); !full || n != 3 {
+	if full, n := u.fullAt("s.example", now); !full || n != 3 {
 		t.Fatalf("full %v with %d", full, n)
 	}
 	later := now.Add(time.Minute + store.TicketReleaseGrace)
-	if full, n := u.full("s.example", later); full || n != 2 {
+	if full, n := u.fullAt("s.example", later); full || n != 2 {
 		t.Fatalf("after the short ticket's release: full %v with %d, want 2", full, n)
 	}
 	u.taken("other-form")
 	u.taken("never-made")
-	if full, n := u.full("s.example", later); full || n != 1 {
+	if full, n := u.fullAt("s.example", later); full || n != 1 {
 		t.Fatalf("after a take: full %v with %d, want 1", full, n)
 	}
 	again := newID("tkt")
 	u.add("s.example", tk(again, time.Hour), later)
 	u.add("s.example", tk(again, time.Hour), later)
-	if _, n := u.full("s.example", later); n != 2 {
+	if _, n := u.fullAt("s.example", later); n != 2 {
 		t.Fatalf("an id counted twice: %d, want 2", n)
 	}
 	u.add("s.example", tk(newID("tkt"), time.Hour), later)
-	u.full("s.example", later) // at the bound: the whole queue is pruned
+	u.fullAt("s.example", later) // at the bound: the whole queue is pruned
 	// Left: the long one, the id counted twice (both its entries name it) and the last one.
 	if st := u.sites["s.example"]; len(st.queue) != 4 || st.n != 3 {
 		t.Fatalf("queue of %d for %d tickets, want 4 for 3: the released and the taken ones leave it", len(st.queue), st.n)
@@ -162,7 +162,7 @@ func TestUnpaidCountIsExact(t *testing.T) {
 	// The id counted twice is released at its latest expiry, not its first.
 	u.add("s.example", tk(short, 0), later)
 	u.add("s.example", tk(short, 3*time.Hour), later)
-	if _, n := u.full("s.example", later.Add(time.Hour)); n != 1 {
+	if _, n := u.fullAt("s.example", later.Add(time.Hour)); n != 1 {
 		t.Fatalf("an hour on: %d, want 1 (the id renewed for three hours)", n)
 	}
 }
@@ -189,4 +189,13 @@ func BenchmarkUnpaidCount(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-B/ticket")
 	runtime.KeepAlive(u)
 	runtime.KeepAlive(ids)
+}
+
+// fullAt is claim without keeping the place: whether site is at its bound at now, and its count.
+func (u *unpaidTickets) fullAt(site string, now time.Time) (bool, int) {
+	ok, n := u.claim(site, now)
+	if ok {
+		u.unclaim(site)
+	}
+	return !ok, n
 }

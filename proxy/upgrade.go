@@ -11,6 +11,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/index"
 )
 
@@ -32,22 +33,23 @@ const (
 	// UpgradesRefuseAfter402 (the default) refuses upgrades to any host that has answered 402 through
 	// payguard (kept in the store: across restarts, on every replica); other upgrades go on, their requests
 	// decided like any other.
-	UpgradesRefuseAfter402 UpgradePolicy = "refuse_after_402"
+	UpgradesRefuseAfter402 UpgradePolicy = config.UpgradesRefuseAfter402
 	// UpgradesAllow lets every upgrade through (its request still decided like any other).
-	UpgradesAllow UpgradePolicy = "allow"
+	UpgradesAllow UpgradePolicy = config.UpgradesAllow
 	// UpgradesRefuse refuses every upgrade.
-	UpgradesRefuse UpgradePolicy = "refuse"
+	UpgradesRefuse UpgradePolicy = config.UpgradesRefuse
 )
 
-// ParseUpgradePolicy reads proxy.upgrades; "" is the default.
+// ParseUpgradePolicy reads proxy.upgrades; "" is the default. The values and the message for any other are
+// config's (config.CheckUpgrades), stated once.
 func ParseUpgradePolicy(s string) (UpgradePolicy, error) {
-	switch p := UpgradePolicy(s); p {
-	case "":
-		return UpgradesRefuseAfter402, nil
-	case UpgradesRefuseAfter402, UpgradesAllow, UpgradesRefuse:
-		return p, nil
+	if s == "" {
+		return UpgradePolicy(config.DefaultProxy().Upgrades), nil
 	}
-	return "", fmt.Errorf("proxy.upgrades: %q is not one of refuse_after_402, allow, refuse", s)
+	if err := config.CheckUpgrades(s); err != nil {
+		return "", err
+	}
+	return UpgradePolicy(s), nil
 }
 
 // maxPaidHosts bounds the memory of hosts that answered 402. Once full, every host counts as one (upgrades

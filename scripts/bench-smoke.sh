@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go test ./proxy -run '^$' -benchtime 1x -benchmem \
-  -bench 'BenchmarkGuardChallenge$|BenchmarkUnpaid402Bolt$|BenchmarkUnpaid402Redis$|BenchmarkHostileChallenge$'
+  -bench 'BenchmarkGuardChallenge$|BenchmarkUnpaid402Bolt$|BenchmarkUnpaid402Redis$|BenchmarkHostileChallenge$|BenchmarkUnpaidCount$|BenchmarkPassThrough$'
+# The end-to-end figures need the real binary and proxy-bench (not in this repository), so they are not run
+# here: proxy/internal/hostload/bench-rss.sh (RSS after 100,000 decisions) and bench-passthrough.sh.
+bash -n proxy/internal/hostload/bench-rss.sh proxy/internal/hostload/bench-passthrough.sh
 go test ./store/bolt -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkReserveTicket$'
 go test ./screening/sanctions -run '^$' -benchtime 1x -bench 'BenchmarkIndexFootprint$'
 # serve (docs/benchmarks/server.md): the rate.sh call in process, then rate.sh itself for 2 s at a low rate,

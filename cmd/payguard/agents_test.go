@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/apitoken"
+	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -53,7 +56,7 @@ func writeAgentsConfig(t *testing.T, path, extra string) {
 // decided and journaled; a reload with a looser agent rule is refused and the old rules stay; a good one
 // (POST /v1/reload, then SIGHUP) changes the config hash; verify-receipt --journal verifies the journal.
 func TestProxyAgentsReloadJournal(t *testing.T) {
-	t.Setenv(adminTokenEnv, "test-admin-token-0123456789")
+	t.Setenv(apitoken.AdminEnv, "test-admin-token-0123456789")
 	dir := t.TempDir()
 	t.Chdir(dir)
 	cfgPath := filepath.Join(dir, "payguard.yaml")
@@ -62,13 +65,12 @@ func TestProxyAgentsReloadJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxyConfigPath = cfgPath
-	t.Cleanup(func() { proxyConfigPath = "" })
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out)
+		ln := app.ProxyListeners{Proxy: testutil.Listen(t), Admin: testutil.Listen(t)}
+		done <- app.RunProxy(ctx, cfg, ln, app.ProxyRun{Flags: app.Flags{Offline: true}, ConfigPath: cfgPath, Log: slog.New(slog.DiscardHandler), Banner: out})
 	}()
 	var banner string
 	select {

@@ -8,18 +8,19 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/internal/realdata"
 )
 
 // startProxyLogged is startProxy with the proxy's log kept for the test.
-func startProxyLogged(t *testing.T, cfg *config.Config, sf screeningFlags) (admin string, logs *syncLog) {
+func startProxyLogged(t *testing.T, cfg *config.Config, sf app.Flags) (admin string, logs *syncLog) {
 	t.Helper()
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	logs = &syncLog{}
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- serveProxy(ctx, cfg, sf, slog.New(slog.NewJSONHandler(logs, nil)), out) }()
+	ln := proxyListeners(t)
+	go func() { done <- serveProxy(ln, ctx, cfg, sf, slog.New(slog.NewJSONHandler(logs, nil)), out) }()
 	var banner string
 	select {
 	case banner = <-out.ch:
@@ -56,7 +57,7 @@ func TestFileMtimeDateIsFlaggedLoudly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			admin, logs := startProxyLogged(t, cfg, screeningFlags{offline: true, sanctionsDir: c.dir})
+			admin, logs := startProxyLogged(t, cfg, app.Flags{Offline: true, SanctionsDir: c.dir})
 			_, ready := httpGet(t, admin+"/readyz")
 			_, metrics := httpGet(t, admin+"/metrics")
 			if c.flagged {

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/realdata"
+	"github.com/payguard/payguard/x402"
 
 	"encoding/json"
 	"os"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/screening"
-	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/domain/domaintest"
 )
 
@@ -214,7 +213,7 @@ func TestCheckCommandBatch(t *testing.T) {
 		`{}`,
 		`{"name":"a"} {"name":"b"}`,
 		`{"domain":"localhost"}` + "\r",
-		`{"name":"` + strings.Repeat("n", maxBatchLine) + `"}`,
+		`{"name":"` + strings.Repeat("n", x402.MaxBodyBytes) + `"}`,
 		`{"domain":"servfail.example.com"}`, // no final newline
 	}, "\n")
 	code, out, errs := runPG(t, input, "check", "--config", env.config, "--sanctions-dir", env.sanctionsDir, "--batch", "-", "--parallel", "3")
@@ -246,7 +245,10 @@ func TestCheckCommandBatch(t *testing.T) {
 	}
 	for i, w := range wants {
 		if w.err != "" {
-			var e batchLineError
+			var e struct {
+				Line  int    `json:"line"`
+				Error string `json:"error"`
+			}
 			if err := json.Unmarshal([]byte(lines[i]), &e); err != nil || e.Line != w.errLine || !strings.Contains(e.Error, w.err) {
 				t.Errorf("line %d: %s, want error line %d with %q", i+1, lines[i], w.errLine, w.err)
 			}
@@ -266,15 +268,6 @@ func TestCheckCommandBatch(t *testing.T) {
 		"--sanctions-dir", env.sanctionsDir, "--batch", "-")
 	if code != 0 || strings.Count(out, "\n") != 2 {
 		t.Fatalf("all-good batch: exit %d, output %q, stderr %q", code, out, errs)
-	}
-}
-
-func TestPreflightDomainHookIsSet(t *testing.T) {
-	if newDomainChecker == nil {
-		t.Fatal("domainhook.go's init did not set the preflight hook")
-	}
-	if _, ok := newDomainChecker(config.DomainConfig{}).(*domain.Checker); !ok {
-		t.Fatalf("newDomainChecker returns %T", newDomainChecker(config.DomainConfig{}))
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/apitoken"
+	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -18,7 +20,7 @@ import (
 // directory, and a second payguard on that directory (here serve, after a proxy) refuses to start with a
 // message that names the process holding it. Nothing is created in the working directory.
 func TestDataDirIsOneAndExclusive(t *testing.T) {
-	t.Setenv(adminTokenEnv, "")
+	t.Setenv(apitoken.AdminEnv, "")
 	t.Setenv(config.DataDirEnv, "")
 	wd := t.TempDir()
 	t.Chdir(wd)
@@ -28,8 +30,8 @@ func TestDataDirIsOneAndExclusive(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.SetDataDir(dir)
-	startProxy(t, cfg, screeningFlags{offline: true})
-	for _, f := range []string{"ca/payguard-ca.pem", "ca/payguard-ca-key.pem", "receipt-keys.json", "payguard.db", "admin-token", dataDirLockFile} {
+	startProxy(t, cfg, app.Flags{Offline: true})
+	for _, f := range []string{"ca/payguard-ca.pem", "ca/payguard-ca-key.pem", "receipt-keys.json", "payguard.db", "admin-token", app.DataDirLockFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s not in the data dir: %v", f, err)
 		}
@@ -43,15 +45,15 @@ func TestDataDirIsOneAndExclusive(t *testing.T) {
 		t.Fatal(err)
 	}
 	serveCfg.SetDataDir(dir)
-	serveCfg.Server.Listen = "127.0.0.1:0"
-	err = serveAPI(context.Background(), serveCfg, feesForTest(t, serveCfg), screeningFlags{offline: true}, slog.New(slog.DiscardHandler))
+	ln := serveListeners(t, serveCfg)
+	err = serveAPI(ln, context.Background(), serveCfg, feesForTest(t, serveCfg), app.Flags{Offline: true}, slog.New(slog.DiscardHandler))
 	want := fmt.Sprintf("is used by payguard proxy (pid %d", os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--data-dir") {
 		t.Fatalf("second process on the data dir: %v, want it to say %q", err, want)
 	}
 	// A second proxy is refused the same way, before it touches the ledger.
-	serveCfg.Proxy.Listen, serveCfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
-	err = serveProxy(context.Background(), serveCfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), nil)
+	pln := proxyListeners(t)
+	err = serveProxy(pln, context.Background(), serveCfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), nil)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second proxy: %v", err)
 	}
@@ -90,7 +92,7 @@ func TestDataDirFlag(t *testing.T) {
 	}
 	for _, viaEnv := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "held")
-		release, err := lockDataDir(dir, "serve", "test")
+		release, err := app.LockDataDir(dir, "serve", "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +130,7 @@ func TestServeListenAndDataDirFlags(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a start that could not listen created %s (stat: %v)", dir, err)
 	}
-	release, err := lockDataDir(dir, "proxy", "test")
+	release, err := app.LockDataDir(dir, "proxy", "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,23 +17,13 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
-	"github.com/payguard/payguard/server/fees"
+	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/testutil"
 )
 
-// ownFetchChild, set to a port, makes TestProxyNeverProxiesItsOwnFetch the child that runs the proxy there.
+// ownFetchChild, set to a port, makes TestProxyNeverProxiesItsOwnFetch the child that runs the proxy there,
+// on the listener the parent bound and handed over as file descriptor 3 (no race for the port).
 const ownFetchChild = "PAYGUARD_TEST_OWN_FETCH_PORT"
-
-// freePort is a port nothing listens on (a moment ago).
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
-}
 
 // TestProxyNeverProxiesItsOwnFetch starts the proxy in the shell README sets up for the agent: HTTPS_PROXY
 // and HTTP_PROXY point at the proxy itself (spelled localhost). Its own list download must go direct to the
@@ -47,9 +37,16 @@ func freePort(t *testing.T) string {
 func TestProxyNeverProxiesItsOwnFetch(t *testing.T) {
 	port := os.Getenv(ownFetchChild)
 	if port == "" {
-		port = freePort(t)
+		ln := testutil.Listen(t)
+		lf, err := ln.(*net.TCPListener).File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lf.Close()
+		_, port, _ = net.SplitHostPort(ln.Addr().String())
 		self := "http://localhost:" + port
 		cmd := exec.Command(os.Args[0], "-test.run=^TestProxyNeverProxiesItsOwnFetch$", "-test.v")
+		cmd.ExtraFiles = []*os.File{lf}
 		cmd.Env = append(os.Environ(), ownFetchChild+"="+port, "HTTPS_PROXY="+self, "https_proxy="+self,
 			"HTTP_PROXY="+self, "http_proxy="+self, "NO_PROXY=", "no_proxy=")
 		out, err := cmd.CombinedOutput()
@@ -80,10 +77,16 @@ func TestProxyNeverProxiesItsOwnFetch(t *testing.T) {
 	cfg.Screening.Domain.Enabled = false // no RDAP bootstrap download from the internet in a test
 	var logs syncLog
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	proxyLn, err := net.FileListener(os.NewFile(3, "proxy listener"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminLn := testutil.Listen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serveProxy(ctx, cfg, screeningFlags{}, log, bannerWriter{ch: make(chan string, 1)})
+		ln := app.ProxyListeners{Proxy: proxyLn, Admin: adminLn}
+		done <- app.RunProxy(ctx, cfg, ln, app.ProxyRun{Log: log, Banner: bannerWriter{ch: make(chan string, 1)}})
 	}()
 	defer func() {
 		cancel()
@@ -118,47 +121,28 @@ func TestProxyNeverProxiesItsOwnFetch(t *testing.T) {
 // TestFailedStartLeavesNoDataDir: a proxy or serve that cannot bind its port (in use) fails before creating
 // its data directory (it created payguard-data with a CA, a key and a token, then failed).
 func TestFailedStartLeavesNoDataDir(t *testing.T) {
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	t.Setenv(config.DataDirEnv, "")
+	busy := testutil.Listen(t)
+	cfgPath := filepath.Join(t.TempDir(), "payguard.yaml")
+	yaml := "admin:\n  listen: 127.0.0.1:0\nserver:\n  contact: mailto:ops@example.com\n  fees:\n    network: eip155:84532\n" +
+		"    pay_to: \"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E\"\n"
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer busy.Close()
 	for _, mode := range []string{"proxy", "serve"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Chdir(dir)
-			cfg, err := config.Default()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Admin.Listen = "127.0.0.1:0"
-			log := slog.New(slog.DiscardHandler)
-			switch mode {
-			case "proxy":
-				cfg.Proxy.Listen = busy.Addr().String()
-				err = serveProxy(context.Background(), cfg, screeningFlags{offline: true}, log, bannerWriter{ch: make(chan string, 1)})
-			case "serve":
-				cfg.Server.Listen = busy.Addr().String()
-				err = serveForTest(cfg, log)
-			}
-			if err == nil || !strings.Contains(err.Error(), "address already in use") {
-				t.Fatalf("start on a busy port: %v", err)
+			var out, errb strings.Builder
+			code := runMain([]string{mode, "--offline", "--config", cfgPath, "--listen", busy.Addr().String()}, nil, &out, &errb)
+			if code != 1 || !strings.Contains(errb.String(), "address already in use") {
+				t.Fatalf("start on a busy port: exit %d: %s", code, errb.String())
 			}
 			if _, err := os.Stat(filepath.Join(dir, "payguard-data")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a failed start left payguard-data behind (stat: %v)", err)
 			}
 		})
 	}
-}
-
-// serveForTest runs serve once with cfg (fees from feesForTest), offline, and returns how it ended.
-func serveForTest(cfg *config.Config, log *slog.Logger) error {
-	cfg.Server.Fees.PayTo = "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E"
-	terms, err := fees.TermsFromConfig(cfg.Server.Fees)
-	if err != nil {
-		return err
-	}
-	return serveAPI(context.Background(), cfg, terms, screeningFlags{offline: true}, log)
 }
 
 // syncLog is a log destination tests read while the server writes.

@@ -43,7 +43,7 @@ func TestContainerConfig(t *testing.T) {
 	if c.Proxy.Listen != "0.0.0.0:8402" || c.Admin.Listen != "0.0.0.0:8403" {
 		t.Errorf("listens on %s and %s", c.Proxy.Listen, c.Admin.Listen)
 	}
-	for name, path := range map[string]string{"proxy.data_dir": c.Proxy.DataDir, "proxy.ca_cert_file": c.Proxy.CACertFile,
+	for name, path := range map[string]string{"data_dir": c.DataDir, "proxy.ca_cert_file": c.Proxy.CACertFile,
 		"proxy.ca_key_file": c.Proxy.CAKeyFile, "store.path": c.Store.Path, "keys.receipt_key_file": c.Keys.ReceiptKeyFile,
 		"screening.sanctions.cache_dir": c.Screening.Sanctions.CacheDir} {
 		if rel, err := filepath.Rel("/data", path); err != nil || rel == ".." || filepath.IsAbs(rel) || len(rel) >= 2 && rel[:2] == ".." {

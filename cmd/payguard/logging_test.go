@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/app"
 )
 
 // --log-level overrides log.level; both refuse what is not a level.
@@ -18,7 +19,7 @@ func TestLogLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	log, err := newLogger(&buf, cfg, "")
+	log, err := app.NewLogger(&buf, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestLogLevel(t *testing.T) {
 		t.Errorf("log.level warn wrote %q", buf.String())
 	}
 	buf.Reset()
-	if log, err = newLogger(&buf, cfg, "debug"); err != nil {
+	if log, err = app.NewLogger(&buf, cfg, "debug"); err != nil {
 		t.Fatal(err)
 	}
 	if log.Debug("detail"); !strings.Contains(buf.String(), "detail") {

@@ -1,6 +1,7 @@
 // Command payguard is the payment guard for AI agents that pay with x402: a forward proxy sidecar
 // (payguard proxy) and the public screening service (payguard serve), plus the command-line tools around
-// them. Each subcommand lives in its own file and registers itself in commands.
+// them. It parses flags and dispatches: the processes are put together in internal/app, the other
+// subcommands live in internal/cli's packages, and commands lists them all.
 package main
 
 import (
@@ -8,23 +9,34 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/payguard/payguard/internal/cli"
+	"github.com/payguard/payguard/internal/cli/audit"
+	"github.com/payguard/payguard/internal/cli/holds"
+	"github.com/payguard/payguard/internal/cli/keys"
+	"github.com/payguard/payguard/internal/cli/screen"
+	"github.com/payguard/payguard/internal/cli/setup"
 )
 
-// command is one subcommand. run gets the arguments after the subcommand's name and returns the exit code:
-// 0 success, 1 failure, 2 bad usage or bad input.
-type command struct {
-	summary string
-	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
-}
-
-// commands is filled by the init functions of the subcommand files.
-var commands = map[string]command{}
-
-func register(name string, c command) {
-	if _, dup := commands[name]; dup {
-		panic("payguard: command registered twice: " + name)
-	}
-	commands[name] = c
+// commands are payguard's subcommands by name. Each Run gets the arguments after the subcommand's name and
+// returns the exit code: 0 success, 1 failure, 2 bad usage or bad input.
+var commands = map[string]cli.Command{
+	"proxy":          {Summary: "run the forward proxy that guards an agent's x402 payments", Run: runProxy},
+	"serve":          {Summary: "run the public pay-per-call screening API (x402), default 127.0.0.1:8080", Run: runServe},
+	"version":        {Summary: "print the version, commit and Go version of this binary", Run: runVersion},
+	"agents":         setup.Agents,
+	"ca":             keys.CA,
+	"check":          screen.Check,
+	"config":         setup.Config,
+	"env":            setup.Env,
+	"healthcheck":    setup.Healthcheck,
+	"holds":          holds.Command,
+	"keys":           keys.ReceiptKeys,
+	"preflight":      screen.Preflight,
+	"rules":          setup.Rules,
+	"sdn":            screen.SDN,
+	"store":          setup.Store,
+	"verify-receipt": audit.VerifyReceipt,
 }
 
 func main() {
@@ -38,7 +50,7 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	if isHelp(args[0]) {
+	if cli.IsHelp(args[0]) {
 		usage(stdout)
 		return 0
 	}
@@ -51,7 +63,7 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	return c.run(args[1:], stdin, stdout, stderr)
+	return c.Run(args[1:], stdin, stdout, stderr)
 }
 
 func usage(w io.Writer) {
@@ -63,7 +75,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-16s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-16s %s\n", n, commands[n].Summary)
 	}
 	fmt.Fprintln(w, "\nRun 'payguard <command> -h' for a command's flags.")
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/realdata"
-	"github.com/payguard/payguard/screening/screeningtest"
 
 	"bytes"
 	"encoding/json"
@@ -11,10 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/payguard/payguard/policy"
-	"github.com/payguard/payguard/screening"
 )
 
 // runPG runs payguard in process and returns the exit code, stdout and stderr.
@@ -204,30 +200,6 @@ func TestPreflightNoOptionsIsADecision(t *testing.T) {
 	r := decodeResult(t, out)
 	if code != 0 || r.Decision != "block" || r.Reasons[0] != "block: no payment options found in input" || string(r.ChosenOption) != "null" {
 		t.Fatalf("%d %+v", code, r)
-	}
-}
-
-func TestPreflightDomainHook(t *testing.T) {
-	saved := newDomainChecker
-	defer func() { newDomainChecker = saved }()
-	calls := 0
-	newDomainChecker = func(config.DomainConfig) screening.Domains {
-		calls++
-		// Every domain is two days old.
-		return &screeningtest.Domains{Unknown: func(d string) screening.DomainFacts {
-			reg := time.Now().Add(-50 * time.Hour)
-			return screening.DomainFacts{Domain: d, Valid: true, RegisteredAt: &reg}
-		}}
-	}
-	rules := filepath.Join(t.TempDir(), "r.json")
-	os.WriteFile(rules, []byte(`{"screen_sanctions": false}`), 0o644)
-	_, out, _ := runPG(t, cliInput, "preflight", "--rules", rules)
-	if r := decodeResult(t, out); r.Decision != "hold" || r.Reasons[0] != "hold: domain registered 2 days ago (< 30)" || calls != 1 {
-		t.Fatalf("%+v (calls %d)", r, calls)
-	}
-	_, out, _ = runPG(t, cliInput, "preflight", "--offline", "--rules", rules)
-	if r := decodeResult(t, out); r.Decision != "allow" || calls != 1 {
-		t.Fatalf("--offline used the checker: %+v", r)
 	}
 }
 

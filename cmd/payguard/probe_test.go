@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +15,9 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/apitoken"
+	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/server/fees"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
@@ -26,7 +28,7 @@ import (
 // admin API lists an observation with source "probe", and payguard_index_probes_total{result="usable"} moves.
 func TestProxyProbesConfiguredEndpoints(t *testing.T) {
 	const token = "probe-test-admin-token-0123456789"
-	t.Setenv(adminTokenEnv, token)
+	t.Setenv(apitoken.AdminEnv, token)
 	t.Chdir(t.TempDir())
 	seller, hits := probedSeller(t)
 	target := seller.URL + "/weather"
@@ -35,7 +37,6 @@ func TestProxyProbesConfiguredEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Index.Probe.Enabled = true
 	cfg.Index.Probe.Endpoints = []string{target}
 	cfg.Index.Probe.AllowPrivate = []string{"127.0.0.0/8"}
@@ -47,8 +48,9 @@ func TestProxyProbesConfiguredEndpoints(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
+	ln := proxyListeners(t)
 	go func() {
-		done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out)
+		done <- serveProxy(ln, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
 	}()
 	var banner string
 	select {
@@ -137,18 +139,8 @@ func probedSeller(t *testing.T) (*httptest.Server, *atomic.Int64) {
 func TestServeProbesConfiguredEndpoints(t *testing.T) {
 	dir := t.TempDir()
 	seller, hits := probedSeller(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	mln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAddr := mln.Addr().String()
-	mln.Close()
+	ln := app.ServeListeners{API: testutil.Listen(t), Metrics: testutil.Listen(t)}
+	addr, metricsAddr := ln.API.Addr().String(), ln.Metrics.Addr().String()
 	cfg, err := config.Parse([]byte(`
 server:
   listen: ` + addr + `
@@ -183,7 +175,8 @@ index:
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serveAPI(ctx, cfg, terms, screeningFlags{offline: true, sanctionsDir: "testdata/check-sanctions"}, slog.New(slog.DiscardHandler))
+		run := app.ServeRun{Flags: app.Flags{Offline: true, SanctionsDir: "testdata/check-sanctions"}, Terms: terms, Log: slog.New(slog.DiscardHandler)}
+		done <- app.RunServe(ctx, cfg, ln, run)
 	}()
 	defer func() {
 		cancel()

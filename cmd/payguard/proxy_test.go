@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/apitoken"
+	"github.com/payguard/payguard/internal/app"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -81,12 +83,12 @@ func runFirstStart(t *testing.T) (banner string, stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
+	ln := proxyListeners(t)
 	go func() {
-		done <- serveProxy(ctx, cfg, screeningFlags{offline: true}, slog.New(slog.DiscardHandler), out)
+		done <- serveProxy(ln, ctx, cfg, app.Flags{Offline: true}, slog.New(slog.DiscardHandler), out)
 	}()
 	select {
 	case banner = <-out.ch:
@@ -119,7 +121,7 @@ func bannerField(t *testing.T, banner, name string) string {
 // A fresh checkout: `payguard proxy` with no file and no manual step creates its state, listens, and says
 // where, which certificate to trust and where the admin token is. A second start reuses all of it.
 func TestProxyFirstRun(t *testing.T) {
-	t.Setenv(adminTokenEnv, "")
+	t.Setenv(apitoken.AdminEnv, "")
 	dir := t.TempDir()
 	t.Chdir(dir)
 	banner, stop := runFirstStart(t)
@@ -185,91 +187,5 @@ func TestProxyFirstRun(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(bannerField(t, banner, "admin token from")); !bytes.Equal(again, token) {
 		t.Error("the second start replaced the admin token")
-	}
-}
-
-func TestAdminTokenSources(t *testing.T) {
-	dir := t.TempDir()
-	cfg, _ := config.Default()
-	cfg.Proxy.DataDir = dir
-	log := slog.New(slog.DiscardHandler)
-
-	t.Setenv(adminTokenEnv, "from-the-environment-0123")
-	file := filepath.Join(dir, "token")
-	os.WriteFile(file, []byte("from-the-file-0123456789\n"), 0o600)
-	cfg.Admin.TokenFile = file
-	if tok, from, err := adminToken(cfg, log); err != nil || tok != "from-the-environment-0123" || from != "$"+adminTokenEnv {
-		t.Errorf("environment: %q %q %v", tok, from, err)
-	}
-	t.Setenv(adminTokenEnv, "short")
-	if _, _, err := adminToken(cfg, log); err == nil {
-		t.Error("a 5-character token from the environment was accepted")
-	}
-	t.Setenv(adminTokenEnv, "")
-	if tok, from, err := adminToken(cfg, log); err != nil || tok != "from-the-file-0123456789" || from != file {
-		t.Errorf("token_file: %q %q %v", tok, from, err)
-	}
-	os.WriteFile(file, []byte("short\n"), 0o600)
-	if _, _, err := adminToken(cfg, log); err == nil {
-		t.Error("a short token file was accepted")
-	}
-	cfg.Admin.TokenFile = filepath.Join(dir, "missing")
-	if _, _, err := adminToken(cfg, log); err == nil {
-		t.Error("a missing token_file did not stop the start (it must not silently fall back to a generated token)")
-	}
-	cfg.Admin.TokenFile = ""
-	tok, from, err := adminToken(cfg, log)
-	if err != nil || len(tok) != 64 || from != filepath.Join(dir, "admin-token") {
-		t.Fatalf("generated: %q %q %v", tok, from, err)
-	}
-	if st, _ := os.Stat(from); st.Mode().Perm() != 0o600 {
-		t.Errorf("generated token file mode %v", st.Mode().Perm())
-	}
-	if again, _, _ := adminToken(cfg, log); again != tok {
-		t.Error("the generated token was not reused")
-	}
-}
-
-// Leaving both CA files empty puts the CA under data_dir.
-func TestCAFilesFollowDataDir(t *testing.T) {
-	c := config.ProxyConfig{DataDir: "/var/lib/payguard"}
-	if cert, key := caFiles(c); cert != "/var/lib/payguard/ca/payguard-ca.pem" || key != "/var/lib/payguard/ca/payguard-ca-key.pem" {
-		t.Errorf("derived CA files %q %q", cert, key)
-	}
-	c.CACertFile, c.CAKeyFile = "/etc/ca.pem", "/etc/ca-key.pem"
-	if cert, key := caFiles(c); cert != "/etc/ca.pem" || key != "/etc/ca-key.pem" {
-		t.Errorf("configured CA files %q %q", cert, key)
-	}
-}
-
-// The decide-only token (the in-process guards' sidecar option): PAYGUARD_DECIDE_TOKEN, else one generated into
-// <data_dir>/decide-token (0600) and reused; never the admin token's file.
-func TestDecideTokenSources(t *testing.T) {
-	dir := t.TempDir()
-	cfg, _ := config.Default()
-	cfg.Proxy.DataDir = dir
-	log := slog.New(slog.DiscardHandler)
-
-	t.Setenv(decideTokenEnv, "decide-from-the-environment-01")
-	if tok, from, err := decideToken(cfg, log); err != nil || tok != "decide-from-the-environment-01" || from != "$"+decideTokenEnv {
-		t.Errorf("environment: %q %q %v", tok, from, err)
-	}
-	t.Setenv(decideTokenEnv, "short")
-	if _, _, err := decideToken(cfg, log); err == nil {
-		t.Error("a 5-character decide token from the environment was accepted")
-	}
-	t.Setenv(decideTokenEnv, "")
-	tok, from, err := decideToken(cfg, log)
-	if err != nil || len(tok) != 64 || from != filepath.Join(dir, "decide-token") {
-		t.Fatalf("generated: %q %q %v", tok, from, err)
-	}
-	if st, _ := os.Stat(from); st.Mode().Perm() != 0o600 {
-		t.Errorf("generated decide token file mode %v", st.Mode().Perm())
-	}
-	if again, _, _ := decideToken(cfg, log); again != tok {
-		t.Error("the generated decide token was not reused")
-	}
-	if admin, _, _ := adminToken(cfg, log); admin == tok {
-		t.Error("the admin and decide-only tokens are the same")
 	}
 }

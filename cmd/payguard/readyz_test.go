@@ -11,16 +11,17 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/app"
 )
 
-// startProxy runs `payguard proxy` on cfg (listeners on free ports) with sf and returns the admin URL.
-func startProxy(t *testing.T, cfg *config.Config, sf screeningFlags) string {
+// startProxy runs `payguard proxy` on cfg (on listeners the test holds) with sf and returns the admin URL.
+func startProxy(t *testing.T, cfg *config.Config, sf app.Flags) string {
 	t.Helper()
-	cfg.Proxy.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
 	out := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- serveProxy(ctx, cfg, sf, slog.New(slog.DiscardHandler), out) }()
+	ln := proxyListeners(t)
+	go func() { done <- serveProxy(ln, ctx, cfg, sf, slog.New(slog.DiscardHandler), out) }()
 	var banner string
 	select {
 	case banner = <-out.ch:
@@ -61,7 +62,7 @@ func TestProxySanctionsDirStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := startProxy(t, cfg, screeningFlags{offline: true, sanctionsDir: dir})
+	admin := startProxy(t, cfg, app.Flags{Offline: true, SanctionsDir: dir})
 
 	code, body := httpGet(t, admin+"/readyz")
 	if code != 200 {

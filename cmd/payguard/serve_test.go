@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/testutil"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -34,18 +35,8 @@ func TestServeUsage(t *testing.T) {
 // are published, and the server stops cleanly when its context ends.
 func TestServeWiring(t *testing.T) {
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	mln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAddr := mln.Addr().String()
-	mln.Close()
+	ln := app.ServeListeners{API: testutil.Listen(t), Metrics: testutil.Listen(t)}
+	addr, metricsAddr := ln.API.Addr().String(), ln.Metrics.Addr().String()
 	cfg, err := config.Parse([]byte(`
 server:
   listen: ` + addr + `
@@ -73,7 +64,8 @@ keys:
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serveAPI(ctx, cfg, terms, screeningFlags{offline: true, sanctionsDir: "testdata/check-sanctions"}, slog.New(slog.DiscardHandler))
+		run := app.ServeRun{Flags: app.Flags{Offline: true, SanctionsDir: "testdata/check-sanctions"}, Terms: terms, Log: slog.New(slog.DiscardHandler)}
+		done <- app.RunServe(ctx, cfg, ln, run)
 	}()
 	base := "http://" + addr
 	var resp *http.Response

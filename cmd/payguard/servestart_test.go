@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -67,8 +68,9 @@ func TestServeBanner(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	banner := bannerWriter{ch: make(chan string, 1)}
 	done := make(chan error, 1)
+	ln := serveListeners(t, cfg)
 	go func() {
-		done <- serveAPI(ctx, cfg, terms, screeningFlags{offline: true, sanctionsDir: "testdata/check-sanctions"}, slog.New(slog.DiscardHandler), banner)
+		done <- serveAPI(ln, ctx, cfg, terms, app.Flags{Offline: true, SanctionsDir: "testdata/check-sanctions"}, slog.New(slog.DiscardHandler), banner)
 	}()
 	var text string
 	select {

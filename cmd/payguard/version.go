@@ -7,11 +7,8 @@ import (
 	"io"
 
 	"github.com/payguard/payguard/internal/buildinfo"
+	"github.com/payguard/payguard/internal/cli"
 )
-
-func init() {
-	register("version", command{summary: "print the version, commit and Go version of this binary", run: runVersion})
-}
 
 // runVersion prints buildinfo.Read: one line, or JSON with --json (for scripts: the release check compares
 // the image's version with the chart's appVersion).
@@ -19,7 +16,7 @@ func runVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON: version, commit, go_version")
-	if code, done := parseSubcommandFlags(fs, args, stdout); done {
+	if code, done := cli.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() != 0 {

@@ -238,3 +238,17 @@ func Transport() *http.Transport {
 	tr.Proxy = Default.Proxy
 	return tr
 }
+
+// Setup is how a payguard process configures p once, before its first outbound request: the configured
+// egress.proxy (Configure), the logger, and every address of this process (configured and bound), so that a
+// proxy variable pointing at any of them is ignored and logged instead of looping payguard through itself.
+func (p *Policy) Setup(proxy string, log *slog.Logger, self ...string) error {
+	if err := p.Configure(proxy); err != nil {
+		return err
+	}
+	p.SetLogger(log)
+	for _, a := range self {
+		p.AddSelf(a)
+	}
+	return nil
+}

@@ -19,7 +19,7 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// Options configure the admin listener. Core and Holds are required.
+// Options configure the admin listener. Holds is required.
 type Options struct {
 	// Token is the admin bearer token; "" refuses every route that needs one (401).
 	Token string
@@ -42,6 +42,8 @@ type Options struct {
 	// its derived facts; 0 keeps all).
 	Index       preflight.IndexReader
 	IndexMaxAge time.Duration
+	// Metrics serves GET /metrics (the proxy's registry: proxy.Metrics.Handler); nil answers 404.
+	Metrics http.Handler
 	// CACert is the MITM CA's certificate (DER) served at /ca.pem; nil answers 404.
 	CACert []byte
 	// ConsoleSessionTTL is the console's idle session expiry (default 30 min).
@@ -87,7 +89,9 @@ func New(core Core, o Options) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", h.readyz)
-	mux.Handle("GET /metrics", core.Metrics())
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", o.Metrics)
+	}
 	// The MITM CA's certificate, for agents to trust: public (no token), but behind the Host check like
 	// every route. Only the certificate is written; the key never reaches this package.
 	mux.HandleFunc("GET /ca.pem", h.caPEM)

@@ -17,7 +17,7 @@ type Core interface {
 	// requests (and counts a refusal); view.ErrUnauthenticated: no such agent of the active rule set.
 	Agent(h http.Header) (id string, err error)
 	// DecideForGuard decides the challenge an in-process guard's client received, for agent, exactly as
-	// the proxy decides an intercepted 402 (same rules, engine, sanctions and budget lock; a hold waits for
+	// the proxy decides an intercepted 402 (same rules, engine, sanctions and ledger; a hold waits for
 	// a person up to hold_wait), and lists it among the last decisions. url is what the agent requested (""
 	// when the guard cannot know it), never the seller's claim.
 	DecideForGuard(ctx context.Context, agent, method, url string, pr *x402.PaymentRequired) view.GuardDecision
@@ -41,6 +41,4 @@ type Core interface {
 	ClearAlarm(ctx context.Context, host string) (site string, err error)
 	// RecentDecisions are this process's last decisions, newest first, for the console.
 	RecentDecisions() []view.Decision
-	// Metrics serves the proxy's Prometheus metrics.
-	Metrics() http.Handler
 }

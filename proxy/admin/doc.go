@@ -5,7 +5,7 @@
 //
 // It is not the proxy: as net/http/httputil's ReverseProxy is only the proxy, package proxy only proxies,
 // and this package reaches it through Core, a narrow interface of the few things only the running proxy can
-// do (decide for a guard under its budget lock, resolve a hold and wake the request waiting on it, read its
+// do (decide for a guard on its ledger, resolve a hold and wake the request waiting on it, read its
 // ledger, alarms and last decisions, reload its rules). What it only reads (the store's holds, the decision
 // journal's files, the Endpoint Index, the CA certificate) it is given in Options. The composition
 // (cmd/payguard) builds a *proxy.Proxy and hands it to New; package proxy never imports this one.

@@ -12,8 +12,8 @@ import (
 
 // POST /v1/decide (approval API, bearer token): the decision for an in-process guard (clients/js with
 // its `sidecar` option; clients/python has none yet) that pays the seller itself rather than through the proxy. The
-// sidecar decides exactly as for an intercepted 402 (its rules, engine and sanctions list) under the same
-// budget lock, so the budget is this sidecar's ledger (fleet-wide on Redis). An allow reserves the amount
+// sidecar decides exactly as for an intercepted 402 (its rules, engine and sanctions list) on the same
+// ledger, so the budget is this sidecar's ledger (fleet-wide on Redis). An allow reserves the amount
 // without a payment ticket: no retry will pass the proxy, and the reservation is kept (SPEC: kept when the
 // payment fails or is abandoned). A hold becomes a hold in the approval queue, waited on up to hold_wait;
 // once approved (by a person, or by the guard's own onHold through POST /v1/holds/{id}/approve), asking

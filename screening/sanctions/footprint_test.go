@@ -14,7 +14,7 @@ import (
 func (ix *nameIndex) indexBytes() int {
 	strs := func(x *strIndex) int { return len(x.data) + 4*len(x.off) + 4*len(x.slots) }
 	u32 := func(g *groups[uint32]) int { return 4*len(g.start) + 4*len(g.data) }
-	n := strs(&ix.vocab) + strs(&ix.skelIx) + strs(&ix.exactIx)
+	n := strs(&ix.vocab) + strs(&ix.skelIx) + 8*len(ix.exactHash)
 	n += 4*len(ix.skelOf) + len(ix.isToken) + 4*len(ix.idf) + 4*len(ix.unitMaxW) + 4*len(ix.nameW)
 	n += u32(&ix.postings) + u32(&ix.bySkel)
 	n += 4*len(ix.exact.start) + int(unsafe.Sizeof(exactRef{}))*len(ix.exact.data)

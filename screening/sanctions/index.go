@@ -2,6 +2,7 @@ package sanctions
 
 import (
 	"cmp"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
@@ -28,13 +29,13 @@ type unit struct {
 // derived from one of them (derived; see variants.go).
 type nameRec struct {
 	entry   int32
-	alias   int16
-	ntok    uint8
-	nlast   uint8   // tokens before the comma of an individual written "LAST, Given" (0: none; see explain)
-	derived bool    // a form people write the name in (variants.go), not the list's own: never exact
 	wsum    float32 // total token weight
 	u0      uint32  // its units are ix.units[u0 : u0+nu] (unitsOf)
+	alias   int16
+	ntok    uint8
+	nlast   uint8 // tokens before the comma of an individual written "LAST, Given" (0: none; see explain)
 	nu      uint8
+	derived bool // a form people write the name in (variants.go), not the list's own: never exact
 }
 
 // unitsOf returns the units of name rec (not to be modified).
@@ -52,18 +53,19 @@ type exactRef struct {
 // nameIndex is the name-matching index of a List. It is read-only once built and stored compactly
 // (compact.go): strings in arenas found through open-addressing tables, id lists flattened.
 type nameIndex struct {
-	vocab       strIndex       // the vocabulary: every token, joined pair and whole-name key of a name
-	skelOf      []uint32       // per vocabulary string, its skeleton's id in skelIx
-	isToken     []bool         // the string occurs as a single token of some name (and so in the typo index)
-	idf         []float32      // of the string as a single token; 0 if it never is one
-	postings    groups[uint32] // per vocabulary string, the names with a unit that is it, ascending
-	skelIx      strIndex       // the distinct skeletons
-	bySkel      groups[uint32] // per distinct skeleton, the vocabulary strings that have it, ascending
-	delKeys     []uint32       // sorted bits 16..47 of the hashes of one-deletion variants of tokens
-	delVocab    []uint32       // parallel to delKeys
-	delStart    []uint32       // delStart[b]: first position in delKeys whose hash's top delBucketBits bits are b
-	exactIx     strIndex       // the exact keys (exactKeys)
-	exact       groups[exactRef]
+	vocab       strIndex              // the vocabulary: every token, joined pair and whole-name key of a name
+	skelOf      []uint32              // per vocabulary string, its skeleton's id in skelIx
+	isToken     []bool                // the string occurs as a single token of some name (and so in the typo index)
+	idf         []float32             // of the string as a single token; 0 if it never is one
+	postings    groups[uint32]        // per vocabulary string, the names with a unit that is it, ascending
+	skelIx      strIndex              // the distinct skeletons
+	bySkel      groups[uint32]        // per distinct skeleton, the vocabulary strings that have it, ascending
+	delKeys     []uint32              // sorted bits 16..47 of the hashes of one-deletion variants of tokens
+	delVocab    []uint32              // parallel to delKeys
+	delStart    []uint32              // delStart[b]: first position in delKeys whose hash's top delBucketBits bits are b
+	exactSeed   maphash.Seed          // of exactHash
+	exactHash   []uint64              // the hashes of the exact keys (exactKeys), ascending (see exactRefs)
+	exact       groups[exactRef]      // parallel to exactHash: the list names with that key
 	common      map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
 	particleIDs []uint32              // the particles that are tokens of some name (particlePairSim)
 	names       []nameRec
@@ -94,9 +96,15 @@ func (ix *nameIndex) withSkeleton(skel string) []uint32 {
 }
 
 // exactRefs returns the list names whose exact keys include key (not to be modified).
+//
+// The keys themselves are not kept, only their 64-bit hashes under a seed drawn at each build (a megabyte
+// less): another key would be taken for a listed one only if their keyed hashes collided, a chance of
+// 52,000 in 2^64 (one in 3·10^14) per key looked up against the full list, which no one can aim at without
+// the seed. Such a collision could only add a match (a block or hold), never drop one.
 func (ix *nameIndex) exactRefs(key string) []exactRef {
-	if k, ok := ix.exactIx.get(key); ok {
-		return ix.exact.at(k)
+	h := maphash.String(ix.exactSeed, key)
+	if k, ok := slices.BinarySearch(ix.exactHash, h); ok {
+		return ix.exact.at(uint32(k))
 	}
 	return nil
 }
@@ -346,12 +354,21 @@ func (ix *nameIndex) freeze(strs, skels []string, postings [][]uint32, exact map
 	}
 	ix.skelIx = newStrIndex(distinct)
 	ix.bySkel = flatten(members)
-	keys := slices.Sorted(maps.Keys(exact))
-	refs := make([][]exactRef, len(keys))
-	for i, k := range keys {
-		refs[i] = exact[k]
+	ix.exactSeed = maphash.MakeSeed()
+	byHash := make(map[uint64][]exactRef, len(exact))
+	for _, k := range slices.Sorted(maps.Keys(exact)) {
+		h := maphash.String(ix.exactSeed, k)
+		for _, r := range exact[k] {
+			if !slices.Contains(byHash[h], r) {
+				byHash[h] = append(byHash[h], r)
+			}
+		}
 	}
-	ix.exactIx = newStrIndex(keys)
+	ix.exactHash = slices.Sorted(maps.Keys(byHash))
+	refs := make([][]exactRef, len(ix.exactHash))
+	for i, h := range ix.exactHash {
+		refs[i] = byHash[h]
+	}
 	ix.exact = flatten(refs)
 }
 

@@ -35,6 +35,13 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Hour)
 		os.Exit(4)
 	}
+	if path := os.Getenv(capEdgeChildEnv); path != "" {
+		if err := capEdgeChild(path); err != nil {
+			fmt.Fprintln(os.Stderr, "cap edge crash child:", err)
+			os.Exit(3)
+		}
+		os.Exit(4)
+	}
 	if path := os.Getenv(batchChildEnv); path != "" {
 		if err := batchChild(path); err != nil {
 			fmt.Fprintln(os.Stderr, "batch crash child:", err)

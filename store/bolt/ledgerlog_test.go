@@ -53,24 +53,18 @@ func TestReserveTicketCountsAtOnceAndIsTakenOnlyWhenDurable(t *testing.T) {
 	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: tk.ID, Key: "k3", ExpiresAt: time.Now().Add(time.Hour)}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("ReserveTicket reusing a queued ticket's id: %v, want ErrConflict", err)
 	}
-	type taken struct {
-		tk  store.Ticket
-		err error
-	}
-	took := make(chan taken, 1)
-	go func() {
-		tk, err := s.TakeTicket(ctx, "k", time.Now())
-		took <- taken{tk, err}
-	}()
-	select {
-	case r := <-took:
-		t.Fatalf("TakeTicket returned %+v, %v before the reservation was committed; want it to wait", r.tk, r.err)
-	case <-time.After(100 * time.Millisecond):
+	// TakeTicket waits for the commit: with commits held, it can only end by its context's deadline (one that
+	// did not wait would answer at once, with the ticket or ErrNotFound, whatever the machine's speed).
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	got, err := s.TakeTicket(short, "k", time.Now())
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TakeTicket before the reservation was committed = %+v, %v; want it to wait (deadline exceeded)", got, err)
 	}
 	release()
-	r := <-took
-	if r.err != nil || r.tk.ID != tk.ID || r.tk.ReservationID != tk.ReservationID {
-		t.Fatalf("TakeTicket after the commit = %+v, %v; want %+v", r.tk, r.err, tk)
+	got, err = s.TakeTicket(ctx, "k", time.Now())
+	if err != nil || got.ID != tk.ID || got.ReservationID != tk.ReservationID {
+		t.Fatalf("TakeTicket after the commit = %+v, %v; want %+v", got, err, tk)
 	}
 	// Now in the file itself.
 	err = s.db.View(func(tx *bbolt.Tx) error {
@@ -257,18 +251,19 @@ func TestReserveTicketWaitsWhenTheQueueIsFull(t *testing.T) {
 	defer release()
 	tk := store.Ticket{Key: "k", ExpiresAt: time.Now().Add(time.Hour)}
 	fillQueue(t, s, tk)
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, tk)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("ReserveTicket with %d operations queued returned (%v) without waiting for a commit", maxQueued, err)
-	case <-time.After(100 * time.Millisecond):
+	// With the queue full and commits held, ReserveTicket waits for room before it decides: it ends only by
+	// its context's deadline, and then has queued nothing (one that did not wait would have queued it).
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err := s.ReserveTicket(short, "agent", logDay, 1, 1<<40, tk)
+	cancel()
+	s.log.mu.Lock()
+	queued := len(s.log.queue)
+	s.log.mu.Unlock()
+	if !errors.Is(err, context.DeadlineExceeded) || queued != maxQueued {
+		t.Fatalf("ReserveTicket with %d operations queued = %v with %d queued; want it to wait for room (deadline exceeded), nothing queued", maxQueued, err, queued)
 	}
 	release()
-	if err := <-done; err != nil {
+	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 1<<40, tk); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := s.State(ctx, "agent", logDay); err != nil || st.Reserved != maxQueued+2 {

@@ -30,6 +30,13 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 start() { local log="out/$1.log"; shift; "$@" >"$log" 2>&1 & PIDS+=($!); }
+# The ports are fixed: another run on the machine (another checkout's bench) would answer on them, and this
+# run would measure its servers. Refuse to start while any of them is taken.
+for port in 18080 18443 18081 18082 19402 19403 ${PG2_STORE:+19412 19413}; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "127.0.0.1:$port is in use (another bench run?): wait for it to end" >&2; exit 1
+  fi
+done
 wait_port() { for _ in $(seq 300); do (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null && return 0; sleep 0.1; done; echo "nothing on $1" >&2; exit 1; }
 start upstream bin/upstream -http 127.0.0.1:18080 -https 127.0.0.1:18443 -ca-out out/upstream-ca.pem
 wait_port 127.0.0.1:18080; wait_port 127.0.0.1:18443

@@ -1,0 +1,83 @@
+package app
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// serveHeapHeadroom is how far `payguard serve`'s heap may grow over what is live before a collection
+// starts, when GOGC is not set: the collector's target is the live heap plus this, not a multiple of it.
+//
+// Why: the live heap is mostly the sanctions index, which stays, while a preflight's allocations (about
+// 30 KB, most of them the ES256 signature's and the input's) die at once. How often the collector runs
+// depends on the room it has for them, not on the size of the index; a target that is a multiple of the
+// live heap (Go's default GOGC=100, or the 400 serve used before) spends memory in proportion to the index
+// (at 400, 150 MB of RSS for a 30 MB index) and gives a small index too little room. 16 MiB is a
+// collection every ~500 preflights (ten a second at 5,000/s, each marking a live heap of ~11 MB, most of it
+// the sanctions index's pointer-free arrays). docs/benchmarks/server.md, "Garbage
+// collector target", has the figures. GOGC and GOMEMLIMIT set by the operator win, as for any Go program.
+const serveHeapHeadroom = 16 << 20
+
+// The percent serve sets stays within these: below 25 a large heap would be collected very often, and above
+// 400 the runtime's own heuristics (the first cycles, stack and globals scanning) are no longer sized well.
+const (
+	minServeGCPercent = 25
+	maxServeGCPercent = 400
+)
+
+// gcRetuneEvery is how often the target follows the live heap (a sanctions refresh changes it).
+const gcRetuneEvery = 10 * time.Second
+
+// gcPercentFor is the GOGC that gives a live heap of live bytes serveHeapHeadroom of room.
+func gcPercentFor(live uint64) int {
+	if live == 0 {
+		return maxServeGCPercent
+	}
+	p := uint64(serveHeapHeadroom) * 100 / live
+	return int(min(max(p, minServeGCPercent), maxServeGCPercent))
+}
+
+// liveHeap is the heap the last collection found live.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// tuneServeGC sets the collector's target to the live heap plus serveHeapHeadroom unless the environment sets
+// GOGC, and keeps it there until ctx ends; it reports the percent it set (or the one in force). Call it
+// after the first load of the sanctions list: it collects once, so the load's garbage is neither counted
+// as live nor kept.
+func tuneServeGC(ctx context.Context) int {
+	if _, set := os.LookupEnv("GOGC"); set {
+		p := debug.SetGCPercent(100) // read the current value back...
+		debug.SetGCPercent(p)        // ...and keep it
+		return p
+	}
+	runtime.GC()
+	p := gcPercentFor(liveHeap())
+	debug.SetGCPercent(p)
+	go func() {
+		t := time.NewTicker(gcRetuneEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if q := gcPercentFor(liveHeap()); q != p {
+					p = q
+					debug.SetGCPercent(p)
+				}
+			}
+		}
+	}()
+	return p
+}
