@@ -32,7 +32,7 @@ type parts struct {
 	Store     store.Store
 	Screening *open.Screening
 	// IndexCache is the engine's view of the Endpoint Index: a short-lived cache (a busy endpoint's history
-	// is decoded about once per TTL, not per 402), which the proxy warms before the budget lock and the
+	// is decoded about once per TTL, not per 402), which the proxy warms before each decision and the
 	// Index writer invalidates.
 	IndexCache *index.Cache
 	// Engine decides with the configuration's rules; engineFor makes one for other rules (an agent's).

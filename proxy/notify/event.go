@@ -2,7 +2,8 @@
 // approved, denied, expired) from the store's holds, and delivers it to webhooks in the background, signed
 // with HMAC-SHA256, retried with backoff from a bounded queue. Nothing here is on a decision's path: the
 // proxy only kicks the watcher (a non-blocking send), and a hung receiver fills its own queue, never the
-// proxy's. The console (proxy/console) renders the same Hold view the events carry.
+// proxy's. An event carries the one hold view (proxy/view.Hold), as the admin API, the CLI and the console
+// show it.
 //
 // Fleet: the watcher reads holds from the store, so holds created or resolved by any proxy sharing it are
 // seen; every event is claimed once in the store (Claimer) before it is queued, so a fleet sends it once.
