@@ -45,7 +45,8 @@ local function gt(a, b)
   return a > b
 end
 local function refused()
-  return {0, redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[1], 'reserved') or '0'}
+  local f = redis.call('HMGET', KEYS[1], 'spent', 'reserved')
+  return {0, f[1] or '0', f[2] or '0'}
 end
 local function reserve()
 sweep(ARGV[6])
@@ -76,7 +77,8 @@ return reserve()
 // stateScript: KEYS[1] ledger hash, KEYS[2] its leases; ARGV now ms. Returns {spent, reserved}.
 var stateScript = guarded(sweepLua + `
 sweep(ARGV[1])
-return {redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[1], 'reserved') or '0'}
+local f = redis.call('HMGET', KEYS[1], 'spent', 'reserved')
+return {f[1] or '0', f[2] or '0'}
 `)
 
 // claimScript: KEYS[1] ledger hash, KEYS[2] its leases; ARGV id. Pins a lease (the ticket was taken) and
@@ -239,8 +241,8 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 // ARGV now ms, host. Returns {spent, reserved, the alarm's JSON or false}.
 var stateAlarmScript = guarded(sweepLua + `
 sweep(ARGV[1])
-return {redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[1], 'reserved') or '0',
-  redis.call('HGET', KEYS[3], ARGV[2])}
+local f = redis.call('HMGET', KEYS[1], 'spent', 'reserved')
+return {f[1] or '0', f[2] or '0', redis.call('HGET', KEYS[3], ARGV[2])}
 `)
 
 // StateAndAlarm implements store.StateAndAlarm in one script.

@@ -90,9 +90,10 @@ func TestTicketIDsAreHeldThenSwept(t *testing.T) {
 	}
 }
 
-// A busy ticket key whose 402s are never paid does not keep what can no longer be taken: each put drops up
-// to two entries at the list's head whose reservation was released (expired more than TicketReleaseGrace
-// ago); an entry expired within the grace stays (a replica whose clock runs behind may still take it).
+// A busy ticket key whose 402s are never paid does not keep what can no longer be taken: every 16th put
+// drops up to 32 entries at the list's head whose reservation was released (expired more than
+// TicketReleaseGrace ago), two per put as before in one pass (issue 36: the list's head is read once per 16
+// puts); an entry expired within the grace stays (a replica whose clock runs behind may still take it).
 func TestReleasedTicketsLeaveTheList(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -104,15 +105,15 @@ func TestReleasedTicketsLeaveTheList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for range 3 {
+	for range 13 {
 		put(now.Add(time.Minute))
 	}
 	put(now.Add(10 * time.Minute))
-	now = now.Add(time.Minute + store.TicketReleaseGrace + time.Second) // the first three are released
+	now = now.Add(time.Minute + store.TicketReleaseGrace + time.Second) // the first 13 are released
 	put(now.Add(-30 * time.Second))                                     // expired, within the grace
 	llen := func() int64 { n, _ := rdb.LLen(ctx, prefix+"tq:busy").Result(); return n }
-	if n := llen(); n != 3 {
-		t.Fatalf("%d entries after a put, want 3 (two released ones dropped)", n)
+	if n := llen(); n != 15 {
+		t.Fatalf("%d entries after the 15th put, want 15 (the head is pruned on every 16th)", n)
 	}
 	put(now.Add(time.Minute))
 	if n := llen(); n != 3 {
@@ -129,5 +130,28 @@ func TestReleasedTicketsLeaveTheList(t *testing.T) {
 	}
 	if n := llen(); n != 1 {
 		t.Fatalf("%d entries left, want the one within the grace", n)
+	}
+}
+
+// A ticket's keys outlive it by the hour's grace whatever puts come after (a later ticket with a shorter
+// life never shortens them), and a put finds them far enough to leave them for a minute (issue 36: one PTTL
+// per key and put, not a PEXPIRE too).
+func TestTicketKeysOutliveTheirTickets(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s, rdb, prefix := clockStore(t, &now)
+	long := store.Ticket{ID: "tkt_long", Key: "k", ExpiresAt: now.Add(30 * time.Minute)}
+	if _, err := s.ReserveTicket(ctx, "b", now.UTC().Format("2006-01-02"), 1, 1<<40, long); err != nil {
+		t.Fatal(err)
+	}
+	short := store.Ticket{ID: "tkt_short", Key: "k", ExpiresAt: now.Add(time.Minute), Option: []byte("other")}
+	if _, err := s.ReserveTicket(ctx, "b", now.UTC().Format("2006-01-02"), 1, 1<<40, short); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"tq:k", "topt:k"} {
+		ttl, err := rdb.PTTL(ctx, prefix+k).Result()
+		if err != nil || ttl < 90*time.Minute-time.Second || ttl > 91*time.Minute+time.Second {
+			t.Errorf("%s: PTTL %v (%v); want the long ticket's 30 minutes + an hour, + at most a minute", k, ttl, err)
+		}
 	}
 }

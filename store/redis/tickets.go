@@ -48,9 +48,9 @@ const tidSweepAt = 64
 // form, store.TicketShared), the ticket id, its option, the keys' ttl ms, the unix ms the id is held until,
 // and sortable(now - store.TicketReleaseGrace). A ticket id held already is {2}, before anything is
 // written. The first ticket of a key sets the shared option; a ticket whose option differs is stored inline
-// (first byte store.TicketInline, option appended). Up to two entries at the list's head whose reservation
-// has been released (expired more than TicketReleaseGrace ago) leave it, so a busy key that is never paid
-// does not keep what can no longer be taken.
+// (first byte store.TicketInline, option appended). Every tqPruneEvery puts, up to twice as many entries at
+// the list's head whose reservation has been released (expired more than TicketReleaseGrace ago) leave it,
+// so a busy key that is never paid does not keep what can no longer be taken.
 var reserveTicketScript = guarded(sweepLua + reserveLua + `
 local now = tonumber(ARGV[6])
 if redis.call('EXISTS', KEYS[6]) == 1 then return {2} end
@@ -71,22 +71,35 @@ if not opt then
   redis.call('SET', KEYS[4], ARGV[10])
   opt = ARGV[10]
 end
+local len
 if opt == ARGV[10] then
-  redis.call('RPUSH', KEYS[3], ARGV[8])
+  len = redis.call('RPUSH', KEYS[3], ARGV[8])
 else
-  redis.call('RPUSH', KEYS[3], string.sub(ARGV[8], 1, 20) .. '\1' .. string.sub(ARGV[8], 22) .. ARGV[10])
+  len = redis.call('RPUSH', KEYS[3], string.sub(ARGV[8], 1, 20) .. '\1' .. string.sub(ARGV[8], 22) .. ARGV[10])
 end
-for i = 1, 2 do
-  local e = redis.call('LINDEX', KEYS[3], 0)
-  if (not e) or string.sub(e, 1, 20) >= ARGV[13] then break end
-  redis.call('LPOP', KEYS[3])
+if len % ` + strconv.Itoa(tqPruneEvery) + ` == 0 then
+  for i = 1, ` + strconv.Itoa(2*tqPruneEvery) + ` do
+    local e = redis.call('LINDEX', KEYS[3], 0)
+    if (not e) or string.sub(e, 1, 20) >= ARGV[13] then break end
+    redis.call('LPOP', KEYS[3])
+  end
 end
 local ttl = tonumber(ARGV[11])
 for i = 3, 5 do
-  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ARGV[11]) end
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl + ` + strconv.Itoa(ttlSlackMillis) + `) end
 end
 return {1}
 `)
+
+// tqPruneEvery: a ticket list whose length after a put is a multiple of it drops up to twice as many released
+// entries from its head (the rate of two per put, in one pass every so often: a list's head is read once per
+// tqPruneEvery puts, not on each, issue 36's Redis CPU per decision).
+const tqPruneEvery = 16
+
+// ttlSlackMillis: a ticket's keys are given their ttl and this much more, so that the puts of the next minute
+// find their expiry far enough and leave it (one PTTL each instead of a PTTL and a PEXPIRE). A key never
+// expires before the ttl of the newest ticket it holds.
+const ttlSlackMillis = 60_000
 
 // takeTicketScript: KEYS tq:<key>, topt:<key>, and the older layout's tlist:<key>, tdata:<key>; ARGV
 // sortable(now). Takes the newest entry that has not expired, removes it and returns {the ticket, the key's
