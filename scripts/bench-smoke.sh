@@ -10,6 +10,9 @@ go test ./proxy -run '^$' -benchtime 1x -benchmem \
 # here: proxy/internal/hostload/bench-rss.sh (RSS after 100,000 decisions) and bench-passthrough.sh.
 bash -n proxy/internal/hostload/bench-rss.sh proxy/internal/hostload/bench-passthrough.sh
 go test ./store/bolt -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkReserveTicket$'
+# The Redis side of an allowed 402: scripts, their commands and redis-server's CPU per decision (skips without
+# redis-server).
+go test ./store/redis -run '^$' -benchtime 1x -bench 'BenchmarkDecision402$'
 go test ./screening/sanctions -run '^$' -benchtime 1x -bench 'BenchmarkIndexFootprint$'
 # serve (docs/benchmarks/server.md): the rate.sh call in process, then rate.sh itself for 2 s at a low rate,
 # floor server and payguard on the bolt store (its full run: 5,000/s and 10,000/s, 12 s each).
