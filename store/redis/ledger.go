@@ -17,9 +17,13 @@ import (
 // reservation is released. Every script that reads the figures first releases the leases due (sweepLua), and
 // claimScript pins one; both touch the two keys in one script, so a lease is released or pinned, never both.
 
-// sweepLua releases the leases of KEYS[2] due before ARGV[sweepArg] (unix ms) from the ledger hash KEYS[1].
+// sweepLua releases the leases of KEYS[2] due before ARGV[sweepArg] (unix ms) from the ledger hash KEYS[1],
+// once per script run (a script that reads the figures before reserving sweeps once).
 const sweepLua = `
+local swept = false
 local function sweep(now)
+  if swept then return end
+  swept = true
   local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. now)
   for _, id in ipairs(due) do
     local amount = redis.call('HGET', KEYS[1], 'r:' .. id)
@@ -167,6 +171,11 @@ func (s *Store) reserveWith(ctx context.Context, sc *goredis.Script, extra []str
 	all := append([]any{strconv.FormatInt(amountMicros, 10), strconv.FormatInt(-amountMicros, 10),
 		strconv.FormatInt(capMicros, 10), id, millis(LedgerRetention), unixMillis(s.now()), lease}, args...)
 	res, err := s.run(ctx, sc, append(s.ledgerKeys(budget, day), extra...), all...).Slice()
+	return s.reserveReply(res, err, budget, day, amountMicros, capMicros)
+}
+
+// reserveReply reads reserveScript's reply (or reserveTicketScript's: {2} is ErrConflict).
+func (s *Store) reserveReply(res []any, err error, budget, day string, amountMicros, capMicros int64) error {
 	if err != nil {
 		return fmt.Errorf("store/redis: reserve in budget %s on %s: %w", budget, day, s.lost(err))
 	}

@@ -51,7 +51,13 @@ const tidSweepAt = 64
 // (first byte store.TicketInline, option appended). Every tqPruneEvery puts, up to twice as many entries at
 // the list's head whose reservation has been released (expired more than TicketReleaseGrace ago) leave it,
 // so a busy key that is never paid does not keep what can no longer be taken.
-var reserveTicketScript = guarded(sweepLua + reserveLua + `
+var reserveTicketScript = guarded(sweepLua + reserveLua + reserveTicketLua + `
+return reserve_ticket()
+`)
+
+// reserveTicketLua defines reserve_ticket(), reserveTicketScript's body (KEYS and ARGV as it says).
+var reserveTicketLua = `
+local function reserve_ticket()
 local now = tonumber(ARGV[6])
 if redis.call('EXISTS', KEYS[6]) == 1 then return {2} end
 local held = redis.call('HGET', KEYS[5], ARGV[9])
@@ -89,7 +95,8 @@ for i = 3, 5 do
   if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl + ` + strconv.Itoa(ttlSlackMillis) + `) end
 end
 return {1}
-`)
+end
+`
 
 // tqPruneEvery: a ticket list whose length after a put is a multiple of it drops up to twice as many released
 // entries from its head (the rate of two per put, in one pass every so often: a list's head is read once per
@@ -147,23 +154,12 @@ func (s *Store) tidBucket(id string) string {
 
 // ReserveTicket implements store.Tickets: the leased reservation and the ticket in one script.
 func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMicros, capMicros int64, t store.Ticket) (store.Ticket, error) {
-	t.Budget, t.Day, t.AmountMicros = budget, day, amountMicros
-	if err := store.CheckTicket(&t); err != nil {
+	t, keys, args, err := s.ticketArgs(budget, day, amountMicros, capMicros, t)
+	if err != nil {
 		return store.Ticket{}, err
 	}
-	if err := store.CheckReserve(budget, day, amountMicros, capMicros); err != nil {
-		return store.Ticket{}, err
-	}
-	t.ReservationID = store.NewID()
-	t.ExpiresAt = t.ExpiresAt.UTC()
-	now := s.now()
-	ttl := max(t.ExpiresAt.Sub(now), 0) + ticketGrace
-	keys := []string{s.key("tq:", t.Key), s.key("topt:", t.Key), s.tidBucket(t.ID), s.key("tid:", t.ID)}
-	entry := append([]byte(sortable(t.ExpiresAt)), store.EncodeTicket(&t, true)...)
-	err := s.reserveWith(ctx, reserveTicketScript, keys, t.ReservationID, budget, day, amountMicros, capMicros,
-		t.ExpiresAt.Add(store.TicketReleaseGrace),
-		entry, t.ID, []byte(t.Option), millis(ttl), unixMillis(now.Add(ttl)),
-		sortable(now.Add(-store.TicketReleaseGrace)))
+	res, err := s.run(ctx, reserveTicketScript, keys, args...).Slice()
+	err = s.reserveReply(res, err, budget, day, amountMicros, capMicros)
 	if errors.Is(err, store.ErrConflict) {
 		return store.Ticket{}, fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)
 	}
