@@ -38,7 +38,7 @@ func Admin(cfg *config.Config, log *slog.Logger) (token, from string, err error)
 
 // Decide is the in-process guards' token (their sidecar option): PAYGUARD_DECIDE_TOKEN, else one generated
 // into <data_dir>/decide-token. It may call POST /v1/decide and nothing else, so that an agent given it
-// cannot approve its own holds (proxy.Options.DecideToken).
+// cannot approve its own holds (proxy/admin Options.DecideToken).
 func Decide(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
 	return bearer("decide", DecideEnv, "", filepath.Join(cfg.DataDir, "decide-token"), log)
 }
