@@ -5,7 +5,9 @@
 # max_unpaid_per_site 1,000,000), and drives BURSTS bursts of N 402s with loadgen -status 402 -c C. Prints
 # VmRSS with its anonymous and file-backed parts, VmHWM and the data directory's size after each.
 #   PROXY_BENCH=<proxy-bench checkout> PG_BIN=/path/to/payguard proxy/internal/hostload/bench-rss.sh
-#   N=100000 C=8 BURSTS=2 PORT=29400 ...     # the defaults
+#   N=100000 C=8 BURSTS=2 PORT=29400 MAX_UNPAID=1000000 ...   # the defaults
+#   MAX_UNPAID=1000 ...                      # the default bound: past 1,000 a site's 402s are refused, not ticketed
+#   GOMEMLIMIT=48MiB ...                     # the Go runtime's soft memory limit, passed to payguard
 # A build with a pprof listener on PG_PPROF (host:port; not part of the repository) also saves heap profiles
 # to /tmp/pgrss-heap-*.pb.gz and prints the runtime's MemStats.
 set -euo pipefail
@@ -37,7 +39,7 @@ proxy:
   ca_key_file: $PG_DIR/data/ca/payguard-ca-key.pem
   upstream_ca_files: [$PWD/out/upstream-ca.pem]
   hold_wait: 0s
-  max_unpaid_per_site: 1000000
+  max_unpaid_per_site: ${MAX_UNPAID:-1000000}
 admin:
   listen: $PGA
 store:
@@ -65,13 +67,14 @@ IDLE=$(kb "$PG" VmRSS)
 echo "load $(cut -d' ' -f1-3 /proc/loadavg); payguard idle: $(rss)"
 heap idle
 for b in $(seq "$BURSTS"); do
-  n=0
+  n=0 errs=0
   while [ "$n" -lt "$N" ]; do
     bin/loadgen -url "http://$UP/402" -status 402 -c "$C" -d 5s -warmup 0s -proxy "http://$PGL" >"$PG_DIR/l.json"
-    n=$((n + $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["requests"]-r["errors"])' "$PG_DIR/l.json")))
+    read -r got bad < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["requests"], r["errors"])' "$PG_DIR/l.json")
+    n=$((n + got + bad)) errs=$((errs + bad))
   done
   sleep "${SETTLE:-5}"
-  echo "burst $b: $n decided 402s; $(rss); idle + $(mb $(($(kb "$PG" VmRSS) - IDLE))) MB; data $(du -sh "$PG_DIR/data" | cut -f1); load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "burst $b: $n decisions ($errs of them not answered 402: refused past the bound, or failed); $(rss); idle + $(mb $(($(kb "$PG" VmRSS) - IDLE))) MB; data $(du -sh "$PG_DIR/data" | cut -f1); load $(cut -d' ' -f1-3 /proc/loadavg)"
   heap "burst$b"
 done
 grep -c '"msg":"decision"' out/rss-payguard.log || true
