@@ -23,8 +23,9 @@ type bannerCh chan string
 
 func (b bannerCh) Write(p []byte) (int, error) { b <- string(p); return len(p), nil }
 
-// startProxy runs app.RunProxy over cfg (offline) on listeners the test holds and returns the admin URL.
-func startProxy(t *testing.T, cfg *config.Config) string {
+// startProxy runs app.RunProxy over cfg (offline) on listeners the test holds and returns the admin URL and
+// the banner.
+func startProxy(t *testing.T, cfg *config.Config) (adminURL, bannerText string) {
 	t.Helper()
 	ln := app.ProxyListeners{Proxy: testutil.Listen(t), Admin: testutil.Listen(t)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -33,7 +34,7 @@ func startProxy(t *testing.T, cfg *config.Config) string {
 		done <- app.RunProxy(ctx, cfg, ln, app.ProxyRun{Flags: app.Flags{Offline: true}, Log: slog.New(slog.DiscardHandler), Banner: banner})
 	}()
 	select {
-	case <-banner:
+	case bannerText = <-banner:
 	case err := <-done:
 		cancel()
 		t.Fatalf("RunProxy exited before listening: %v", err)
@@ -44,7 +45,7 @@ func startProxy(t *testing.T, cfg *config.Config) string {
 			t.Errorf("RunProxy: %v", err)
 		}
 	})
-	return "http://" + ln.Admin.Addr().String()
+	return "http://" + ln.Admin.Addr().String(), bannerText
 }
 
 // The admin listener as the composition builds it from the configuration keeps every guarantee proxy/admin's
@@ -67,7 +68,7 @@ admin:
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := startProxy(t, cfg)
+	base, _ := startProxy(t, cfg)
 	call := func(method, path, host, token, body string, hdr ...string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
@@ -145,5 +146,23 @@ func TestRunProxyRefusesTheDecideTokenEqualToTheAdminToken(t *testing.T) {
 	err = app.RunProxy(t.Context(), cfg, ln, app.ProxyRun{Flags: app.Flags{Offline: true}, Log: slog.New(slog.DiscardHandler)})
 	if err == nil || !strings.Contains(err.Error(), "must differ") {
 		t.Fatalf("RunProxy with the decide token equal to the admin token: %v, want a refusal", err)
+	}
+}
+
+// --offline makes no download, so the banner of a proxy started offline without a list must not tell the
+// operator to wait for one: it names the ways a list arrives offline. Seen failing before the banner knew
+// it was offline ("or wait for the download").
+func TestRunProxyOfflineBannerNamesNoDownload(t *testing.T) {
+	t.Setenv(apitoken.AdminEnv, adminTok)
+	t.Setenv(apitoken.DecideEnv, decideTok)
+	t.Setenv(config.DataDirEnv, "")
+	cfg, err := config.Parse([]byte("data_dir: " + t.TempDir() + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, banner := startProxy(t, cfg)
+	if !strings.Contains(banner, "NOT READY") || strings.Contains(banner, "wait for the download") ||
+		!strings.Contains(banner, "payguard sdn update") {
+		t.Errorf("offline banner without a list:\n%s", banner)
 	}
 }
