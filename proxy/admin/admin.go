@@ -149,7 +149,7 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 // caPEM writes the CA certificate agents trust, PEM-encoded.
 func (h *handler) caPEM(w http.ResponseWriter, _ *http.Request) {
 	if len(h.o.CACert) == 0 {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no CA certificate"})
+		writeJSON(w, http.StatusNotFound, apiError("no_ca_certificate", "this admin listener was started without a CA certificate to serve"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-pem-file")

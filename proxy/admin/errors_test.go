@@ -3,8 +3,11 @@ package admin_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/payguard/payguard/proxy/admin"
 )
 
 // Every refusal the admin listener answers is payguard's one error body (SPEC 11.7, docs/approvals.md):
@@ -51,5 +54,23 @@ func TestAdminRefusalsAreTheOneErrorBody(t *testing.T) {
 		if got := resp.Header.Get("Allow"); got != c.allow {
 			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
 		}
+	}
+}
+
+// /ca.pem on a listener given no CA certificate refuses with the one error body too (code and message), not
+// a bare {"error"}. Seen failing before ({"error":"no CA certificate"}, no message).
+func TestCAPEMWithoutACertificateIsTheOneErrorBody(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(admin.New(e.core, admin.Options{Token: testToken, Holds: e.store}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/ca.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Error, Message string }
+	derr := json.NewDecoder(resp.Body).Decode(&body)
+	if resp.StatusCode != 404 || derr != nil || body.Error != "no_ca_certificate" || body.Message == "" {
+		t.Errorf("/ca.pem without a certificate: %d %+v %v", resp.StatusCode, body, derr)
 	}
 }
