@@ -1,4 +1,4 @@
-package app_test
+package app
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/apitoken"
-	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/internal/testutil"
 )
 
@@ -23,15 +22,15 @@ type bannerCh chan string
 
 func (b bannerCh) Write(p []byte) (int, error) { b <- string(p); return len(p), nil }
 
-// startProxy runs app.RunProxy over cfg (offline) on listeners the test holds and returns the admin URL and
+// startProxy runs RunProxy over cfg (offline) on listeners the test holds and returns the admin URL and
 // the banner.
 func startProxy(t *testing.T, cfg *config.Config) (adminURL, bannerText string) {
 	t.Helper()
-	ln := app.ProxyListeners{Proxy: testutil.Listen(t), Admin: testutil.Listen(t)}
+	ln := ProxyListeners{Proxy: testutil.Listen(t), Admin: testutil.Listen(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	banner, done := make(bannerCh, 1), make(chan error, 1)
 	go func() {
-		done <- app.RunProxy(ctx, cfg, ln, app.ProxyRun{Flags: app.Flags{Offline: true}, Log: slog.New(slog.DiscardHandler), Banner: banner})
+		done <- RunProxy(ctx, cfg, ln, ProxyRun{Flags: Flags{Offline: true}, Log: slog.New(slog.DiscardHandler), Banner: banner})
 	}()
 	select {
 	case bannerText = <-banner:
@@ -142,8 +141,8 @@ func TestRunProxyRefusesTheDecideTokenEqualToTheAdminToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := app.ProxyListeners{Proxy: testutil.Listen(t), Admin: testutil.Listen(t)}
-	err = app.RunProxy(t.Context(), cfg, ln, app.ProxyRun{Flags: app.Flags{Offline: true}, Log: slog.New(slog.DiscardHandler)})
+	ln := ProxyListeners{Proxy: testutil.Listen(t), Admin: testutil.Listen(t)}
+	err = RunProxy(t.Context(), cfg, ln, ProxyRun{Flags: Flags{Offline: true}, Log: slog.New(slog.DiscardHandler)})
 	if err == nil || !strings.Contains(err.Error(), "must differ") {
 		t.Fatalf("RunProxy with the decide token equal to the admin token: %v, want a refusal", err)
 	}
