@@ -127,7 +127,8 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	var input *preflight.Input
 	var sign, again bool
 	for attempt := 1; ; attempt++ {
-		v, input, sign, again = p.decideOnce(ctx, rs, ag, in, method, url, pr, withTicket, attempt == maxDecideAttempts)
+		ahead := attempt == 1 && p.canDecideAhead(ag, url, withTicket) // ahead.go: one round trip for a plain allow
+		v, input, sign, again = p.decideOnce(ctx, rs, ag, in, method, url, pr, withTicket, ahead, attempt == maxDecideAttempts)
 		if !again {
 			break
 		}
@@ -146,11 +147,15 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 // reserves. sign: the verdict shows its receipt, which the caller signs. again: the ledger refused the
 // allow's reservation under the cap the engine judged (another decision took the room since the ledger was
 // read), so the challenge is to be decided afresh on the ledger's new figures; never when last.
-func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in *x402.PaymentRequired, method, url string, pr *x402.PaymentRequired, withTicket, last bool) (v verdict, input *preflight.Input, sign, again bool) {
+func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in *x402.PaymentRequired, method, url string, pr *x402.PaymentRequired, withTicket, ahead, last bool) (v verdict, input *preflight.Input, sign, again bool) {
 	day := p.day()
-	state, alarm, err := p.readState(ctx, day, url)
-	if err != nil {
-		return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false, false
+	var state store.BudgetState
+	var alarm *alarmRead
+	var err error
+	if !ahead { // ahead: decided on an assumed spend of 0, the figures read with the reservation (ahead.go)
+		if state, alarm, err = p.readState(ctx, day, url); err != nil {
+			return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false, false
+		}
 	}
 	spent := state.Spent + state.Reserved
 	if ag.capMicros > 0 { // the engine judges the agent's cap; the ledger enforces both (agentledger.go)
@@ -168,7 +173,12 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 	if err != nil || res == nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false, false
 	}
-	p.holdForAlarm(ctx, res, url, alarm) // alarms.go: a seller whose settlement broke its authorization is held
+	if ahead && res.Decision != allow {
+		return verdict{}, nil, false, true // not a plain allow: decided again on the ledger's read
+	}
+	if !ahead { // ahead, the reservation's script reads the alarm and reserves nothing under one
+		p.holdForAlarm(ctx, res, url, alarm) // alarms.go: a seller whose settlement broke its authorization is held
+	}
 	v = verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res), rs: rs, ag: ag}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
@@ -179,11 +189,20 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 	var tk *ticketFor
 	if withTicket {
 		tk = &ticketFor{method: method, url: url}
+		if ahead {
+			tk.ahead = &aheadTicket{host: alarmSite(url)}
+		}
 	}
 	switch res.Decision {
 	case allow:
 		out, judgedCap := p.reserve(ctx, v, day, tk)
+		if ahead && tk.ahead.again {
+			return verdict{}, nil, false, true // an alarm is stored for the seller: decided on the ledger's read
+		}
 		if out.Decision == allow {
+			if ahead { // the receipt's input names the ledger's figures, read with the reservation
+				input.Context.SpentTodayUSD = policy.USD(tk.ahead.before.Spent + tk.ahead.before.Reserved)
+			}
 			return out, input, false, false // released with the receipt id alone: nothing shows its signature
 		}
 		if judgedCap && !last {
@@ -252,7 +271,10 @@ func hostOf(rawURL string) string {
 
 // ticketFor names the request an allowed challenge answers, so that its paid retry can be matched; holdID
 // is the approved hold the payment will spend, if any.
-type ticketFor struct{ method, url, holdID string }
+type ticketFor struct {
+	method, url, holdID string
+	ahead               *aheadTicket // ahead.go: reserved with the day's figures and the seller's alarm in one step
+}
 
 // reserve reserves an allowed amount, and with tk records the payment ticket in the same store write. The
 // store checks each cap atomically with the reservation, so no lock is needed for the cap to hold. judgedCap:
@@ -288,7 +310,11 @@ func (p *Proxy) reserve(ctx context.Context, v verdict, day string, tk *ticketFo
 	if tk == nil {
 		id, err = p.opts.Store.Reserve(ctx, p.opts.Budget, day, res.AmountMicros, capMicros)
 	} else {
-		t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
+		if tk.ahead != nil {
+			t, err = p.reserveTicketAhead(ctx, day, res.AmountMicros, capMicros, t, tk.ahead)
+		} else {
+			t, err = p.opts.Store.ReserveTicket(ctx, p.opts.Budget, day, res.AmountMicros, capMicros, t)
+		}
 		id = t.ReservationID
 		if err == nil {
 			p.unpaid.add(site, t, p.opts.Now())
