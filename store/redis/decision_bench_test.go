@@ -16,8 +16,10 @@ import (
 	"github.com/payguard/payguard/store/redis"
 )
 
-// BenchmarkDecision402 is the Redis side of one allowed 402 as the proxy makes it (issue 36): the day's
-// state and the seller's alarm read, then the leased reservation and its ticket stored, c at a time, against
+// BenchmarkDecision402 is the Redis side of one allowed 402 as the proxy makes it (issue 36): path=two, the
+// day's state and the seller's alarm read, then the leased reservation and its ticket stored (every decision
+// before, and a decision that is not a plain allow now); path=ahead, all of it in one script
+// (ReserveTicketAhead, a plain allow now); c at a time, against
 // a redis-server of its own (appendonly, as a fleet runs it). Beside the time it reports what the goal is
 // about on a machine where Redis shares the cores: redis-server's own CPU per decision (INFO cpu, user+sys,
 // before and after) and its commands per decision (INFO commandstats), so that a cheaper script is seen as
@@ -25,66 +27,76 @@ import (
 //
 //	go test ./store/redis -run '^$' -bench 'BenchmarkDecision402' -benchtime 20000x
 func BenchmarkDecision402(b *testing.B) {
-	for _, c := range []int{1, 8} {
-		b.Run("c="+strconv.Itoa(c), func(b *testing.B) {
-			own := testredis.StartOwn(b, "--appendonly", "yes")
-			if own.Embedded() {
-				b.Skip("needs redis-server: the embedded server's CPU is not Redis's")
-			}
-			ctx := context.Background()
-			st, err := redis.Open(ctx, redis.Options{URL: own.URL(), AllowVolatile: true, InitIfEmpty: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			admin := goredis.NewClient(&goredis.Options{Addr: own.Addr()})
-			defer admin.Close()
-			var seq atomic.Int64
-			key := strings.Repeat("ab", 32) // one URL's challenge, as the proxy's sha256 key: every ticket under it
-			decide := func() error {
-				n := seq.Add(1)
-				now := time.Now()
-				day := now.UTC().Format("2006-01-02")
-				if _, _, _, err := st.StateAndAlarm(ctx, "default", day, "seller.example", now); err != nil {
+	for _, path := range []string{"two", "ahead"} {
+		for _, c := range []int{1, 8} {
+			b.Run("path="+path+"/c="+strconv.Itoa(c), func(b *testing.B) {
+				own := testredis.StartOwn(b, "--appendonly", "yes")
+				if own.Embedded() {
+					b.Skip("needs redis-server: the embedded server's CPU is not Redis's")
+				}
+				ctx := context.Background()
+				st, err := redis.Open(ctx, redis.Options{URL: own.URL(), AllowVolatile: true, InitIfEmpty: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer st.Close()
+				admin := goredis.NewClient(&goredis.Options{Addr: own.Addr()})
+				defer admin.Close()
+				var seq atomic.Int64
+				key := strings.Repeat("ab", 32) // one URL's challenge, as the proxy's sha256 key: every ticket under it
+				decide := func() error {
+					n := seq.Add(1)
+					now := time.Now()
+					day := now.UTC().Format("2006-01-02")
+					t := store.Ticket{
+						ID: fmt.Sprintf("tkt_%032d", n), Key: key, ReceiptID: fmt.Sprintf("rcpt_%032d", n),
+						ExpiresAt: now.Add(5 * time.Minute), Option: []byte(`{"scheme":"exact","network":"eip155:84532","amount":"10000"}`),
+					}
+					if path == "ahead" { // the proxy's plain allow since issue 36: one script
+						got, err := st.ReserveTicketAhead(ctx, "default", day, "seller.example", 10_000, 1<<50, t, now)
+						if err == nil && !got.Reserved {
+							err = fmt.Errorf("not reserved: %+v", got)
+						}
+						return err
+					}
+					if _, _, _, err := st.StateAndAlarm(ctx, "default", day, "seller.example", now); err != nil {
+						return err
+					}
+					_, err := st.ReserveTicket(ctx, "default", day, 10_000, 1<<50, t)
 					return err
 				}
-				_, err := st.ReserveTicket(ctx, "default", day, 10_000, 1<<50, store.Ticket{
-					ID: fmt.Sprintf("tkt_%032d", n), Key: key, ReceiptID: fmt.Sprintf("rcpt_%032d", n),
-					ExpiresAt: now.Add(5 * time.Minute), Option: []byte(`{"scheme":"exact","network":"eip155:84532","amount":"10000"}`),
-				})
-				return err
-			}
-			if err := decide(); err != nil { // warm: scripts loaded, the day's keys made
-				b.Fatal(err)
-			}
-			admin.ConfigResetStat(ctx)
-			cpu0 := redisCPU(b, admin)
-			b.SetParallelism(c)
-			b.ResetTimer()
-			if c == 1 {
-				for i := 0; i < b.N; i++ {
-					if err := decide(); err != nil {
-						b.Fatal(err)
-					}
+				if err := decide(); err != nil { // warm: scripts loaded, the day's keys made
+					b.Fatal(err)
 				}
-			} else {
-				b.SetParallelism(c) // GOMAXPROCS × c goroutines; close enough to c for this figure
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
+				admin.ConfigResetStat(ctx)
+				cpu0 := redisCPU(b, admin)
+				b.SetParallelism(c)
+				b.ResetTimer()
+				if c == 1 {
+					for i := 0; i < b.N; i++ {
 						if err := decide(); err != nil {
-							b.Error(err)
-							return
+							b.Fatal(err)
 						}
 					}
-				})
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(redisCPU(b, admin)-cpu0)/float64(b.N), "redis-µs/402")
-			scripts, calls, usec := commandStats(b, admin)
-			b.ReportMetric(float64(scripts)/float64(b.N), "scripts/402")
-			b.ReportMetric(float64(calls)/float64(b.N), "calls/402")
-			b.ReportMetric(float64(usec)/float64(b.N), "script-µs/402")
-		})
+				} else {
+					b.SetParallelism(c) // GOMAXPROCS × c goroutines; close enough to c for this figure
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							if err := decide(); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(redisCPU(b, admin)-cpu0)/float64(b.N), "redis-µs/402")
+				scripts, calls, usec := commandStats(b, admin)
+				b.ReportMetric(float64(scripts)/float64(b.N), "scripts/402")
+				b.ReportMetric(float64(calls)/float64(b.N), "calls/402")
+				b.ReportMetric(float64(usec)/float64(b.N), "script-µs/402")
+			})
+		}
 	}
 }
 
