@@ -189,7 +189,7 @@ func String(raw []byte) (s string, ok bool) {
 // encoding/json, so escapes, invalid UTF-8 and lone surrogates become what encoding/json makes of them.
 func decodeName(tok []byte, plain bool) (string, bool) {
 	if plain {
-		return string(tok[1 : len(tok)-1]), true
+		return plainName(tok[1 : len(tok)-1]), true
 	}
 	var s string
 	if err := json.Unmarshal(tok, &s); err != nil {
