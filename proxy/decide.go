@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -384,7 +384,8 @@ func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, receiptID s
 	if opt == nil {
 		return store.Ticket{}, errors.New("no chosen option")
 	}
-	raw, err := json.Marshal(opt)
+	// The option's own encoding (x402's writer: valid JSON), without json.Marshal's second pass over it.
+	raw, err := opt.MarshalJSON()
 	if err != nil {
 		return store.Ticket{}, fmt.Errorf("encode chosen option: %w", err)
 	}
@@ -428,9 +429,20 @@ func ticketKey(method, url, scheme, network, payTo, amount string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("amount %q: %w", amount, err)
 	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{strings.ToUpper(method), url, scheme, n,
-		x402.CanonicalAddress(payTo), fmt.Sprint(a)}, "\x00")))
-	return "tk1:" + hex.EncodeToString(sum[:]), nil
+	// The parts joined by NUL, as strings.Join wrote them, into one buffer (keys are kept in stores, so the
+	// bytes hashed must not change); the key is written into one string with its prefix.
+	b := make([]byte, 0, len(method)+len(url)+len(scheme)+len(n)+len(payTo)+32)
+	b = append(append(b, strings.ToUpper(method)...), 0)
+	b = append(append(b, url...), 0)
+	b = append(append(b, scheme...), 0)
+	b = append(append(b, n...), 0)
+	b = append(append(b, x402.CanonicalAddress(payTo)...), 0)
+	b = strconv.AppendUint(b, a, 10)
+	sum := sha256.Sum256(b)
+	var key [len("tk1:") + 2*sha256.Size]byte
+	copy(key[:], "tk1:")
+	hex.Encode(key[len("tk1:"):], sum[:])
+	return string(key[:]), nil
 }
 
 // holdKey names a held request: method, URL and the option it would pay (or the whole offer when the
