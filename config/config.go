@@ -41,7 +41,13 @@ type Config struct {
 	Journal   JournalConfig   `yaml:"journal"` // agents.go: the decision journal
 	// Rules takes SPEC §3's snake_case rule names; omitted rules keep SPEC §3's defaults.
 	Rules policy.Rules `yaml:"rules"`
+
+	deprecated []string // old spellings the file used, read as their new ones (Deprecations)
 }
+
+// Deprecations are the old spellings the file used, each with what to write instead: they still work, and
+// `payguard config validate` and the start log say so, so that the file can be moved on before they stop.
+func (c *Config) Deprecations() []string { return c.deprecated }
 
 //go:embed default.yaml
 var defaultYAML []byte

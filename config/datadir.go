@@ -53,6 +53,9 @@ func (c *Config) applyDataDir() error {
 	case dir == "":
 		dir = old
 	}
+	if old != "" {
+		c.deprecated = append(c.deprecated, "proxy.data_dir is data_dir's old name (proxy and serve share it): move it to the top level as data_dir")
+	}
 	if dir == "" {
 		dir = DefaultDataDir
 	}

@@ -87,6 +87,12 @@ func TestDataDirTopLevelAndOldName(t *testing.T) {
 	if c.DataDir != "/srv/old" || c.Store.Path != "/srv/old/payguard.db" || c.Proxy.DataDir != "" {
 		t.Errorf("old name: data_dir = %q, store %q, proxy.data_dir %q", c.DataDir, c.Store.Path, c.Proxy.DataDir)
 	}
+	if d := c.Deprecations(); len(d) != 1 || !strings.Contains(d[0], "move it to the top level as data_dir") {
+		t.Errorf("the old name is not reported as such: %q", d)
+	}
+	if c, _ := Parse([]byte("data_dir: /srv/new\n")); len(c.Deprecations()) != 0 {
+		t.Errorf("the new name reported: %q", c.Deprecations())
+	}
 	if c, err = Parse([]byte("data_dir: /srv/same\nproxy:\n  data_dir: /srv/same/\n")); err != nil || c.DataDir != "/srv/same" {
 		t.Errorf("both names, one directory: %v, %q", err, c.DataDir)
 	}

@@ -225,13 +225,17 @@ func parseRules(raw json.RawMessage) (*policy.RulesPatch, error) {
 		return nil, inputErr("invalid_rules", "%v", err)
 	}
 	r, _ := p.Apply(policy.DefaultRules())
-	for name, list := range map[string][]string{
-		"allowed_networks": r.AllowedNetworks, "domain_allowlist": r.DomainAllowlist, "domain_blocklist": r.DomainBlocklist,
-		"payto_allowlist": r.PayToAllowlist, "payto_blocklist": r.PayToBlocklist,
+	// An array, not a map: nothing allocated per request, and the first long entry is always reported first.
+	for _, l := range [...]struct {
+		name string
+		list []string
+	}{
+		{"allowed_networks", r.AllowedNetworks}, {"domain_allowlist", r.DomainAllowlist},
+		{"domain_blocklist", r.DomainBlocklist}, {"payto_allowlist", r.PayToAllowlist}, {"payto_blocklist", r.PayToBlocklist},
 	} {
-		for i, e := range list {
-			if err := boundText(fmt.Sprintf("rules.%s[%d]", name, i), e); err != nil {
-				return nil, err
+		for i, e := range l.list {
+			if len(e) > MaxTextBytes { // the entry's name is only formatted for the error
+				return nil, boundText(fmt.Sprintf("rules.%s[%d]", l.name, i), e)
 			}
 		}
 	}

@@ -19,7 +19,9 @@ import (
 // payguard.db emptied to 0 bytes started a fresh ledger ($0.20 of spend became $0), and a Redis that keeps
 // nothing across a restart was accepted without a word.
 func TestStartRefusesALedgerThatForgot(t *testing.T) {
-	const servePayTo = "server: {contact: 'mailto:ops@example.com', fees: {network: 'eip155:84532', pay_to: '0x90F79bf6EB2c4f870365E785982E1f101E93b906'}}\n"
+	// The admin listener on a port of its own too (the default, 8403, may be another process's).
+	const servePayTo = "server: {contact: 'mailto:ops@example.com', fees: {network: 'eip155:84532', pay_to: '0x90F79bf6EB2c4f870365E785982E1f101E93b906'}}\n" +
+		"admin: {listen: '127.0.0.1:0'}\n"
 	t.Run("emptied payguard.db", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "payguard.db")

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/app"
 )
 
 // TestConfigValidateReportsEveryError: one run lists every problem in the file (an unknown key, a value of
@@ -57,5 +60,27 @@ func TestRulesValidateWarns(t *testing.T) {
 	errb.Reset()
 	if code := runMain([]string{"config", "validate", path}, nil, &out, &errb); code != 2 {
 		t.Errorf("a rules file is not a config: exit %d", code)
+	}
+}
+
+// A file written before data_dir moved to the top level still validates, with a warning saying what to
+// write instead; the start log of proxy and serve says the same.
+func TestConfigValidateWarnsOfTheOldDataDir(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.yaml")
+	os.WriteFile(path, []byte("proxy:\n  data_dir: /srv/payguard\n"), 0o600)
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"config", "validate", path}, nil, &out, &errb); code != 0 || strings.TrimSpace(out.String()) != "ok" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "warning: proxy.data_dir is data_dir's old name") {
+		t.Errorf("no migration note: %q", errb.String())
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	if _, err := app.NewLogger(&logs, cfg, ""); err != nil || !strings.Contains(logs.String(), `"level":"WARN","msg":"config: proxy.data_dir is data_dir's old name`) {
+		t.Errorf("start log: %v %q", err, logs.String())
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // NewLogger is the JSON logger `proxy` and `serve` write to stderr: at flagLevel when set (--log-level),
-// else at the configuration's log.level.
+// else at the configuration's log.level. The configuration's Deprecations are its first lines (warnings).
 func NewLogger(stderr io.Writer, cfg *config.Config, flagLevel string) (*slog.Logger, error) {
 	level := cfg.Log.Level
 	if flagLevel != "" {
@@ -18,5 +18,9 @@ func NewLogger(stderr io.Writer, cfg *config.Config, flagLevel string) (*slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: l})), nil
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: l}))
+	for _, d := range cfg.Deprecations() {
+		log.Warn("config: " + d)
+	}
+	return log, nil
 }

@@ -193,10 +193,9 @@ type evidence struct {
 // the legal forms, and the evidence it rests on.
 func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 	_, pairs := ix.score(q, rec, nil, q.get)
-	units := ix.unitsOf(rec)
 	var bits uint16
 	ev := evidence{informative: informativeLen(q.toks)}
-	nameTok := func(i int) string { return ix.str(units[i].vocab) }
+	nameTok := func(i int) string { return ix.str(ix.units[int(rec.u0)+i].vocab) }
 	for i := 0; i < int(rec.ntok); i++ {
 		if !particles[nameTok(i)] {
 			ev.nameWords++
@@ -221,14 +220,14 @@ func (ix *nameIndex) explain(q *query, rec *nameRec) (uint16, evidence) {
 		if !p.used {
 			continue
 		}
-		qu, nu := &q.units[p.q], &units[p.n]
+		qu, nu := &q.units[p.q], ix.unitAt(rec, int(p.n))
 		qmask |= spanMask(qu.start, qu.span)
 		nmask |= spanMask(nu.start, nu.span)
 		order = append(order, place{int(qu.start), int(nu.start)})
 		ns := ix.str(nu.vocab)
 		// Spacing: the words are cut differently (a joined unit against words, or the same letters split
 		// elsewhere: "Kvtr-Us" and KVT-RUS).
-		if qu.span != nu.span || qu.span > 1 && qu.s == ns && !sameTokens(q.toks[qu.start:qu.start+qu.span], rec, nu, nameTok) {
+		if qu.span != nu.span || qu.span > 1 && qu.s == ns && !sameTokens(q.toks[qu.start:qu.start+qu.span], rec, &nu, nameTok) {
 			bits |= stepSpacing
 		}
 		switch {

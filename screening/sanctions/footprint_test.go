@@ -18,8 +18,8 @@ func (ix *nameIndex) indexBytes() int {
 	n += 4*len(ix.skelOf) + len(ix.isToken) + 4*len(ix.idf) + 4*len(ix.unitMaxW) + 4*len(ix.nameW)
 	n += u32(&ix.postings) + u32(&ix.bySkel)
 	n += 4*len(ix.exact.start) + int(unsafe.Sizeof(exactRef{}))*len(ix.exact.data)
-	n += 4*len(ix.delKeys) + 4*len(ix.delVocab) + 4*len(ix.delStart) + 4*len(ix.particleIDs)
-	n += int(unsafe.Sizeof(nameRec{}))*len(ix.names) + int(unsafe.Sizeof(unit{}))*len(ix.units)
+	n += 2*len(ix.delKeys) + 4*len(ix.delVocab) + 4*len(ix.delStart) + 4*len(ix.particleIDs)
+	n += int(unsafe.Sizeof(nameRec{}))*len(ix.names) + int(unsafe.Sizeof(storedUnit{}))*len(ix.units) + len(ix.ustart)
 	for _, ns := range ix.common {
 		n += 4 + int(unsafe.Sizeof(neighbor{}))*len(ns)
 	}

@@ -25,12 +25,20 @@ type unit struct {
 	w           float32 // IDF weight (the sum of both tokens' weights for a joined pair)
 }
 
+// storedUnit is a unit as the index keeps it: its span follows from its place among its name's units, which
+// buildNameIndex lays out as each token, then the joined pairs, then (a list name of 3+ tokens) the whole
+// name joined; its start is kept apart, a byte (ix.ustart). Read units with unitAt.
+type storedUnit struct {
+	vocab uint32
+	w     float32
+}
+
 // nameRec is one indexed name: an entry's primary name (alias -1) or one of its strong aliases, or a form
 // derived from one of them (derived; see variants.go).
 type nameRec struct {
 	entry   int32
 	wsum    float32 // total token weight
-	u0      uint32  // its units are ix.units[u0 : u0+nu] (unitsOf)
+	u0      uint32  // its units are ix.units[u0 : u0+nu] (unitsOf, unitAt)
 	alias   int16
 	ntok    uint8
 	nlast   uint8 // tokens before the comma of an individual written "LAST, Given" (0: none; see explain)
@@ -38,10 +46,23 @@ type nameRec struct {
 	derived bool // a form people write the name in (variants.go), not the list's own: never exact
 }
 
-// unitsOf returns the units of name rec (not to be modified).
-func (ix *nameIndex) unitsOf(rec *nameRec) []unit {
+// unitsOf returns the stored units of name rec (not to be modified): their vocabulary ids and weights.
+func (ix *nameIndex) unitsOf(rec *nameRec) []storedUnit {
 	a, b := rec.u0, rec.u0+uint32(rec.nu)
 	return ix.units[a:b:b]
+}
+
+// unitAt returns unit ni of name rec.
+func (ix *nameIndex) unitAt(rec *nameRec, ni int) unit {
+	k := int(rec.u0) + ni
+	u := unit{vocab: ix.units[k].vocab, w: ix.units[k].w, start: ix.ustart[k], span: 2}
+	switch {
+	case ni < int(rec.ntok):
+		u.span = 1
+	case !rec.derived && rec.ntok >= 3 && ni == int(rec.nu)-1:
+		u.span = rec.ntok
+	}
+	return u
 }
 
 type exactRef struct {
@@ -60,7 +81,7 @@ type nameIndex struct {
 	postings    groups[uint32]        // per vocabulary string, the names with a unit that is it, ascending
 	skelIx      strIndex              // the distinct skeletons
 	bySkel      groups[uint32]        // per distinct skeleton, the vocabulary strings that have it, ascending
-	delKeys     []uint32              // sorted bits 16..47 of the hashes of one-deletion variants of tokens
+	delKeys     []uint16              // sorted bits 16..31 (from the top) of the hashes of one-deletion variants of tokens
 	delVocab    []uint32              // parallel to delKeys
 	delStart    []uint32              // delStart[b]: first position in delKeys whose hash's top delBucketBits bits are b
 	exactSeed   maphash.Seed          // of exactHash
@@ -69,9 +90,10 @@ type nameIndex struct {
 	common      map[uint32][]neighbor // precomputed neighbors of the most frequent tokens
 	particleIDs []uint32              // the particles that are tokens of some name (particlePairSim)
 	names       []nameRec
-	units       []unit    // every name's units, name after name (unitsOf)
-	nameW       []float32 // names[i].wsum, packed for the candidate filter
-	unitMaxW    []float32 // per vocabulary string: the largest weight of a name unit that is that string
+	units       []storedUnit // every name's units, name after name (unitsOf, unitAt)
+	ustart      []uint8      // parallel to units: the unit's first token
+	nameW       []float32    // names[i].wsum, packed for the candidate filter
+	unitMaxW    []float32    // per vocabulary string: the largest weight of a name unit that is that string
 	maxIDF      float32
 }
 
@@ -241,7 +263,7 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	}
 	ix.names = make([]nameRec, 0, len(fuzzy))
 	ix.nameW = make([]float32, 0, len(fuzzy))
-	var units, buf []unit // every name's units; one name's
+	var buf []unit // one name's units
 	for _, p := range fuzzy {
 		nameID := uint32(len(ix.names))
 		rec := nameRec{entry: p.entry, alias: p.alias, ntok: uint8(len(p.toks)), nlast: uint8(p.nlast), derived: p.derived}
@@ -293,8 +315,14 @@ func buildNameIndex(entries []Entry) *nameIndex {
 				postings[u.vocab] = append(ps, nameID)
 			}
 		}
-		rec.u0, rec.nu = uint32(len(units)), uint8(len(ru))
-		units = append(units, ru...)
+		rec.u0, rec.nu = uint32(len(ix.units)), uint8(len(ru))
+		for ni, u := range ru {
+			ix.units = append(ix.units, storedUnit{vocab: u.vocab, w: u.w})
+			ix.ustart = append(ix.ustart, u.start)
+			if ix.unitAt(&rec, ni) != u {
+				panic("sanctions: a name's units are not laid out as unitAt reads them") // a bug in this file
+			}
+		}
 		buf = ru
 		ix.names = append(ix.names, rec)
 		ix.nameW = append(ix.nameW, rec.wsum)
@@ -302,7 +330,8 @@ func buildNameIndex(entries []Entry) *nameIndex {
 	for len(ix.unitMaxW) < len(strs) {
 		ix.unitMaxW = append(ix.unitMaxW, 0) // words of vessel names only: in no name unit
 	}
-	ix.units = slices.Clip(slices.Clone(units))
+	ix.units = slices.Clip(slices.Clone(ix.units))
+	ix.ustart = slices.Clip(slices.Clone(ix.ustart))
 	ix.names = slices.Clip(ix.names)
 	ix.freeze(strs, skels, postings, exact)
 	vocab, strs, skels, postings, exact = nil, nil, nil, nil, nil
@@ -401,9 +430,10 @@ func (ix *nameIndex) buildDeletions() {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	// Only bits 16..47 of a hash are kept: the top 16 pick the bucket, and two hashes that agree on 48 bits
-	// but not on the rest only add a candidate, which neighbors then checks (unitSims) like any other.
-	ix.delKeys = make([]uint32, len(dels))
+	// Only bits 16..31 of a hash (from the top) are kept: the top 16 pick the bucket (about three keys
+	// each), and two hashes that agree on 32 bits but not on the rest only add a candidate, which neighbors
+	// then checks (unitSims) like any other.
+	ix.delKeys = make([]uint16, len(dels))
 	ix.delVocab = make([]uint32, len(dels))
 	for i, d := range dels {
 		ix.delKeys[i], ix.delVocab[i] = delKey(d.h), d.id
@@ -421,8 +451,8 @@ func (ix *nameIndex) buildDeletions() {
 
 const delBucketBits = 16
 
-// delKey is the part of a deletion hash kept in delKeys: the 32 bits after the bucket's.
-func delKey(h uint64) uint32 { return uint32(h >> (64 - delBucketBits - 32)) }
+// delKey is the part of a deletion hash kept in delKeys: the 16 bits after the bucket's.
+func delKey(h uint64) uint16 { return uint16(h >> (64 - delBucketBits - 16)) }
 
 // delLookup appends the vocabulary ids whose deletion variants hash to h.
 func (ix *nameIndex) delLookup(dst []uint32, h uint64) []uint32 {

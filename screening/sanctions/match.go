@@ -383,9 +383,8 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(
 		return 0, pairs
 	}
 	var reach float32 // an upper bound on the name weight the alignment can cover
-	units := ix.unitsOf(rec)
-	for ni := range units {
-		u := &units[ni]
+	for ni := range int(rec.nu) {
+		u := ix.unitAt(rec, ni)
 		ms := matchesOf(u.vocab)
 		if len(ms) > 0 {
 			reach += u.w
@@ -415,7 +414,7 @@ func (ix *nameIndex) score(q *query, rec *nameRec, pairs []pair, matchesOf func(
 	var cq, cn, simSum, simW float32
 	for i := range pairs {
 		p := &pairs[i]
-		qu, nu := &q.units[p.q], &units[p.n]
+		qu, nu := &q.units[p.q], ix.unitAt(rec, int(p.n))
 		qm := spanMask(qu.start, qu.span)
 		nm := spanMask(nu.start, nu.span)
 		if qmask&qm != 0 || nmask&nm != 0 {

@@ -250,8 +250,8 @@ func TestPruningIsLossless(t *testing.T) {
 			derived++
 		}
 		toks := make([]string, 0, rec.ntok)
-		for _, u := range ix.unitsOf(rec) {
-			if u.span == 1 {
+		for ni := range int(rec.nu) {
+			if u := ix.unitAt(rec, ni); u.span == 1 {
 				toks = append(toks, ix.str(u.vocab))
 			}
 		}

@@ -66,7 +66,7 @@ func (s *Service) Preflight(body []byte) (*Op, *Error) {
 	if e := s.SanctionsGate(); e != nil {
 		return nil, e
 	}
-	return &Op{Route: RoutePreflight, Input: fingerprint(string(body)), Work: func(ctx context.Context) (Done, *Error) {
+	return &Op{Route: RoutePreflight, Input: fingerprintBody(body), Work: func(ctx context.Context) (Done, *Error) {
 		d, err := s.o.Preflight.Decide(ctx, input)
 		if err != nil {
 			if errors.Is(err, receipts.ErrSigningUnavailable) {

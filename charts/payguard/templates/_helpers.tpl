@@ -158,9 +158,9 @@ keys, so what is written here is exactly what `payguard config validate` accepts
 {{- $data := include "payguard.paths.data" .ctx -}}
 {{- $proxyHost := .proxyHost -}}
 {{- with .ctx -}}
+data_dir: {{ $data | quote }}
 proxy:
   listen: {{ printf "%s:%v" $proxyHost .Values.proxy.port | quote }}
-  data_dir: {{ $data | quote }}
   ca_cert_file: {{ printf "%s/tls.crt" (include "payguard.paths.ca" .) | quote }}
   ca_key_file: {{ printf "%s/tls.key" (include "payguard.paths.ca" .) | quote }}
   tunnel_hosts: {{ .Values.proxy.tunnelHosts | toJson }}

@@ -36,6 +36,9 @@ func runConfig(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		cli.WriteRuleWarnings(stderr, "config validate", cfg.Rules)
+		for _, d := range cfg.Deprecations() {
+			fmt.Fprintf(stderr, "payguard config validate: warning: %s\n", d)
+		}
 		fmt.Fprintln(stdout, "ok")
 		return 0
 	case len(args) == 1 && args[0] == "default":

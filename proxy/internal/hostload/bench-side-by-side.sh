@@ -56,9 +56,9 @@ index_yaml() {
 REDIS_BENCH_FLAGS='allow_volatile: true, init_if_empty: true'
 rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"
 cat >"$PG_DIR/payguard.yaml" <<YAML
+data_dir: $PG_DIR/payguard-data
 proxy:
   listen: 127.0.0.1:19402
-  data_dir: $PG_DIR/payguard-data
   ca_cert_file: $PG_DIR/payguard-data/ca/payguard-ca.pem
   ca_key_file: $PG_DIR/payguard-data/ca/payguard-ca-key.pem
   upstream_ca_files: [$PWD/out/upstream-ca.pem]
@@ -85,7 +85,7 @@ if [ -n "${PG2_STORE:-}" ]; then
   # then measures it as target payguard2, interleaved with the first.
   # Its own data directory (one process per data directory), the first one's CA and receipt key.
   sed -e 's/127.0.0.1:19402/127.0.0.1:19412/; s/127.0.0.1:19403/127.0.0.1:19413/' \
-      -e "s#^  data_dir: .*#  data_dir: $PG_DIR/payguard2-data#" \
+      -e "s#^data_dir: .*#data_dir: $PG_DIR/payguard2-data#" \
       -e "s#^  driver: .*#  driver: $PG2_STORE#" -e "s#^  path: .*#  path: $PG_DIR/payguard2-data/payguard.db#" \
       -e '/^  redis: /d' -e '/^index:/d' -e '/^  observe: /d' -e '/^  coalesce: /d' "$PG_DIR/payguard.yaml" > "$PG_DIR/payguard2.yaml"
   index_yaml "${PG2_INDEX:-on}" >> "$PG_DIR/payguard2.yaml"

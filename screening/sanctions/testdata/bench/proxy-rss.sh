@@ -33,6 +33,12 @@ for f in alt add sdn_comments; do
 done
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 args=("${CMD:-proxy}" --offline --listen "127.0.0.1:$port" --data-dir "$work/data")
+if [ "${CMD:-proxy}" = proxy ]; then
+	# The embedded default with the admin API on a free port too (8403 may be taken by another payguard).
+	admin=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	"$bin" config default | sed "s#^  listen: 127.0.0.1:8403#  listen: 127.0.0.1:$admin#" >"$work/proxy.yaml"
+	args+=(--config "$work/proxy.yaml")
+fi
 if [ "${CMD:-proxy}" = serve ]; then
 	# serve needs a fee configuration: the server benchmark's (server/testdata/bench/bench.yaml), on the
 	# embedded default store (bolt) as in its STORE=bolt runs.
