@@ -171,11 +171,17 @@ func unhex(c byte) byte {
 // Go's HTTP client dials it. A name IDNA refuses stays lower-cased as given. "" for no host.
 func CanonicalHost(host string) string {
 	host = strings.TrimSpace(host)
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	// Without a colon there is no port to split (SplitHostPort would only make its error).
+	if strings.IndexByte(host, ':') >= 0 {
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Is4() {
+			return host // ParseAddr takes only the canonical dotted quad (no leading zeros): it is its String
+		}
 		return a.Unmap().String()
 	}
 	if a, err := idna.Lookup.ToASCII(host); err == nil && a != "" {

@@ -31,10 +31,10 @@ type aheadTicket struct {
 var errAheadAlarm = errors.New("an alarm is stored for the seller: decided on the ledger's read")
 
 // canDecideAhead: the store makes the ahead reservation and keeps the alarms the proxy reads (readState's
-// condition), the challenge gets a ticket, the seller has an alarm key, and the agent has no cap of its
-// own (the engine then judges the global cap, the one the store compares).
-func (p *Proxy) canDecideAhead(ag *agentRules, url string, withTicket bool) bool {
-	if !withTicket || ag == nil || ag.capMicros > 0 || alarmSite(url) == "" {
+// condition), the challenge gets a ticket, the seller has an alarm key (site, alarmSite's), and the agent
+// has no cap of its own (the engine then judges the global cap, the one the store compares).
+func (p *Proxy) canDecideAhead(ag *agentRules, site string, withTicket bool) bool {
+	if !withTicket || ag == nil || ag.capMicros > 0 || site == "" {
 		return false
 	}
 	_, ahead := p.opts.Store.(store.TicketAhead)

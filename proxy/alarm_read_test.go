@@ -39,11 +39,11 @@ func TestAlarmReadWithTheLedgerState(t *testing.T) {
 	})
 	p, _, _ := newTestProxy(t, st, footprintRules())
 	defer p.Close()
-	if _, _, err := p.readState(ctx, p.day(), "https://alarmed.example/x"); err != nil {
+	if _, _, err := p.readState(ctx, p.day(), targetOf("https://alarmed.example/x").alarmSite); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []string{"https://alarmed.example/x", "https://api.Alarmed.example./x", "https://[2001:db8::1]/x"} {
-		if _, a, _ := p.readState(ctx, p.day(), u); a == nil || a.host != alarmSite(u) {
+		if _, a, _ := p.readState(ctx, p.day(), targetOf(u).alarmSite); a == nil || a.host != alarmSite(u) {
 			t.Fatalf("%s: the alarm read with the state (%+v) is not the one holdForAlarm judges (%s)", u, a, alarmSite(u))
 		}
 	}

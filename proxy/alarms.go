@@ -118,12 +118,12 @@ func (p *Proxy) raiseSellerAlarm(ctx context.Context, host, what string) {
 // holdForAlarm turns an engine result for a seller under an alarm into a hold that says why: an allow
 // becomes a hold with the alarm's reason alone, a hold gains it; a block stays as it is. The result is
 // unsigned (the caller signs what it shows), so the receipt carries the hold. Alarms that cannot be read
-// hold too (fail closed), with an internal-error reason.
-func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, url string, read *alarmRead) {
+// hold too (fail closed), with an internal-error reason. host is the seller's alarm key (alarmSite of the
+// decision's URL).
+func (p *Proxy) holdForAlarm(ctx context.Context, res *preflight.Result, host string, read *alarmRead) {
 	if res.Decision != allow && res.Decision != hold {
 		return
 	}
-	host := alarmSite(url)
 	if host == "" {
 		return
 	}
@@ -157,10 +157,10 @@ type alarmRead struct {
 }
 
 // readState reads the budget's state for day and, when the store can give both in one round trip
-// (store.StateAndAlarm, the redis store) and it keeps the alarms, the alarm of url's seller with it; else
-// the alarm is nil and holdForAlarm reads it on its own.
-func (p *Proxy) readState(ctx context.Context, day, url string) (store.BudgetState, *alarmRead, error) {
-	host := alarmSite(url) // the key holdForAlarm reads
+// (store.StateAndAlarm, the redis store) and it keeps the alarms, the alarm of the seller whose alarm key is
+// host (alarmSite of the decision's URL, the key holdForAlarm reads) with it; else the alarm is nil and
+// holdForAlarm reads it on its own.
+func (p *Proxy) readState(ctx context.Context, day, host string) (store.BudgetState, *alarmRead, error) {
 	own, keeps := p.opts.Store.(store.Alarms)
 	if sa, ok := p.opts.Store.(store.StateAndAlarm); ok && keeps && host != "" && p.alarms == own {
 		st, a, alarmErr, err := sa.StateAndAlarm(ctx, p.opts.Budget, day, host, p.opts.Now())

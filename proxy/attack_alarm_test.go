@@ -58,14 +58,14 @@ func TestAttackAlarmOtherNameOfTheSite(t *testing.T) {
 	} {
 		p.raiseSellerAlarm(ctx, alarmSite(c.raised), "settled above the maximum")
 		res := &preflight.Result{Decision: allow, Receipt: preflight.Receipt{Decision: allow}}
-		p.holdForAlarm(ctx, res, c.next, nil)
+		p.holdForAlarm(ctx, res, targetOf(c.next).alarmSite, nil)
 		if res.Decision != hold {
 			t.Errorf("alarm at %s: %s decided %s", c.raised, c.next, res.Decision)
 		}
 	}
 	// Another site stays unaffected.
 	res := &preflight.Result{Decision: allow, Receipt: preflight.Receipt{Decision: allow}}
-	p.holdForAlarm(ctx, res, "https://seller-other.example/generate", nil)
+	p.holdForAlarm(ctx, res, targetOf("https://seller-other.example/generate").alarmSite, nil)
 	if res.Decision != allow {
 		t.Errorf("another site held: %v", res.Reasons)
 	}

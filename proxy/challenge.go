@@ -18,6 +18,10 @@ import (
 // maxChallengeBody bounds the 402 body read for a v1 challenge (SPEC §10's request body limit).
 const maxChallengeBody = x402.MaxBodyBytes
 
+// paymentRequiredKey is x402.HeaderPaymentRequired as http.Header keys it: Get and Set canonicalize a key
+// that is not in this spelling into a new string each time (one allocation per 402 for each).
+var paymentRequiredKey = http.CanonicalHeaderKey(x402.HeaderPaymentRequired)
+
 // challengeReadTimeout bounds how long a 402 body may take to arrive (SPEC §10's body read deadline).
 const challengeReadTimeout = 10 * time.Second
 
@@ -42,7 +46,7 @@ func readChallenge(resp *http.Response) (pr *x402.PaymentRequired, body challeng
 		return nil, body, undecodable, "402 body could not be read: " + err.Error()
 	}
 	body = readBody(resp.Header.Get("Content-Encoding"), raw, complete)
-	if h := resp.Header.Get(x402.HeaderPaymentRequired); h != "" {
+	if h := resp.Header.Get(paymentRequiredKey); h != "" {
 		pr, err := x402.DecodePaymentRequiredHeader(h)
 		if err != nil {
 			return nil, body, undecodable, "PAYMENT-REQUIRED header is not a readable x402 challenge: " + err.Error()
@@ -152,7 +156,7 @@ func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, b
 		if err != nil {
 			return fmt.Errorf("re-encode PAYMENT-REQUIRED: %w", err)
 		}
-		resp.Header.Set(x402.HeaderPaymentRequired, v)
+		resp.Header.Set(paymentRequiredKey, v)
 		return rewriteBody(resp, body, func(b *x402.PaymentRequired) *x402.PaymentRequired {
 			if idx := matchingOption(b, narrowed.Accepts[0]); idx >= 0 {
 				return b.Narrowed(idx)
@@ -236,7 +240,7 @@ func emptyChallenge(resp *http.Response, pr *x402.PaymentRequired, body challeng
 		if err != nil {
 			return err
 		}
-		resp.Header.Set(x402.HeaderPaymentRequired, v)
+		resp.Header.Set(paymentRequiredKey, v)
 		return rewriteBody(resp, body, func(b *x402.PaymentRequired) *x402.PaymentRequired {
 			b.Accepts = []x402.Requirement{}
 			return b

@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
@@ -115,11 +116,12 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 		return v
 	}
 	in := decisionChallenge(pr, url)
+	at := targetOf(url) // the URL parsed once for the whole decision, its retries included
 	if d := p.opts.Domains; d != nil {
 		// Gather the domain facts first: the engine then finds them in the checker's cache, however many
 		// times the challenge is decided.
-		if host := hostOf(url); host != "" {
-			d.Facts(ctx, host)
+		if at.host != "" {
+			d.Facts(ctx, at.host)
 		}
 	}
 	p.prefetchIndex(ctx, method, url) // observe.go: the Index read, once per challenge
@@ -127,8 +129,8 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	var input *preflight.Input
 	var sign, again bool
 	for attempt := 1; ; attempt++ {
-		ahead := attempt == 1 && p.canDecideAhead(ag, url, withTicket) // ahead.go: one round trip for a plain allow
-		v, input, sign, again = p.decideOnce(ctx, rs, ag, in, method, url, pr, withTicket, ahead, attempt == maxDecideAttempts)
+		ahead := attempt == 1 && p.canDecideAhead(ag, at.alarmSite, withTicket) // ahead.go: one round trip for a plain allow
+		v, input, sign, again = p.decideOnce(ctx, rs, ag, in, method, at, pr, withTicket, ahead, attempt == maxDecideAttempts)
 		if !again {
 			break
 		}
@@ -147,13 +149,13 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 // reserves. sign: the verdict shows its receipt, which the caller signs. again: the ledger refused the
 // allow's reservation under the cap the engine judged (another decision took the room since the ledger was
 // read), so the challenge is to be decided afresh on the ledger's new figures; never when last.
-func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in *x402.PaymentRequired, method, url string, pr *x402.PaymentRequired, withTicket, ahead, last bool) (v verdict, input *preflight.Input, sign, again bool) {
-	day := p.day()
+func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in *x402.PaymentRequired, method string, at target, pr *x402.PaymentRequired, withTicket, ahead, last bool) (v verdict, input *preflight.Input, sign, again bool) {
+	day, url := p.day(), at.url
 	var state store.BudgetState
 	var alarm *alarmRead
 	var err error
 	if !ahead { // ahead: decided on an assumed spend of 0, the figures read with the reservation (ahead.go)
-		if state, alarm, err = p.readState(ctx, day, url); err != nil {
+		if state, alarm, err = p.readState(ctx, day, at.alarmSite); err != nil {
 			return failClosed("ledger_error", "budget ledger unavailable: "+err.Error()), nil, false, false
 		}
 	}
@@ -177,7 +179,7 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 		return verdict{}, nil, false, true // not a plain allow: decided again on the ledger's read
 	}
 	if !ahead { // ahead, the reservation's script reads the alarm and reserves nothing under one
-		p.holdForAlarm(ctx, res, url, alarm) // alarms.go: a seller whose settlement broke its authorization is held
+		p.holdForAlarm(ctx, res, at.alarmSite, alarm) // alarms.go: a seller whose settlement broke its authorization is held
 	}
 	v = verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res), rs: rs, ag: ag}
@@ -188,9 +190,9 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 	}
 	var tk *ticketFor
 	if withTicket {
-		tk = &ticketFor{method: method, url: url}
+		tk = &ticketFor{method: method, url: url, site: at.ticketSite}
 		if ahead {
-			tk.ahead = &aheadTicket{host: alarmSite(url)}
+			tk.ahead = &aheadTicket{host: at.alarmSite}
 		}
 	}
 	switch res.Decision {
@@ -269,11 +271,37 @@ func hostOf(rawURL string) string {
 	return u.Hostname()
 }
 
+// target is a decision's URL with what the decision keys on it, parsed once (issue 36: a decided 402
+// parsed its URL for each of them, and again on each retry of the decision): host is the domain checker's
+// (hostOf), alarmSite a seller alarm's key (alarmSite), ticketSite the unpaid-ticket bound's (siteOfTicket).
+type target struct{ url, host, alarmSite, ticketSite string }
+
+func targetOf(url string) target {
+	t := target{url: url}
+	u, err := neturl.Parse(url)
+	if err == nil {
+		t.host = u.Hostname()
+	}
+	if err == nil && strings.Contains(url, "://") {
+		// alarmSite and siteOfTicket of an absolute URL are both index.SiteOf (siteOfTicket falls back
+		// to the URL itself).
+		t.alarmSite = index.SiteOf(url)
+		t.ticketSite = t.alarmSite
+		if t.ticketSite == "" {
+			t.ticketSite = url
+		}
+		return t
+	}
+	t.alarmSite, t.ticketSite = alarmSite(url), siteOfTicket(url)
+	return t
+}
+
 // ticketFor names the request an allowed challenge answers, so that its paid retry can be matched; holdID
-// is the approved hold the payment will spend, if any.
+// is the approved hold the payment will spend, if any; site is the unpaid bound's site of url when known
+// (siteOfTicket), else reserve finds it.
 type ticketFor struct {
-	method, url, holdID string
-	ahead               *aheadTicket // ahead.go: reserved with the day's figures and the seller's alarm in one step
+	method, url, holdID, site string
+	ahead                     *aheadTicket // ahead.go: reserved with the day's figures and the seller's alarm in one step
 }
 
 // reserve reserves an allowed amount, and with tk records the payment ticket in the same store write. The
@@ -293,7 +321,9 @@ func (p *Proxy) reserve(ctx context.Context, v verdict, day string, tk *ticketFo
 	if tk != nil {
 		// A place under the site's bound is claimed before anything is reserved, so that decisions side by
 		// side never pass the bound together (unpaid.go).
-		site = siteOfTicket(tk.url)
+		if site = tk.site; site == "" {
+			site = siteOfTicket(tk.url)
+		}
 		if ok, n := p.unpaid.claim(site, p.opts.Now()); !ok {
 			return p.unpaidBlock(v, site, n), false
 		}
@@ -380,7 +410,8 @@ func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, receiptID s
 	if opt == nil {
 		return store.Ticket{}, errors.New("no chosen option")
 	}
-	raw, err := json.Marshal(opt)
+	// The option's own encoding (x402's writer: valid JSON), without json.Marshal's second pass over it.
+	raw, err := opt.MarshalJSON()
 	if err != nil {
 		return store.Ticket{}, fmt.Errorf("encode chosen option: %w", err)
 	}
@@ -424,9 +455,20 @@ func ticketKey(method, url, scheme, network, payTo, amount string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("amount %q: %w", amount, err)
 	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{strings.ToUpper(method), url, scheme, n,
-		x402.CanonicalAddress(payTo), fmt.Sprint(a)}, "\x00")))
-	return "tk1:" + hex.EncodeToString(sum[:]), nil
+	// The parts joined by NUL, as strings.Join wrote them, into one buffer (keys are kept in stores, so the
+	// bytes hashed must not change); the key is written into one string with its prefix.
+	b := make([]byte, 0, len(method)+len(url)+len(scheme)+len(n)+len(payTo)+32)
+	b = append(append(b, strings.ToUpper(method)...), 0)
+	b = append(append(b, url...), 0)
+	b = append(append(b, scheme...), 0)
+	b = append(append(b, n...), 0)
+	b = append(append(b, x402.CanonicalAddress(payTo)...), 0)
+	b = strconv.AppendUint(b, a, 10)
+	sum := sha256.Sum256(b)
+	var key [len("tk1:") + 2*sha256.Size]byte
+	copy(key[:], "tk1:")
+	hex.Encode(key[len("tk1:"):], sum[:])
+	return string(key[:]), nil
 }
 
 // holdKey names a held request: method, URL and the option it would pay (or the whole offer when the

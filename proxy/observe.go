@@ -66,8 +66,10 @@ func (p *Proxy) prefetchIndex(ctx context.Context, method, url string) {
 	}
 	if key, err := index.NormalizeURL(url); err == nil {
 		index.Summarize(ctx, p.opts.Index, key, strings.ToUpper(method), p.opts.Now(), p.opts.IndexMaxAge)
-		if sr, ok := p.opts.Index.(index.SitePayeeReader); ok && p.opts.Rules.HoldOnPayToChange && index.SiteOf(key) != "" {
-			sr.SitePayees(ctx, index.SiteOf(key)) // the site payee record, read and cached the same way
+		if sr, ok := p.opts.Index.(index.SitePayeeReader); ok && p.opts.Rules.HoldOnPayToChange {
+			if site := index.SiteOf(key); site != "" {
+				sr.SitePayees(ctx, site) // the site payee record, read and cached the same way
+			}
 		}
 	}
 }

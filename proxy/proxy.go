@@ -123,6 +123,7 @@ type Proxy struct {
 	unpaid  *unpaidTickets          // outstanding tickets per seller site (unpaid.go)
 	rt      goproxy.RoundTripper    // p.roundTrip, made once (a method value allocates each time it is taken)
 	rs      atomic.Pointer[RuleSet] // the active rules, agents and modes (ruleset.go; Reload swaps it)
+	today   atomic.Pointer[dayName] // the last day named by day(), so that each decision does not format it
 }
 
 // New builds a proxy.
@@ -270,4 +271,22 @@ func (p *Proxy) tlsConfigFor(hostport string, ctx *goproxy.ProxyCtx) (*tls.Confi
 		NextProtos: []string{"http/1.1"}}, nil
 }
 
-func (p *Proxy) day() string { return p.opts.Now().UTC().Format("2006-01-02") }
+// day is the budget day of now (UTC, 2006-01-02). The name is formatted once per day, not per decision;
+// a clock that goes back to another day is named afresh (the cache holds the last day named, whatever it is).
+func (p *Proxy) day() string {
+	t := p.opts.Now().UTC()
+	y, m, d := t.Date()
+	if c := p.today.Load(); c != nil && c.y == y && c.m == m && c.d == d {
+		return c.name
+	}
+	c := &dayName{y: y, m: m, d: d, name: t.Format("2006-01-02")}
+	p.today.Store(c)
+	return c.name
+}
+
+// dayName is a UTC date and its name.
+type dayName struct {
+	y, d int
+	m    time.Month
+	name string
+}

@@ -129,21 +129,21 @@ func (p PaymentRequired) MarshalJSON() ([]byte, error) {
 		w.str("error", p.Error)
 	}
 	if p.Resource != nil {
-		w.value("resource", p.Resource)
+		w.object("resource", p.Resource.appendJSON)
 	}
-	accepts := bytes.NewBufferString("[")
+	w.key("accepts")
+	w.buf = append(w.buf, '[')
 	for i := range p.Accepts {
-		b, err := encodeRequirement(&p.Accepts[i], p.X402Version)
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		b, err := appendRequirement(w.buf, &p.Accepts[i], p.X402Version)
 		if err != nil {
 			return nil, fmt.Errorf("accepts[%d]: %w", i, err)
 		}
-		if i > 0 {
-			accepts.WriteByte(',')
-		}
-		accepts.Write(b)
+		w.buf = b
 	}
-	accepts.WriteByte(']')
-	w.raw("accepts", accepts.Bytes())
+	w.buf = append(w.buf, ']')
 	if p.Extensions != nil {
 		w.rawMap("extensions", p.Extensions)
 	}
@@ -203,8 +203,11 @@ func decodeResourceInfo(data []byte) (*ResourceInfo, error) {
 }
 
 // MarshalJSON writes url, description and mimeType, then every Unknown member verbatim.
-func (r ResourceInfo) MarshalJSON() ([]byte, error) {
-	w := newObjectWriter()
+func (r ResourceInfo) MarshalJSON() ([]byte, error) { return r.appendJSON(make([]byte, 0, 256)) }
+
+// appendJSON is MarshalJSON appending to dst.
+func (r *ResourceInfo) appendJSON(dst []byte) ([]byte, error) {
+	w := newObjectWriterOn(dst)
 	w.str("url", r.URL)
 	if r.Description != "" {
 		w.str("description", r.Description)

@@ -228,24 +228,55 @@ func (m objectMembers) rest() map[string]json.RawMessage {
 // encodes the chosen requirement, and the earlier bytes.Buffer, per-member encoder and name map cost more
 // than the rest of the result's encoding.
 type objectWriter struct {
-	buf     []byte
-	written []string // names written so far; objects here have a dozen members at most besides Unknown
-	err     error
+	buf   []byte
+	start int        // where this object's '{' is in buf (a nested object appends to its parent's buffer)
+	names [16]string // names written so far; objects here have a dozen members at most besides Unknown
+	n     int
+	more  []string // names past names' room (none of this package's objects has that many)
+	err   error
 }
 
-func newObjectWriter() *objectWriter {
-	w := &objectWriter{buf: make([]byte, 1, 256), written: make([]string, 0, 12)}
-	w.buf[0] = '{'
+func newObjectWriter() *objectWriter { return newObjectWriterOn(make([]byte, 0, 256)) }
+
+// newObjectWriterOn writes an object at the end of dst: a member holding one of this package's objects is
+// written into its parent's buffer (appendRequirement, ResourceInfo.appendJSON), not into a buffer of its own
+// copied and re-validated after (issue 36: the proxy encodes the narrowed challenge of every allowed 402).
+func newObjectWriterOn(dst []byte) *objectWriter {
+	w := &objectWriter{buf: append(dst, '{'), start: len(dst)}
 	return w
 }
 
 func (w *objectWriter) key(k string) {
-	if len(w.buf) > 1 {
+	if len(w.buf) > w.start+1 {
 		w.buf = append(w.buf, ',')
 	}
 	w.buf = appendString(w.buf, k)
 	w.buf = append(w.buf, ':')
-	w.written = append(w.written, k)
+	if w.n < len(w.names) {
+		w.names[w.n] = k
+		w.n++
+	} else {
+		w.more = append(w.more, k)
+	}
+}
+
+func (w *objectWriter) written(k string) bool {
+	return slices.Contains(w.names[:w.n], k) || slices.Contains(w.more, k)
+}
+
+// object writes a member whose value is one of this package's objects, appended in place by appendTo; the
+// writers build only valid JSON (raw checks what they copy), so it is not scanned again.
+func (w *objectWriter) object(k string, appendTo func([]byte) ([]byte, error)) {
+	if w.err != nil {
+		return
+	}
+	w.key(k)
+	b, err := appendTo(w.buf)
+	if err != nil {
+		w.err = fmt.Errorf("x402: encode member %q: %w", k, err)
+		return
+	}
+	w.buf = b
 }
 
 // raw writes a member whose value is already JSON. It checks the bytes so that a hand-built value can
@@ -320,7 +351,7 @@ func (w *objectWriter) unknown(m map[string]json.RawMessage) {
 	}
 	keys := make([]string, 0, len(m))
 	for k, v := range m {
-		if !slices.Contains(w.written, k) && len(v) > 0 {
+		if !w.written(k) && len(v) > 0 {
 			keys = append(keys, k)
 		}
 	}
@@ -330,6 +361,8 @@ func (w *objectWriter) unknown(m map[string]json.RawMessage) {
 	}
 }
 
+// finish closes the object and returns the buffer it was written to (its parent's bytes before it, for a
+// nested one).
 func (w *objectWriter) finish() ([]byte, error) {
 	if w.err != nil {
 		return nil, w.err

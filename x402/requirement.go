@@ -80,7 +80,12 @@ func inferRequirementVersion(data []byte) int {
 
 // encodeRequirement writes r as the given protocol version wants it, in the member order of the SDKs.
 func encodeRequirement(r *Requirement, version int) ([]byte, error) {
-	w := newObjectWriter()
+	return appendRequirement(make([]byte, 0, 256), r, version)
+}
+
+// appendRequirement is encodeRequirement appending to dst.
+func appendRequirement(dst []byte, r *Requirement, version int) ([]byte, error) {
+	w := newObjectWriterOn(dst)
 	w.str("scheme", r.Scheme)
 	w.str("network", r.Network)
 	if version == V1 {
