@@ -17,14 +17,13 @@ import (
 // signed over (a journal's) names those figures, read in the same atomic step. Any other outcome is decided
 // again on the ledger's state read as before (decideOnce's next attempt): a decision that is not allow on
 // the assumed spend, an alarm stored for the seller, the cap refusing (the engine's own daily-cap block
-// then, on the new figures). The cap is never passed: the assumed spend only chooses which round trip comes
-// first.
+// then, on the new figures), the site's unpaid bound, an error; so every refusal's receipt names the
+// ledger's figures. The cap is never passed: the assumed spend only chooses which round trip comes first.
 
 // aheadTicket is a decision's ahead reservation: the seller's alarm key, and what the store answered.
 type aheadTicket struct {
 	host   string
 	before store.BudgetState // the day's figures before the reservation, when reserved
-	again  bool              // nothing reserved (an alarm is stored for host): decide on the ledger's read
 }
 
 // errAheadAlarm: the ahead reservation reserved nothing, an alarm being stored for the seller.
@@ -50,7 +49,6 @@ func (p *Proxy) reserveTicketAhead(ctx context.Context, day string, amountMicros
 		return store.Ticket{}, err
 	}
 	if !got.Reserved {
-		a.again = true
 		return store.Ticket{}, errAheadAlarm
 	}
 	a.before = got.State

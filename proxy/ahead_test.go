@@ -103,3 +103,44 @@ func out1Amount(t *testing.T, reservedNow, before int64) int64 {
 	}
 	return (reservedNow - before) / 2
 }
+
+// A refusal that the ahead path meets after the engine allowed on the assumed spend (here the site's unpaid
+// bound) is decided again on the ledger's read: its signed receipt names the ledger's spend, never the
+// assumed 0.
+func TestAheadRefusalNamesTheLedgerSpend(t *testing.T) {
+	ctx := context.Background()
+	prefix := fmt.Sprintf("pgtest-ahead-bound-%d:", time.Now().UnixNano())
+	st, err := redis.Open(ctx, redis.Options{URL: testredis.URL(t), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t.Cleanup(func() {
+		keys, _ := st.Client().Keys(ctx, prefix+"*").Result()
+		if len(keys) > 0 {
+			st.Client().Del(ctx, keys...)
+		}
+	})
+	p, _, _ := newTestProxy(t, st, testRules(), maxUnpaid(1))
+	defer p.Close()
+	j, path := openTestJournal(t, 1<<20, 2)
+	p.opts.Journal = j
+	if out, body := guard402Body(p, "https://shop.example/a"); out.Header.Get(HeaderDecision) != allow {
+		t.Fatalf("first: %s", body)
+	}
+	out, body := guard402Body(p, "https://shop.example/b")
+	if out.Header.Get(HeaderDecision) != block || !strings.Contains(string(body), "unpaid") {
+		t.Fatalf("second at the bound: %q %s", out.Header.Get(HeaderDecision), body)
+	}
+	j.Close()
+	entries := readJournal(t, path)
+	last := entries[len(entries)-1]
+	var in struct {
+		Context struct {
+			Spent *float64 `json:"spent_today_usd"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(last.Input, &in); err != nil || in.Context.Spent == nil || *in.Context.Spent <= 0 {
+		t.Fatalf("the refusal's input names %s (%v), want the first allow's reservation", last.Input, err)
+	}
+}

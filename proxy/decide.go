@@ -198,14 +198,16 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 	switch res.Decision {
 	case allow:
 		out, judgedCap := p.reserve(ctx, v, day, tk)
-		if ahead && tk.ahead.again {
-			return verdict{}, nil, false, true // an alarm is stored for the seller: decided on the ledger's read
-		}
 		if out.Decision == allow {
 			if ahead { // the receipt's input names the ledger's figures, read with the reservation
 				input.Context.SpentTodayUSD = policy.USD(tk.ahead.before.Spent + tk.ahead.before.Reserved)
 			}
 			return out, input, false, false // released with the receipt id alone: nothing shows its signature
+		}
+		if ahead {
+			// Not reserved (an alarm stored for the seller, the cap, the site's unpaid bound, an error): a
+			// refusal's receipt must name the ledger's figures, so it is decided again on the ledger's read.
+			return verdict{}, nil, false, true
 		}
 		if judgedCap && !last {
 			return out, input, false, true
