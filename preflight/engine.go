@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payguard/payguard/internal/timefmt"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
@@ -42,6 +43,7 @@ type Options struct {
 // Engine decides preflight inputs. It is safe for concurrent use.
 type Engine struct {
 	opts Options
+	asOf timefmt.RFC3339 // the receipt's data_as_of, formatted once per list
 }
 
 // New returns an Engine.
@@ -412,7 +414,7 @@ func (e *Engine) dataAsOf() (s string) {
 	if t.IsZero() {
 		return DataUnknown
 	}
-	return t.UTC().Format(time.RFC3339)
+	return e.asOf.Format(t)
 }
 
 // inputHash is the hex SHA-256 of the input body as ParseInput received it (what the caller can recompute

@@ -214,7 +214,20 @@ func parseContext(raw json.RawMessage) (*Context, error) {
 	return c, nil
 }
 
+// parseRules vets a rules object, once per distinct object (rulesMemo).
 func parseRules(raw json.RawMessage) (*policy.RulesPatch, error) {
+	if p := vettedRules.get(raw); p != nil {
+		return p, nil
+	}
+	p, err := vetRules(raw)
+	if err != nil {
+		return nil, err
+	}
+	vettedRules.put(raw, p)
+	return p, nil
+}
+
+func vetRules(raw json.RawMessage) (*policy.RulesPatch, error) {
 	p, err := policy.NewRulesPatch(raw)
 	switch {
 	case errors.Is(err, policy.ErrUnknownRule):

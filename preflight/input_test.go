@@ -1,6 +1,8 @@
 package preflight
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,6 +99,7 @@ func TestParseInputAccepts(t *testing.T) {
 func FuzzParseInput(f *testing.F) {
 	f.Add([]byte(`{"cart":{"total_usd":1,"pay_to":"0x1"}}`))
 	f.Add(fourOptionInput(`,"rules":{"usdc_only":false},"context":{"spent_today_usd":2}`))
+	f.Add(fourOptionInput(`,"rules":{"max_per_payment_usd":0.5,"payto_blocklist":["0x1"],"max_price_multiple":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		in, err := ParseInput(body)
 		if err != nil {
@@ -108,6 +111,20 @@ func FuzzParseInput(f *testing.F) {
 		}
 		if in.Challenge != nil && len(in.Challenge.Accepts) > MaxOptions {
 			t.Fatal("too many options accepted")
+		}
+		if in.Rules != nil { // a memoized patch (rulesMemo) is the one vetting its bytes again gives
+			raw, _ := in.Rules.MarshalJSON()
+			fresh, err := vetRules(raw)
+			if err != nil {
+				t.Fatalf("memoized rules %s are refused when vetted again: %v", raw, err)
+			}
+			got, _ := in.Rules.Apply(policy.DefaultRules())
+			want, _ := fresh.Apply(policy.DefaultRules())
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(want)
+			if !bytes.Equal(gj, wj) {
+				t.Fatalf("memoized rules %s decide as %s, vetted again as %s", raw, gj, wj)
+			}
 		}
 	})
 }

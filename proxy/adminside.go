@@ -12,7 +12,7 @@ import (
 
 // The proxy's side of its admin listener: the methods of proxy/admin's Core, the few things only the
 // running proxy can do for the approval API, the guard API and the console. The handlers themselves live in
-// proxy/admin, which the composition (cmd/payguard) builds over a *Proxy; this package never imports it.
+// proxy/admin, which the composition (internal/app) builds over a *Proxy; this package never imports it.
 
 // Agent authenticates the agent h's Proxy-Authorization names, as for a proxied request (agents.go); a
 // refusal is counted.

@@ -26,7 +26,7 @@ func (p *Proxy) resolveHold(ctx context.Context, method, url string, pr *x402.Pa
 }
 
 // resolveHoldFor is resolveHold with the ticket an approved hold's payment is released on; nil reserves
-// without a ticket (an in-process guard pays the seller itself, so no retry passes the proxy: see guardapi.go).
+// without a ticket (an in-process guard pays the seller itself, so no retry passes the proxy: see proxy/admin/guard.go).
 func (p *Proxy) resolveHoldFor(ctx context.Context, method, url string, pr *x402.PaymentRequired, v verdict, tk *ticketFor) verdict {
 	key := holdKey(method, url, v, pr)
 	now := p.opts.Now()
@@ -121,7 +121,7 @@ func (p *Proxy) releaseApproved(ctx context.Context, h store.Hold, v verdict, tk
 	}
 	out, _ := p.reserve(ctx, v, day, bound)
 	if out.Decision == allow && tk == nil {
-		// An in-process guard's decision (guardapi.go): the guard pays the seller itself, so no payment
+		// An in-process guard's decision (proxy/admin/guard.go): the guard pays the seller itself, so no payment
 		// passes here to spend the approval; this decision spends it, once, after the reservation, so that
 		// an approval the cap refuses is kept. Should another decision have spent it first, the
 		// reservation goes back and the request is held again.

@@ -33,12 +33,12 @@ import (
 
 // benchServer is the real engine, checker, receipt keys and memory store behind the HTTP handler; the
 // facilitator is never reached (trial path).
-func benchServer(b *testing.B) *Server {
+func benchServer(b testing.TB) *Server {
 	return benchServerWith(b, memory.New(), nil, nil)
 }
 
 // benchServerWith is benchServer on the given store, logger and metrics registry (nil: discarded).
-func benchServerWith(b *testing.B, st benchStore, log *slog.Logger, reg prometheus.Registerer) *Server {
+func benchServerWith(b testing.TB, st benchStore, log *slog.Logger, reg prometheus.Registerer) *Server {
 	list, err := sanctions.LoadDir("../cmd/payguard/testdata/check-sanctions")
 	if err != nil {
 		b.Fatal(err)

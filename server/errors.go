@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,9 +42,9 @@ const maxPooledJSON = 64 << 10
 // written as it is, where the encoder would scan and copy it again.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	if raw, ok := v.(json.RawMessage); ok {
-		s.writeHeaders(w, status)
+		s.writeHeaders(w, status, len(raw)+1)
 		w.Write(raw)
-		w.Write([]byte{'\n'})
+		w.Write(newline) // into the response's buffer: no copy of raw to append it
 		return
 	}
 	buf := jsonBuffers.Get().(*bytes.Buffer)
@@ -59,15 +60,19 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.WriteString(`{"error":{"code":"internal_error","message":"response could not be encoded"},"data_as_of":"` +
 			s.dataAsOf() + "\"}\n")
 	}
-	s.writeHeaders(w, status)
+	s.writeHeaders(w, status, buf.Len())
 	w.Write(buf.Bytes()) // the writer copies it (bufio), so buf can go back to the pool after
 }
 
-// writeHeaders writes a JSON answer's headers and status.
-func (s *Server) writeHeaders(w http.ResponseWriter, status int) {
+var newline = []byte{'\n'}
+
+// writeHeaders writes a JSON answer's headers and status. The body's length is stated: without it net/http
+// sends an answer over 2 KiB (a preflight's, with its receipt) chunked.
+func (s *Server) writeHeaders(w http.ResponseWriter, status, length int) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Data-As-Of", s.dataAsOf())
+	h.Set("Content-Length", strconv.Itoa(length))
 	w.WriteHeader(status)
 }
 

@@ -1,9 +1,9 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
@@ -45,8 +45,8 @@ func (s *Server) sell(w http.ResponseWriter, r *http.Request, op *core.Op, trial
 		s.paymentRequired(w, offer, payment, out.Required)
 	case out.Trial != nil:
 		h := w.Header()
-		h.Set("X-Trial-Limit", fmt.Sprint(out.Trial.Limit))
-		h.Set("X-Trial-Remaining", fmt.Sprint(out.Trial.Limit-out.Trial.Used))
+		h.Set("X-Trial-Limit", strconv.Itoa(out.Trial.Limit))
+		h.Set("X-Trial-Remaining", strconv.Itoa(out.Trial.Limit-out.Trial.Used))
 		h.Set("Cache-Control", "private, no-store")
 		s.done(w, out.Done)
 	default:

@@ -38,7 +38,7 @@ func Admin(cfg *config.Config, log *slog.Logger) (token, from string, err error)
 
 // Decide is the in-process guards' token (their sidecar option): PAYGUARD_DECIDE_TOKEN, else one generated
 // into <data_dir>/decide-token. It may call POST /v1/decide and nothing else, so that an agent given it
-// cannot approve its own holds (proxy.Options.DecideToken).
+// cannot approve its own holds (proxy/admin Options.DecideToken).
 func Decide(cfg *config.Config, log *slog.Logger) (token, from string, err error) {
 	return bearer("decide", DecideEnv, "", filepath.Join(cfg.DataDir, "decide-token"), log)
 }
@@ -52,10 +52,10 @@ func bearer(kind, env, file, path string, log *slog.Logger) (token, from string,
 		return t, "$" + env, nil
 	}
 	if file != "" {
-		t, err := Read(file)
+		t, err := read(kind, file)
 		return t, file, err
 	}
-	if t, err := Read(path); err == nil {
+	if t, err := read(kind, path); err == nil {
 		log.Info(kind+" API token", "file", path)
 		return t, path, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -81,15 +81,18 @@ func bearer(kind, env, file, path string, log *slog.Logger) (token, from string,
 	return t, path, nil
 }
 
-// Read reads a token file, refusing one shorter than minLen.
-func Read(path string) (string, error) {
+// Read reads an admin token file, refusing one shorter than minLen.
+func Read(path string) (string, error) { return read("admin", path) }
+
+// read reads kind's token file, refusing one shorter than minLen; errors name kind's token.
+func read(kind, path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("admin token: %w", err)
+		return "", fmt.Errorf("%s token: %w", kind, err)
 	}
 	t := strings.TrimSpace(string(b))
 	if len(t) < minLen {
-		return "", fmt.Errorf("admin token in %s is shorter than %d characters", path, minLen)
+		return "", fmt.Errorf("%s token in %s is shorter than %d characters", kind, path, minLen)
 	}
 	return t, nil
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/payguard/payguard/config"
@@ -80,5 +81,19 @@ func TestDecideTokenSources(t *testing.T) {
 	}
 	if admin, _, _ := Admin(cfg, log); admin == tok {
 		t.Error("the admin and decide-only tokens are the same")
+	}
+}
+
+// A damaged decide-token file is named as the decide token's, not the admin token's: the operator is sent to
+// the right file and the right variable. Seen failing before (every file was "admin token in ...").
+func TestDecideTokenFileErrorsNameTheDecideToken(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := config.Default()
+	cfg.DataDir = dir
+	t.Setenv(DecideEnv, "")
+	os.WriteFile(filepath.Join(dir, "decide-token"), []byte("short\n"), 0o600)
+	_, _, err := Decide(cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "decide token in") || strings.Contains(err.Error(), "admin") {
+		t.Errorf("a short decide-token file: %v, want an error naming the decide token", err)
 	}
 }

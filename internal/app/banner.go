@@ -17,6 +17,7 @@ type startupInfo struct {
 	decideFrom           string // "$PAYGUARD_DECIDE_TOKEN" or a file
 	notReady             error  // why decisions will hold everything, if they will
 	reportMode           string // who is in report (shadow) mode, if anyone: nothing of theirs is refused
+	offline              bool   // --offline: no list will be downloaded
 }
 
 // writeBanner prints the start-up summary: plain text for a person, next to the JSON log on stderr.
@@ -49,8 +50,12 @@ List pending holds (or open the console, or run payguard holds list):
   curl -H "Authorization: Bearer %[5]s" '%[2]s/v1/holds?status=pending'
 `, proxyURL, adminURL, ca, absPath(s.tokenFrom), token, absPath(s.decideFrom))
 	if s.notReady != nil {
+		how := "or wait for the download"
+		if s.offline {
+			how = "or run payguard sdn update and start again (--offline downloads nothing)"
+		}
 		fmt.Fprintf(&b, "\nNOT READY: %v; /readyz answers 503 and no payment is allowed until a list loads.\n"+
-			"  Give one with --sanctions-dir DIR (OFAC's SDN CSV set or SDN.XML), or wait for the download.\n", s.notReady)
+			"  Give one with --sanctions-dir DIR (OFAC's SDN CSV set or SDN.XML), %s.\n", s.notReady, how)
 	}
 	if s.reportMode != "" {
 		fmt.Fprintf(&b, "\nREPORT MODE (%s): blocks and holds are logged as would_block / would_hold and NOT enforced.\n", s.reportMode)

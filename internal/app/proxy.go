@@ -145,7 +145,8 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String(),
 		"config_sha256", ruleSet.Hash(), "agents", ruleSet.AgentIDs(), "journal", cfg.Journal.Path)
 	writeBanner(run.Banner, startupInfo{proxyAddr: ln.Proxy.Addr().String(), adminAddr: ln.Admin.Addr().String(),
-		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: ready(), reportMode: reportModeOf(ruleSet, log)})
+		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: ready(), reportMode: reportModeOf(ruleSet, log),
+		offline: run.Offline})
 
 	errc := make(chan error, 2)
 	go func() { errc <- serveUntilClosed(proxySrv, ln.Proxy) }()

@@ -9,7 +9,7 @@ import (
 )
 
 // ParseFlags parses args; done is true when the command should return code now: 0 after -h or
-// --help, with the command's help (helpdocs.go) on stdout (asking for help is not an error, so scripts and
+// --help, with the command's help (help.go) on stdout (asking for help is not an error, so scripts and
 // `make help` targets see success), 2 after a bad flag, with flag's message and the usage lines on stderr.
 func ParseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
 	name := strings.TrimPrefix(fs.Name(), "payguard ")

@@ -59,3 +59,44 @@ func (e *Error) ServerBody(dataAsOf string) any {
 	b.DataAsOf = dataAsOf
 	return b
 }
+
+// Routes is mux with its own refusals rendered as the one error body: a request no pattern matches gets 404
+// no_route, one whose path matches under another method 405 method_not_allowed (with the mux's Allow
+// header), where http.ServeMux answers text/plain. Everything else, redirects to a cleaned path included, is
+// the mux's.
+func Routes(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// No pattern: the mux's 404 or 405. Run it on the side only for its status and Allow header.
+		rec := &statusOnly{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		if rec.status == http.StatusMethodNotAllowed {
+			allow := rec.header.Get("Allow")
+			w.Header().Set("Allow", allow)
+			Write(w, New(http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here (allowed: "+allow+")"))
+			return
+		}
+		Write(w, New(http.StatusNotFound, "no_route", "no such route on this listener"))
+	})
+}
+
+// statusOnly keeps a handler's status and headers and drops its body.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (s *statusOnly) Header() http.Header { return s.header }
+func (s *statusOnly) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *statusOnly) Write(b []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	return len(b), nil
+}

@@ -107,7 +107,7 @@ func New(core Core, o Options) http.Handler {
 	api.HandleFunc("GET /v1/endpoints", h.endpoints) // endpoints.go
 	api.HandleFunc("GET /v1/alarms", h.listAlarms)   // alarms.go
 	api.HandleFunc("DELETE /v1/alarms/{host}", h.clearAlarm)
-	mux.Handle("/v1/", requireToken(want, o.Token != "", api))
+	mux.Handle("/v1/", requireToken(want, o.Token != "", errbody.Routes(api)))
 	// The guard's decision takes the admin token or the decide-only token; every other route refuses the
 	// decide-only token (401 above), so an agent cannot approve what it asked.
 	decide := http.HandlerFunc(h.decideForGuard)
@@ -118,7 +118,7 @@ func New(core Core, o Options) http.Handler {
 	mux.Handle("POST /v1/decide", eitherToken(requireToken(want, o.Token != "", decide), decider, o.DecideToken))
 	mux.Handle("/", console.New(console.Options{Token: o.Token, Backend: consoleBackend{h}, Logger: o.Logger, Now: o.Now,
 		SessionTTL: o.ConsoleSessionTTL})) // the approvers' console (proxy/console)
-	return hostGuard(o.Hosts, mux)
+	return hostGuard(o.Hosts, errbody.Routes(mux))
 }
 
 // readyz is ready unless the caller's Ready, the store or the ledger says otherwise.
@@ -149,7 +149,7 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 // caPEM writes the CA certificate agents trust, PEM-encoded.
 func (h *handler) caPEM(w http.ResponseWriter, _ *http.Request) {
 	if len(h.o.CACert) == 0 {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no CA certificate"})
+		writeJSON(w, http.StatusNotFound, apiError("no_ca_certificate", "this admin listener was started without a CA certificate to serve"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-pem-file")

@@ -8,7 +8,7 @@
 // do (decide for a guard on its ledger, resolve a hold and wake the request waiting on it, read its
 // ledger, alarms and last decisions, reload its rules). What it only reads (the store's holds, the decision
 // journal's files, the Endpoint Index, the CA certificate) it is given in Options. The composition
-// (cmd/payguard) builds a *proxy.Proxy and hands it to New; package proxy never imports this one.
+// (internal/app) builds a *proxy.Proxy and hands it to New; package proxy never imports this one.
 //
 // Access: every route except /healthz, /readyz, /metrics and /ca.pem needs `Authorization: Bearer <token>`
 // (401 otherwise, and nothing changes); POST /v1/decide also takes the decide-only token, which no other

@@ -59,8 +59,8 @@ type handler struct {
 	o        Options
 	want     [32]byte
 	sessions *sessions
-	throttle *throttle // sign-in failures per client address (throttle.go)
-	mux      *http.ServeMux
+	throttle *throttle    // sign-in failures per client address (throttle.go)
+	mux      http.Handler // its routes, with the mux's own 404 and 405 as the one error body
 }
 
 // New builds the console's handler; mount it at "/".
@@ -75,16 +75,18 @@ func New(o Options) http.Handler {
 		o.SessionTTL = 30 * time.Minute
 	}
 	h := &handler{o: o, want: sha256.Sum256([]byte(o.Token)), sessions: newSessions(o.Now, o.SessionTTL),
-		throttle: newThrottle(o.Now), mux: http.NewServeMux()}
-	h.mux.HandleFunc("GET /{$}", h.asset("assets/index.html", "text/html; charset=utf-8"))
-	h.mux.HandleFunc("GET /console/app.js", h.asset("assets/app.js", "text/javascript; charset=utf-8"))
-	h.mux.HandleFunc("GET /console/app.css", h.asset("assets/app.css", "text/css; charset=utf-8"))
-	h.mux.HandleFunc("POST /console/session", h.signIn)
-	h.mux.HandleFunc("GET /console/session", h.session)
-	h.mux.HandleFunc("POST /console/signout", h.withSession(h.signOut))
-	h.mux.HandleFunc("GET /console/api/state", h.withSession(h.state))
-	h.mux.HandleFunc("POST /console/api/holds/{id}/approve", h.withSession(h.resolve(true)))
-	h.mux.HandleFunc("POST /console/api/holds/{id}/deny", h.withSession(h.resolve(false)))
+		throttle: newThrottle(o.Now)}
+	mux := http.NewServeMux()
+	h.mux = errbody.Routes(mux)
+	mux.HandleFunc("GET /{$}", h.asset("assets/index.html", "text/html; charset=utf-8"))
+	mux.HandleFunc("GET /console/app.js", h.asset("assets/app.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /console/app.css", h.asset("assets/app.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("POST /console/session", h.signIn)
+	mux.HandleFunc("GET /console/session", h.session)
+	mux.HandleFunc("POST /console/signout", h.withSession(h.signOut))
+	mux.HandleFunc("GET /console/api/state", h.withSession(h.state))
+	mux.HandleFunc("POST /console/api/holds/{id}/approve", h.withSession(h.resolve(true)))
+	mux.HandleFunc("POST /console/api/holds/{id}/deny", h.withSession(h.resolve(false)))
 	return h
 }
 

@@ -22,13 +22,15 @@ const (
 // nothing) and sets a read deadline on the connection, so a slow sender gets 408 instead of holding a
 // handler. Errors are 413 body_too_large, 408 body_timeout or 400 invalid_json, with Connection: close set.
 func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *Error) {
-	tooLarge := &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
-		Message: fmt.Sprintf("request body is over %d KiB", max>>10)}
+	tooLarge := func() *Error { // built only when refused: a body that fits costs no Sprintf
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+			Message: fmt.Sprintf("request body is over %d KiB", max>>10)}
+	}
 	if r.ContentLength > int64(max) {
 		// Answer at once: with Connection: close Go's server does not wait for the unread body before
 		// answering, and it still lingers before closing, so a client writing the body reads the 413.
 		w.Header().Set("Connection", "close")
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	rc := http.NewResponseController(w)
 	// Not every ResponseWriter supports deadlines (an httptest recorder does not); the limit on bytes still
@@ -49,7 +51,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *Error) 
 	}
 	if len(body) > max {
 		w.Header().Set("Connection", "close")
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	return body, nil
 }

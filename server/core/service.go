@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/payguard/payguard/internal/timefmt"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/server/fees"
@@ -42,7 +43,10 @@ type Options struct {
 }
 
 // Service runs the paid operations for every channel. Create it with New.
-type Service struct{ o Options }
+type Service struct {
+	o    Options
+	asOf timefmt.RFC3339 // data_as_of, stamped on every answer, formatted once per list
+}
 
 // New checks the options.
 func New(o Options) (*Service, error) {
@@ -85,7 +89,7 @@ func (s *Service) DataAsOf() string {
 	if !s.o.Sanctions.Ready() {
 		return screening.DataAsOfUnknown
 	}
-	return s.o.Sanctions.DataAsOf().UTC().Format(time.RFC3339)
+	return s.asOf.Format(s.o.Sanctions.DataAsOf())
 }
 
 // ClientIP is the caller's address as the trial counts it (socket peer, or X-Forwarded-For through
