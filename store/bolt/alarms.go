@@ -24,6 +24,7 @@ func (s *Store) RaiseAlarm(ctx context.Context, a store.Alarm) error {
 	if err != nil {
 		return err
 	}
+	s.noAlarms.Store(false) // before the write: no read after it may skip the bucket (noAlarms)
 	return s.write(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketAlarms)
 		if b.Get([]byte(a.Host)) == nil && b.Stats().KeyN >= store.MaxAlarms {
@@ -50,6 +51,9 @@ func (s *Store) RaiseAlarm(ctx context.Context, a store.Alarm) error {
 func (s *Store) Alarm(ctx context.Context, host string, now time.Time) (store.Alarm, error) {
 	if err := ctx.Err(); err != nil {
 		return store.Alarm{}, err
+	}
+	if s.noAlarms.Load() {
+		return store.Alarm{}, store.ErrNotFound
 	}
 	var a store.Alarm
 	found := false
