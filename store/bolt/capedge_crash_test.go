@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,26 +93,8 @@ func TestCapEdgeReservationsSurviveKill9(t *testing.T) {
 		}
 	}
 	// Kill once the cap is reached and refusals are coming: some writes are in flight.
-	for refused < 50 {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("child stopped after %d reservations: %v", len(reserved), err)
-		}
-		read(line)
-	}
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	for { // lines written before the kill are successes too
-		line, err := r.ReadString('\n')
-		if err != nil {
-			break
-		}
-		if strings.HasSuffix(line, "\n") {
-			read(line)
-		}
-	}
-	child.Wait()
+	killMidStream(t, child, r, read, func() bool { return refused >= 50 },
+		func() string { return fmt.Sprintf("%d reservations", len(reserved)) })
 	if len(reserved) > capEdgeRoom {
 		t.Fatalf("%d reservations reported under a cap with room for %d", len(reserved), capEdgeRoom)
 	}

@@ -125,6 +125,33 @@ func startChild(t *testing.T, env, path string) (*exec.Cmd, *bufio.Reader) {
 	return child, bufio.NewReader(out)
 }
 
+// killMidStream feeds the child's output lines to read until enough reports true, kills the child with
+// SIGKILL, then feeds the whole lines it wrote before dying (they are successes too) and waits for it. what
+// names the lines counted, for the message when the child stops before enough.
+func killMidStream(t *testing.T, child *exec.Cmd, r *bufio.Reader, read func(string), enough func() bool, what func() string) {
+	t.Helper()
+	for !enough() {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("child stopped after %s: %v", what(), err)
+		}
+		read(line)
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if strings.HasSuffix(line, "\n") {
+			read(line)
+		}
+	}
+	child.Wait()
+}
+
 func TestSurvivesKill9(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data", "payguard.db")
 	child, out := startChild(t, childEnv, path)
@@ -273,26 +300,8 @@ func TestBatchedWritesSurviveKill9(t *testing.T) {
 			t.Fatalf("unexpected child output %q", line)
 		}
 	}
-	for len(seen) < 300 {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("child stopped after %d writes: %v", len(seen), err)
-		}
-		read(line)
-	}
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	for { // lines written before the kill are successes too
-		line, err := r.ReadString('\n')
-		if err != nil {
-			break
-		}
-		if strings.HasSuffix(line, "\n") {
-			read(line)
-		}
-	}
-	child.Wait()
+	killMidStream(t, child, r, read, func() bool { return len(seen) >= 300 },
+		func() string { return fmt.Sprintf("%d writes", len(seen)) })
 
 	s, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
