@@ -205,21 +205,17 @@ func (h *handler) budget(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, apiError("store_unavailable", err.Error()))
 		return
 	}
-	writeJSON(w, http.StatusOK, budgetView{Budget: b.Name, Day: b.Day, SpentUSD: b.SpentUSD, ReservedUSD: b.ReservedUSD,
-		CapUSD: b.CapUSD, SpentMicros: b.SpentMicros, ReservedMicros: b.ReservedMicros, CapMicros: b.CapMicros})
+	writeJSON(w, http.StatusOK, budgetView{BudgetName: b.Name, Budget: b})
 }
 
-// budgetView is GET /v1/budget's body: view.Budget under the names this route has always used ("budget"
-// where the console and webhooks say "name").
+// budgetView is GET /v1/budget's body: view.Budget with its name under the key this route has always used
+// ("budget", where the console and webhooks say "name"), first, as before.
 type budgetView struct {
-	Budget         string `json:"budget"`
-	Day            string `json:"day"`
-	SpentUSD       string `json:"spent_usd"`
-	ReservedUSD    string `json:"reserved_usd"`
-	CapUSD         string `json:"cap_usd"`
-	SpentMicros    int64  `json:"spent_micros"`
-	ReservedMicros int64  `json:"reserved_micros"`
-	CapMicros      int64  `json:"cap_micros"`
+	BudgetName string `json:"budget"`
+	// Name, always empty, hides the embedded view.Budget's "name" (a shallower field of the same JSON name
+	// wins, and omitempty leaves it out): the route states the name once, as "budget".
+	Name string `json:"name,omitempty"`
+	view.Budget
 }
 
 // apiError is an error body of the admin API: payguard's one error (internal/errbody), flat.

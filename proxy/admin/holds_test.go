@@ -1,8 +1,10 @@
 package admin_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,5 +61,30 @@ func TestHoldAPIRendersTheOneHoldView(t *testing.T) {
 	if err := json.Unmarshal(body, &got); code != 200 || err != nil || got.Status != store.HoldApproved || got.ResolvedBy != "alice" ||
 		got.Reasons[0] != "hold: amount $0.5 above hold threshold $0.25" || len(got.Decision) == 0 {
 		t.Errorf("approve: %d %s", code, body)
+	}
+}
+
+// GET /v1/budget keeps the body it has always had: the budget's name under "budget", first, then the day's
+// figures, and no "name" key beside it (the route renders view.Budget under its own key).
+func TestBudgetRouteBody(t *testing.T) {
+	e := newEnv(t)
+	code, body := e.api("GET", "/v1/budget", testToken, nil)
+	if code != 200 {
+		t.Fatalf("GET /v1/budget: %d %s", code, body)
+	}
+	var keys []string
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.Token() // {
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"budget", "day", "spent_usd", "reserved_usd", "cap_usd", "spent_micros", "reserved_micros", "cap_micros"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("GET /v1/budget keys %v, want %v (%s)", keys, want, body)
 	}
 }
