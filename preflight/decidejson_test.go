@@ -83,3 +83,46 @@ func TestSignedJSONRefusesToGuess(t *testing.T) {
 		t.Errorf("spliced %s, %v", out, ok)
 	}
 }
+
+// unsignedReceiptJSON is json.Marshal of the receipt without its jws whenever it says ok, and says not ok for
+// every string encoding/json would write otherwise than as it is (signedJSON then refuses, and DecideJSON
+// encodes the result again).
+func TestUnsignedReceiptJSONIsMarshal(t *testing.T) {
+	plain := Receipt{ID: "rcpt_0123456789abcdef0123456789abcdef", TS: "2026-11-27T15:30:00Z",
+		InputSHA256: strings.Repeat("ab", 32), Decision: "allow", JWS: "ignored.x.y"}
+	want, _ := json.Marshal(Receipt{ID: plain.ID, TS: plain.TS, InputSHA256: plain.InputSHA256, Decision: plain.Decision})
+	if got, ok := unsignedReceiptJSON(nil, plain); !ok || string(got) != string(want) {
+		t.Fatalf("got %s, %v; want %s", got, ok, want)
+	}
+	if got, ok := unsignedReceiptJSON(nil, Receipt{}); !ok || string(got) != `{"id":"","ts":"","input_sha256":"","decision":""}` {
+		t.Fatalf("empty receipt: %s, %v", got, ok)
+	}
+	for c := range 256 {
+		for field := range 4 {
+			r := plain
+			v := "x" + string(rune(c)) + "y"
+			if c >= 0x80 {
+				v = "x" + string([]byte{byte(c)}) + "y" // a lone byte, invalid UTF-8
+			}
+			switch field {
+			case 0:
+				r.ID = v
+			case 1:
+				r.TS = v
+			case 2:
+				r.InputSHA256 = v
+			case 3:
+				r.Decision = v
+			}
+			r.JWS = ""
+			m, _ := json.Marshal(r)
+			got, ok := unsignedReceiptJSON(nil, r)
+			if ok && string(got) != string(m) {
+				t.Fatalf("byte %#x in field %d: wrote %s, json.Marshal %s", c, field, got, m)
+			}
+			if !ok && bytes.Contains(m, []byte(v)) && c < 0x80 && c != 0x7f {
+				t.Fatalf("byte %#x in field %d: refused a string JSON writes as it is", c, field)
+			}
+		}
+	}
+}

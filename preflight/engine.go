@@ -191,10 +191,9 @@ func (e *Engine) signReceipt(res *Result, in *Input, buf *bytes.Buffer) ([]byte,
 // a seller's free-form JSON (the chosen option's extra), and it carries the SHA-256 of the input that
 // contains that extra, which no input can contain. ok is false if it is not found exactly once.
 func signedJSON(payload []byte, signed Receipt) (out []byte, ok bool) {
-	unsigned := signed
-	unsigned.JWS = ""
-	was, err := json.Marshal(unsigned)
-	if err != nil {
+	var stack [256]byte
+	was, ok := unsignedReceiptJSON(stack[:0], signed)
+	if !ok {
 		return nil, false
 	}
 	at := bytes.Index(payload, was)
@@ -204,7 +203,7 @@ func signedJSON(payload []byte, signed Receipt) (out []byte, ok bool) {
 	// The JWS is base64url and dots, which JSON writes as they are: the signed receipt is the unsigned one
 	// with `,"jws":"…"` before its closing brace.
 	for i := 0; i < len(signed.JWS); i++ {
-		if c := signed.JWS[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+		if !jwsByte[signed.JWS[i]] {
 			return nil, false
 		}
 	}
@@ -215,6 +214,37 @@ func signedJSON(payload []byte, signed Receipt) (out []byte, ok bool) {
 	out = append(out, signed.JWS...)
 	out = append(out, '"')
 	return append(out, payload[end:]...), true
+}
+
+// jwsByte is true for the bytes of a compact JWS: base64url and the dots.
+var jwsByte = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") {
+		t[c] = true
+	}
+	return t
+}()
+
+// unsignedReceiptJSON appends to dst what json.Marshal writes for r without its jws: r's four strings are
+// an id, a time, a hex digest and a decision, which JSON writes as they are, so they are copied between
+// the member names. ok is false if one of them has a byte encoding/json would escape (a quote, a
+// backslash, a control byte, <, >, &, or any non-ASCII byte, which it may); the caller then does not guess.
+func unsignedReceiptJSON(dst []byte, r Receipt) (out []byte, ok bool) {
+	for _, v := range [...]string{r.ID, r.TS, r.InputSHA256, r.Decision} {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return nil, false
+			}
+		}
+	}
+	dst = append(dst, `{"id":"`...)
+	dst = append(dst, r.ID...)
+	dst = append(dst, `","ts":"`...)
+	dst = append(dst, r.TS...)
+	dst = append(dst, `","input_sha256":"`...)
+	dst = append(dst, r.InputSHA256...)
+	dst = append(dst, `","decision":"`...)
+	dst = append(dst, r.Decision...)
+	return append(dst, `"}`...), true
 }
 
 // evaluate gathers facts and runs policy; a panic anywhere in it becomes a hold that says so.
