@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -19,21 +20,50 @@ func TestDecideJSONIsTheResultsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range buildVectorCases() {
-		e, in := vectorEngine(t, keys, v)
-		res, got, err := e.DecideJSON(context.Background(), in)
-		if err != nil {
-			t.Fatalf("%s: %v", v.Name, err)
+	// Both ways DecideJSON signs: into its answer (a Signer that appends: the key set) and with Sign alone.
+	for _, signer := range []Signer{keys, signOnly{keys}} {
+		for _, v := range buildVectorCases() {
+			e, in := vectorEngine(t, signer, v)
+			res, got, err := e.DecideJSON(context.Background(), in)
+			if err != nil {
+				t.Fatalf("%s: %v", v.Name, err)
+			}
+			want, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s: DecideJSON\n%s\njson.Marshal\n%s", v.Name, got, want)
+			}
+			if err := receipts.VerifyResult(got, jwks, receipts.VerifyOptions{Archival: true}); err != nil {
+				t.Fatalf("%s: %v", v.Name, err)
+			}
+			if _, _, err := receipts.Verify(res.Receipt.JWS, jwks, receipts.VerifyOptions{Archival: true}); err != nil {
+				t.Fatalf("%s: the result's own JWS: %v", v.Name, err)
+			}
 		}
-		want, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%s: DecideJSON\n%s\njson.Marshal\n%s", v.Name, got, want)
-		}
-		if err := receipts.VerifyResult(got, jwks, receipts.VerifyOptions{Archival: true}); err != nil {
-			t.Fatalf("%s: %v", v.Name, err)
+	}
+}
+
+// signOnly hides the key set's AppendSign: a Signer with Sign alone.
+type signOnly struct{ s Signer }
+
+func (s signOnly) Sign(payload []byte) (string, error) { return s.s.Sign(payload) }
+
+// failingAppender is a Signer that appends, and fails.
+type failingAppender struct{ signOnly }
+
+func (failingAppender) AppendSign(dst, _ []byte) ([]byte, error) { return dst, receipts.ErrNoSigner }
+func (failingAppender) JWSLen(int) int                           { return 100 }
+
+// A signer that fails gives no result and no JSON, on both paths: ErrSigningUnavailable (503, nothing
+// charged), never an unsigned answer.
+func TestDecideJSONSigningFails(t *testing.T) {
+	for _, signer := range []Signer{failingAppender{}, signOnly{&receipts.KeySet{}}} {
+		e, in := vectorEngine(t, signer, buildVectorCases()[0])
+		res, out, err := e.DecideJSON(context.Background(), in)
+		if !errors.Is(err, receipts.ErrSigningUnavailable) || res != nil || out != nil {
+			t.Fatalf("%T: %v, %v, %s", signer, err, res, out)
 		}
 	}
 }

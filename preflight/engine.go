@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/payguard/payguard/internal/timefmt"
 	"github.com/payguard/payguard/policy"
@@ -138,7 +139,9 @@ func putPayloadBuffer(b *bytes.Buffer) {
 
 // DecideJSON is Decide that also returns the signed result's JSON, exactly what json.Marshal(res) gives,
 // built from the signed payload instead of a second encoding: the result is a few KB that reflection walks,
-// and `payguard serve` answers every preflight with it (see signedJSON).
+// and `payguard serve` answers every preflight with it (see signedJSON). With a Signer that appends
+// (*receipts.KeySet), the JWS is written once, into the returned JSON, and res.Receipt.JWS shares those
+// bytes: the caller must not modify the returned slice.
 func (e *Engine) DecideJSON(ctx context.Context, in *Input) (*Result, []byte, error) {
 	res, err := e.DecideUnsigned(ctx, in)
 	if err != nil {
@@ -146,8 +149,30 @@ func (e *Engine) DecideJSON(ctx context.Context, in *Input) (*Result, []byte, er
 	}
 	buf := payloadBuffers.Get().(*bytes.Buffer)
 	defer putPayloadBuffer(buf)
-	payload, err := e.signReceipt(res, in, buf)
+	payload, err := e.signingPayload(res, in, buf)
 	if err != nil {
+		return nil, nil, err
+	}
+	end, found := receiptEnd(payload, res.Receipt)
+	if s, ok := e.opts.Signer.(appendSigner); ok && found {
+		out := make([]byte, 0, len(payload)+len(`,"jws":""`)+s.JWSLen(len(payload)))
+		out = append(out, payload[:end]...)
+		out = append(out, `,"jws":"`...)
+		at := len(out)
+		if out, err = s.AppendSign(out, payload); err != nil {
+			res.Receipt.InputSHA256 = ""
+			return nil, nil, fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
+		}
+		if jws := out[at:]; len(jws) > 0 && plainJWS(jws) {
+			out = append(out, '"')
+			out = append(out, payload[end:]...)
+			// The JWS is the bytes just written into out, which nothing writes to again (see above).
+			res.Receipt.JWS = unsafe.String(&out[at], len(jws))
+			return res, out, nil
+		}
+		// Not reached with receipts' signer: the JWS is not what JSON writes as it is; do not guess.
+		res.Receipt.JWS = string(out[at:])
+	} else if err := e.signPayload(res, payload); err != nil {
 		return nil, nil, err
 	}
 	out, ok := signedJSON(payload, res.Receipt)
@@ -159,9 +184,25 @@ func (e *Engine) DecideJSON(ctx context.Context, in *Input) (*Result, []byte, er
 	return res, out, nil
 }
 
+// appendSigner is a Signer that writes the JWS into the caller's buffer; *receipts.KeySet is one.
+type appendSigner interface {
+	AppendSign(dst, payload []byte) ([]byte, error)
+	JWSLen(payloadLen int) int
+}
+
 // signReceipt is SignReceipt; it returns the signed payload (the result's JSON without receipt.jws), which
 // is in buf: valid until buf is used again.
 func (e *Engine) signReceipt(res *Result, in *Input, buf *bytes.Buffer) ([]byte, error) {
+	payload, err := e.signingPayload(res, in, buf)
+	if err != nil {
+		return nil, err
+	}
+	return payload, e.signPayload(res, payload)
+}
+
+// signingPayload sets Receipt.InputSHA256 and encodes res, as it then stands, into buf: the payload a
+// receipt signs (the result's JSON without receipt.jws), valid until buf is used again.
+func (e *Engine) signingPayload(res *Result, in *Input, buf *bytes.Buffer) ([]byte, error) {
 	if e.opts.Signer == nil {
 		return nil, receipts.ErrSigningUnavailable
 	}
@@ -174,46 +215,66 @@ func (e *Engine) signReceipt(res *Result, in *Input, buf *bytes.Buffer) ([]byte,
 		res.Receipt.InputSHA256 = ""
 		return nil, fmt.Errorf("%w: encode result: %v", receipts.ErrSigningUnavailable, err)
 	}
-	payload := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// signPayload signs payload (signingPayload's) into res.Receipt.JWS.
+func (e *Engine) signPayload(res *Result, payload []byte) error {
 	jws, err := e.opts.Signer.Sign(payload)
 	if err != nil {
 		res.Receipt.InputSHA256 = ""
-		return nil, fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
+		return fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
 	}
 	res.Receipt.JWS = jws
-	return payload, nil
+	return nil
 }
 
 // signedJSON is the signed result's JSON from its payload, the same result's JSON without receipt.jws: the
 // receipt member is the only difference (jws is omitted when empty, and is Receipt's last field), so the
-// signed receipt's JSON takes the place of the unsigned one. The unsigned receipt's JSON occurs once in the
-// payload: as a structure (its quotes are not escaped, so not inside a string) it could only be repeated by
-// a seller's free-form JSON (the chosen option's extra), and it carries the SHA-256 of the input that
-// contains that extra, which no input can contain. ok is false if it is not found exactly once.
+// signed receipt's JSON takes the place of the unsigned one (receiptEnd says where). ok is false if the
+// unsigned receipt is not found exactly once or the JWS is empty or not plain base64url and dots.
 func signedJSON(payload []byte, signed Receipt) (out []byte, ok bool) {
-	var stack [256]byte
-	was, ok := unsignedReceiptJSON(stack[:0], signed)
-	if !ok {
-		return nil, false
-	}
-	at := bytes.Index(payload, was)
-	if at < 0 || bytes.LastIndex(payload, was) != at {
+	end, ok := receiptEnd(payload, signed)
+	if !ok || signed.JWS == "" || !plainJWS(unsafe.Slice(unsafe.StringData(signed.JWS), len(signed.JWS))) {
 		return nil, false
 	}
 	// The JWS is base64url and dots, which JSON writes as they are: the signed receipt is the unsigned one
 	// with `,"jws":"…"` before its closing brace.
-	for i := 0; i < len(signed.JWS); i++ {
-		if !jwsByte[signed.JWS[i]] {
-			return nil, false
-		}
-	}
-	end := at + len(was) - 1 // the receipt's closing brace
 	out = make([]byte, 0, len(payload)+len(`,"jws":""`)+len(signed.JWS))
 	out = append(out, payload[:end]...)
 	out = append(out, `,"jws":"`...)
 	out = append(out, signed.JWS...)
 	out = append(out, '"')
 	return append(out, payload[end:]...), true
+}
+
+// receiptEnd is the index in payload (a result's JSON without receipt.jws) of the unsigned receipt's closing
+// brace, where `,"jws":"…"` goes. The unsigned receipt's JSON occurs once in the payload: as a structure
+// (its quotes are not escaped, so not inside a string) it could only be repeated by a seller's free-form
+// JSON (the chosen option's extra), and it carries the SHA-256 of the input that contains that extra, which
+// no input can contain. ok is false if it is not found exactly once, or r has a string JSON would escape.
+func receiptEnd(payload []byte, r Receipt) (end int, ok bool) {
+	var stack [256]byte
+	was, ok := unsignedReceiptJSON(stack[:0], r)
+	if !ok {
+		return 0, false
+	}
+	// Found exactly once: no second occurrence after the first (bytes.Index is vectorized; LastIndex is not).
+	at := bytes.Index(payload, was)
+	if at < 0 || bytes.Index(payload[at+1:], was) >= 0 {
+		return 0, false
+	}
+	return at + len(was) - 1, true
+}
+
+// plainJWS reports whether every byte of jws is base64url or a dot.
+func plainJWS(jws []byte) bool {
+	for _, c := range jws {
+		if !jwsByte[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // jwsByte is true for the bytes of a compact JWS: base64url and the dots.

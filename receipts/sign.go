@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -85,14 +86,55 @@ func isHighS(sig []byte) bool {
 // es256Size is the byte length of an ES256 signature: R and S, each left-padded to 32 bytes.
 const es256Size = 64
 
-func (c *compactSigner) sign(payload []byte) (string, error) {
+// AppendSign is Sign that appends the compact JWS to dst (growing it as append does) instead of returning
+// it as a new string: a caller that puts the JWS into a larger document (the preflight engine, into the
+// result's JSON) writes it there once. JWSLen says how many bytes it appends. On an error dst is returned
+// unchanged in length.
+func (k *KeySet) AppendSign(dst, payload []byte) ([]byte, error) {
+	k.mu.RLock()
+	s := k.signer
+	k.mu.RUnlock()
+	if s == nil {
+		return dst, ErrNoSigner
+	}
+	return s.appendSign(dst, payload)
+}
+
+// JWSLen is the length of the compact JWS that Sign and AppendSign write for a payload of n bytes with the
+// active key (0 with none).
+func (k *KeySet) JWSLen(n int) int {
+	k.mu.RLock()
+	s := k.signer
+	k.mu.RUnlock()
+	if s == nil {
+		return 0
+	}
+	return s.jwsLen(n)
+}
+
+func (c *compactSigner) jwsLen(n int) int {
 	enc := base64.RawURLEncoding
-	sigAt := len(c.header) + 1 + enc.EncodedLen(len(payload))
-	buf := make([]byte, 0, sigAt+1+enc.EncodedLen(es256Size))
+	return len(c.header) + 1 + enc.EncodedLen(n) + 1 + enc.EncodedLen(es256Size)
+}
+
+func (c *compactSigner) sign(payload []byte) (string, error) {
+	buf, err := c.appendSign(make([]byte, 0, c.jwsLen(len(payload))), payload)
+	if err != nil {
+		return "", err
+	}
+	// buf becomes the string without a copy (as strings.Builder does): the JWS is longer than the receipt's
+	// JSON, a few KB on every decision, and nothing writes to buf after this point.
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+}
+
+func (c *compactSigner) appendSign(dst, payload []byte) ([]byte, error) {
+	enc := base64.RawURLEncoding
+	start := len(dst)
+	buf := slices.Grow(dst, c.jwsLen(len(payload)))
 	buf = append(buf, c.header...)
 	buf = append(buf, '.')
 	buf = enc.AppendEncode(buf, payload)
-	digest := sha256.Sum256(buf)
+	digest := sha256.Sum256(buf[start:])
 	// A nil random source makes crypto/ecdsa sign deterministically (RFC 6979, its HMAC-SHA-256 nonce): no
 	// entropy is drawn per signature, and a weak or failing random source can never leak the key through a
 	// repeated nonce. The same key and signing input give the same signature, which reveals nothing here:
@@ -101,20 +143,17 @@ func (c *compactSigner) sign(payload []byte) (string, error) {
 	// (docs/benchmarks/server.md, section serve3).
 	der, err := c.priv.Sign(nil, digest[:], crypto.SHA256)
 	if err != nil {
-		return "", fmt.Errorf("receipts: sign: %w", err)
+		return dst, fmt.Errorf("receipts: sign: %w", err)
 	}
 	var sig [es256Size]byte
 	if !derToRaw(der, &sig) {
-		return "", errors.New("receipts: sign: crypto/ecdsa wrote an unexpected signature encoding")
+		return dst, errors.New("receipts: sign: crypto/ecdsa wrote an unexpected signature encoding")
 	}
 	// (r, n-s) verifies as well as (r, s): the low one of the two is the receipt's one encoding, the only
 	// one Verify and the JS and Python verifiers accept (lowS).
 	lowSRaw(&sig)
 	buf = append(buf, '.')
-	buf = enc.AppendEncode(buf, sig[:])
-	// buf becomes the string without a copy (as strings.Builder does): the JWS is longer than the receipt's
-	// JSON, a few KB on every decision, and nothing writes to buf after this point.
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+	return enc.AppendEncode(buf, sig[:]), nil
 }
 
 // derToRaw writes an ASN.1 DER ECDSA-Sig-Value (SEQUENCE { r INTEGER, s INTEGER }, as crypto/ecdsa encodes

@@ -188,3 +188,32 @@ func TestDERToLowSRaw(t *testing.T) {
 		}
 	}
 }
+
+// AppendSign appends exactly what Sign returns (signing is deterministic) after what dst holds, which it
+// leaves alone, and JWSLen is its length; with no key it appends nothing.
+func TestAppendSignIsSign(t *testing.T) {
+	k := mustKey(t)
+	for _, payload := range [][]byte{resultJSON(t0), {}, []byte("x")} {
+		want, err := k.Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, prefix := range []string{"", `{"jws":"`} {
+			dst := make([]byte, 0, len(prefix)+3) // too small: AppendSign grows it
+			dst = append(dst, prefix...)
+			got, err := k.AppendSign(dst, payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != prefix+want {
+				t.Fatalf("AppendSign(%q) = %q, want %q", prefix, got, prefix+want)
+			}
+			if k.JWSLen(len(payload)) != len(want) {
+				t.Fatalf("JWSLen %d, the JWS is %d bytes", k.JWSLen(len(payload)), len(want))
+			}
+		}
+	}
+	if got, err := (&KeySet{}).AppendSign([]byte("ab"), []byte("{}")); err != ErrNoSigner || string(got) != "ab" {
+		t.Fatalf("no key: %q, %v", got, err)
+	}
+}
