@@ -210,7 +210,13 @@ func (e *Engine) signingPayload(res *Result, in *Input, buf *bytes.Buffer) ([]by
 		return nil, fmt.Errorf("%w: receipt %s is already signed", receipts.ErrSigningUnavailable, res.Receipt.ID)
 	}
 	res.Receipt.InputSHA256 = inputHash(in)
-	// What json.Marshal gives (the encoder escapes HTML as Marshal does), and a newline that is not signed.
+	// What json.Marshal gives: written by appendResultJSON into buf's spare room (Write then copies it onto
+	// itself, or into a larger buffer that the pool keeps), else by encoding/json.
+	if out, ok := appendResultJSON(buf.AvailableBuffer(), res); ok {
+		buf.Write(out)
+		return buf.Bytes(), nil
+	}
+	// The encoder escapes HTML as Marshal does, and writes a newline that is not signed.
 	if err := json.NewEncoder(buf).Encode(res); err != nil {
 		res.Receipt.InputSHA256 = ""
 		return nil, fmt.Errorf("%w: encode result: %v", receipts.ErrSigningUnavailable, err)
