@@ -10,7 +10,7 @@ import (
 // appendResultJSON appends what json.Marshal writes for r: the signing payload (and so the answer) of every
 // decision, written without encoding/json's reflective walk of the struct, which was most of its cost. The
 // parts that are rare or not this package's are encoded as encoding/json encodes them (json.Marshal of that
-// one value: the sanctions matches, the domain's registration time, the Index evidence), and the chosen
+// one value: the sanctions matches when there are some, the Index evidence), and the chosen
 // option's own MarshalJSON output goes through json.Compact as encoding/json compacts it. ok is false when
 // that output has a byte encoding/json would escape (<, >, &, U+2028, U+2029) or does not compact; the
 // caller then encodes r with encoding/json, which does not guess. TestResultJSONIsMarshal holds it to
@@ -58,8 +58,15 @@ func appendResultJSON(dst []byte, r *Result) (out []byte, ok bool) {
 		dst = append(dst, `,"status":`...)
 		dst = appendJSONString(dst, s.Status)
 		dst = append(dst, `,"matches":`...)
-		if dst, ok = appendMarshal(dst, s.Matches); !ok {
-			return nil, false
+		switch {
+		case s.Matches == nil:
+			dst = append(dst, "null"...)
+		case len(s.Matches) == 0:
+			dst = append(dst, "[]"...)
+		default:
+			if dst, ok = appendMarshal(dst, s.Matches); !ok {
+				return nil, false
+			}
 		}
 		if s.Note != "" {
 			dst = append(dst, `,"note":`...)
@@ -73,8 +80,13 @@ func appendResultJSON(dst []byte, r *Result) (out []byte, ok bool) {
 		dst = append(dst, `,"registered_at":`...)
 		if d.RegisteredAt == nil {
 			dst = append(dst, "null"...)
-		} else if dst, ok = appendMarshal(dst, d.RegisteredAt); !ok {
-			return nil, false
+		} else {
+			// time.Time's own JSON (RFC 3339, quoted), which encoding/json writes as it is.
+			b, err := d.RegisteredAt.MarshalJSON()
+			if err != nil || needsHTMLEscape(b) {
+				return nil, false
+			}
+			dst = append(dst, b...)
 		}
 		dst = append(dst, `,"age_days":`...)
 		if d.AgeDays == nil {

@@ -129,3 +129,31 @@ func TestResultJSONKnowsEveryMember(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkResultJSON is the signing payload's encoding, appendResultJSON against encoding/json, on the
+// first decision vector's result (an allow with its chosen option and payee).
+func BenchmarkResultJSON(b *testing.B) {
+	keys := testKeys(b)
+	e, in := vectorEngine(b, keys, buildVectorCases()[0])
+	res, err := e.Decide(context.Background(), in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res = withoutJWS(res)
+	var buf bytes.Buffer
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf.Reset()
+			out, _ := appendResultJSON(buf.AvailableBuffer(), res)
+			buf.Write(out)
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf.Reset()
+			json.NewEncoder(&buf).Encode(res)
+		}
+	})
+}
