@@ -39,7 +39,7 @@ func TestResultJSONIsMarshal(t *testing.T) {
 	strs := []string{"", "allow", "plain text", `quote"d`, `back\slash`, "ctl\x01\n\t\b\f", "<b>&amp;", "caf\u00e9 \u2014 \u65e5\u672c",
 		"sep\u2028\u2029", "bad\xff\xfeutf8", "\x7f", "emoji \U0001F600"}
 	str := func() string { return strs[rnd.IntN(len(strs))] }
-	extras := []string{``, `{"name":"USD Coin","version":"2"}`, "{ \"a\" : [1, 2 ,3] }", `{"html":"<script>"}`, `{"q":"a&b"}`, `{"q":"a>b"}`, "{\"s\":\"\u2028\"}", "{\"s\":\"\u2029\"}", `{"n":1.50}`}
+	extras := []string{``, `{"name":"USD Coin","version":"2"}`, "{ \"a\" : [1, 2 ,3] }", `{"html":"<script>"}`, `{"q":"a&b"}`, `{"q":"a>b"}`, "{\"s\":\"\u2028\"}", "{\"s\":\"\u2029\"}", `{"n":1.50}`, `{"q":"x\" y"}`, `{"q":"x\\", "r":1}`, `{"q":"x\\" ,"r":"\\"}`}
 	declined := 0
 	for i := range 5000 {
 		r := &Result{Decision: str(), OptionsEvaluated: rnd.IntN(5) - 1, DataAsOf: str(),
@@ -156,4 +156,28 @@ func BenchmarkResultJSON(b *testing.B) {
 			json.NewEncoder(&buf).Encode(res)
 		}
 	})
+}
+
+// rawMarshaler is a json.Marshaler that writes the given text.
+type rawMarshaler string
+
+func (m rawMarshaler) MarshalJSON() ([]byte, error) { return []byte(m), nil }
+
+// appendMarshaler writes what json.Marshal writes for a Marshaler's output (compacted, HTML-escaped), or
+// declines; it never passes on text json.Marshal refuses.
+func TestAppendMarshaler(t *testing.T) {
+	for _, raw := range []string{`{}`, `{"a":"b c"}`, ` {"a" : 1 } `, `{"a":"x\" y"}`, `{"a":"x\\", "b":2}`, `[1,"\\",3]`,
+		`{"a":"<"}`, `{"a":" "}`, "{\"a\":\" \"}", `{"a":"\u003c"}`, `"s"`, `1.5e3`, `null`,
+		`{"a":}`, `{"a":1} x`, `{"a":"unterminated}`, ``, `{"a":1}}`, "{\"a\":\"\x01\"}", `nul`} {
+		want, err := json.Marshal(struct{ M rawMarshaler }{rawMarshaler(raw)})
+		got, ok := appendMarshaler([]byte(`{"M":`), rawMarshaler(raw))
+		switch {
+		case err != nil && ok:
+			t.Errorf("%q: json.Marshal refuses it (%v), appendMarshaler wrote %s", raw, err, got)
+		case ok && string(got)+"}" != string(want):
+			t.Errorf("%q: wrote %s, json.Marshal %s", raw, got, want)
+		case err == nil && !ok && !strings.ContainsAny(raw, "<>&  "):
+			t.Errorf("%q: declined text json.Marshal writes as %s", raw, want)
+		}
+	}
 }
