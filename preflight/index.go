@@ -67,25 +67,31 @@ type PriceEvidence struct {
 // endpointOf is the endpoint the input pays: the resource URL the caller gave (the proxy gives the URL it
 // requested), else the challenge's own, normalized for the Index; and the method ("" when not given).
 func endpointOf(in *Input) (url, method string) {
-	var candidates []string
-	candidates = append(candidates, in.ResourceURL)
-	if ch := in.Challenge; ch != nil {
+	url = endpointKey(in.ResourceURL)
+	if ch := in.Challenge; url == "" && ch != nil {
 		if ch.Resource != nil {
-			candidates = append(candidates, ch.Resource.URL)
+			url = endpointKey(ch.Resource.URL)
 		}
-		for _, r := range ch.Accepts {
-			candidates = append(candidates, r.Resource)
-		}
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if u, err := index.NormalizeURL(c); err == nil {
-			return u, strings.ToUpper(strings.TrimSpace(in.ResourceMethod))
+		for i := 0; url == "" && i < len(ch.Accepts); i++ {
+			url = endpointKey(ch.Accepts[i].Resource)
 		}
 	}
-	return "", ""
+	if url == "" {
+		return "", ""
+	}
+	return url, strings.ToUpper(strings.TrimSpace(in.ResourceMethod))
+}
+
+// endpointKey is c's Index key, "" when c is empty or has none.
+func endpointKey(c string) string {
+	if c == "" {
+		return ""
+	}
+	u, err := index.NormalizeURL(c)
+	if err != nil {
+		return ""
+	}
+	return u
 }
 
 // indexFacts reads the endpoint's observations and derives the Index facts for f's options. Without an

@@ -72,23 +72,22 @@ func cartOption(c *Cart) policy.Option {
 // requirement resource, else the cart's merchant_domain, else the input's resource_url. Exported so that a
 // harness outside the package (scripts/bench-clients) keys its domain facts as the engine will look them up.
 func (in *Input) MerchantDomain() string {
-	var candidates []string
 	if ch := in.Challenge; ch != nil {
 		if ch.Resource != nil {
-			candidates = append(candidates, ch.Resource.URL)
+			if d := policy.MerchantDomain(ch.Resource.URL); d != "" {
+				return d
+			}
 		}
-		for _, r := range ch.Accepts {
-			candidates = append(candidates, r.Resource)
+		for i := range ch.Accepts {
+			if d := policy.MerchantDomain(ch.Accepts[i].Resource); d != "" {
+				return d
+			}
 		}
 	}
 	if in.Cart != nil {
-		candidates = append(candidates, in.Cart.MerchantDomain)
-	}
-	candidates = append(candidates, in.ResourceURL)
-	for _, c := range candidates {
-		if d := policy.MerchantDomain(c); d != "" {
+		if d := policy.MerchantDomain(in.Cart.MerchantDomain); d != "" {
 			return d
 		}
 	}
-	return ""
+	return policy.MerchantDomain(in.ResourceURL)
 }
