@@ -117,9 +117,26 @@ func indexReasons(f *Facts, payee int) []Reason {
 	return out
 }
 
-// aboveMultiple reports price > multiple × median exactly: the multiple (a float from the rules) is turned
-// into an exact rational, so no rounding decides the hold.
+// aboveMultiple reports price > multiple × median exactly, so no rounding decides the hold. In floating
+// point the two sides are off by a few parts in 10^16 at most (three roundings), so when they are further
+// apart than a part in 10^9 plus one micro-dollar the comparison in floats is the exact one's answer; only
+// a price that close to the limit (or an unusual input) is compared exactly, with the multiple turned into
+// an exact rational (math/big allocates about ten times: issue 36).
 func aboveMultiple(price, median USD, multiple float64) bool {
+	if price >= 0 && median > 0 && multiple > 0 {
+		p, limit := float64(price), multiple*float64(median)
+		switch {
+		case p > limit*(1+1e-9)+1:
+			return true
+		case p < limit*(1-1e-9)-1:
+			return false
+		}
+	}
+	return aboveMultipleExact(price, median, multiple)
+}
+
+// aboveMultipleExact is aboveMultiple in exact rationals.
+func aboveMultipleExact(price, median USD, multiple float64) bool {
 	limit := new(big.Rat).Mul(new(big.Rat).SetFloat64(multiple), new(big.Rat).SetInt64(int64(median)))
 	return new(big.Rat).SetInt64(int64(price)).Cmp(limit) > 0
 }
