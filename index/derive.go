@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
@@ -71,6 +72,26 @@ func keyOf(network, asset string) assetKey {
 		network = n
 	}
 	return assetKey{network: network, asset: x402.CanonicalAddress(asset)}
+}
+
+// wireKey is keyOf(network, asset) but for the asset's letter case: compare it with a canonical key with
+// sameAs, which allocates nothing for an option's checksummed (mixed-case) asset.
+func wireKey(network, asset string) assetKey {
+	if n, ok := x402.CAIP2(network); ok {
+		network = n
+	}
+	return assetKey{network: network, asset: asset}
+}
+
+// sameAs reports whether k (a wireKey) is the canonical key (network, asset): keyOf of k's parts.
+func (k assetKey) sameAs(network, asset string) bool {
+	if network != k.network {
+		return false
+	}
+	if x402.IsEVMAddress(k.asset) {
+		return evmaddr.EqualLower(asset, k.asset)
+	}
+	return asset == k.asset
 }
 
 // Derive summarizes obs (one URL's observations, any order) for method ("" = every method), dropping those
@@ -202,17 +223,18 @@ func (s Summary) Facts(options []policy.Option, now time.Time) policy.IndexFacts
 	for _, o := range options {
 		var of policy.OptionIndexFacts
 		if !o.Cart {
-			of = s.optionFacts(keyOf(o.Network, o.Asset), o, now)
+			of = s.optionFacts(wireKey(o.Network, o.Asset), o, now)
 		}
 		f.Options = append(f.Options, of)
 	}
 	return f
 }
 
+// optionFacts are the facts of option o, whose wireKey is k.
 func (s Summary) optionFacts(k assetKey, o policy.Option, now time.Time) policy.OptionIndexFacts {
 	var of policy.OptionIndexFacts
 	for _, h := range s.PayTo {
-		if h.Network != k.network || h.Asset != k.asset {
+		if !k.sameAs(h.Network, h.Asset) {
 			continue
 		}
 		of.LatestPayTos, of.LatestAt = h.Current, h.CurrentAt
@@ -229,7 +251,7 @@ func (s Summary) optionFacts(k assetKey, o policy.Option, now time.Time) policy.
 		return of
 	}
 	for _, p := range s.Prices {
-		if p.Network != k.network || p.Asset != k.asset {
+		if !k.sameAs(p.Network, p.Asset) {
 			continue
 		}
 		if m, err := x402.ParseAtomic(p.Median); err == nil && m <= uint64(1<<62) {

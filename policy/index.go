@@ -90,9 +90,8 @@ func indexReasons(f *Facts, payee int) []Reason {
 	}
 	of := x.Options[payee]
 	if r.HoldOnPayToChange && o.PayTo != "" {
-		canon := canonicalPayee(o.PayTo)
 		switch {
-		case len(of.LatestPayTos) > 0 && !contains(of.LatestPayTos, canon):
+		case len(of.LatestPayTos) > 0 && !containsCanonical(of.LatestPayTos, o.PayTo):
 			out = append(out, reasonPayToChanged(fmt.Sprintf("payTo %s differs from %s offered for %s/%s at %s",
 				o.PayTo, joinPayees(of.LatestPayTos), o.Network, o.Asset, of.LatestAt.UTC().Format(time.RFC3339))))
 		case of.ChangedTo != "":
@@ -142,6 +141,19 @@ func aboveMultipleExact(price, median USD, multiple float64) bool {
 }
 
 func trimFloat(f float64) string { return fmt.Sprintf("%g", f) }
+
+// containsCanonical is contains(list, canonicalPayee(payTo)), without writing the canonical form.
+func containsCanonical(list []string, payTo string) bool {
+	if !evmaddr.Is(payTo) {
+		return contains(list, payTo)
+	}
+	for _, x := range list {
+		if evmaddr.EqualLower(x, payTo) {
+			return true
+		}
+	}
+	return false
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
