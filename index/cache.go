@@ -67,7 +67,7 @@ type cacheEntry struct {
 	obs        []store.Observation
 	at         time.Time
 	sum        map[summaryKey]Summary // derived per method ("" = all) and maxAge, filled on demand
-	refreshing bool               // a background read of this URL is under way
+	refreshing bool                   // a background read of this URL is under way
 }
 
 // NewCache wraps r; ttl <= 0 means DefaultCacheTTL.
