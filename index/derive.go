@@ -30,6 +30,19 @@ type Summary struct {
 	Category                string         `json:"category,omitempty"`
 	PayTo                   []PayeeHistory `json:"payto_history"`
 	Prices                  []PriceHistory `json:"price_history"`
+
+	// latestAt is latestAtOf in RFC 3339, written once by Derive (the engine states LatestAt on every
+	// decision): LatestAtRFC3339 uses it while LatestAt is still that instant.
+	latestAt   string
+	latestAtOf time.Time
+}
+
+// LatestAtRFC3339 is LatestAt.Format(time.RFC3339).
+func (s *Summary) LatestAtRFC3339() string {
+	if s.latestAt != "" && s.LatestAt.Equal(s.latestAtOf) && s.LatestAt.Location() == s.latestAtOf.Location() {
+		return s.latestAt
+	}
+	return s.LatestAt.Format(time.RFC3339)
 }
 
 // PayeeHistory is the payees one network and asset of the endpoint named over time.
@@ -114,6 +127,7 @@ func Derive(url string, obs []store.Observation, method string, now time.Time, m
 		return s
 	}
 	s.FirstAt, s.LatestAt = use[0].ObservedAt.UTC(), use[len(use)-1].ObservedAt.UTC()
+	s.latestAt, s.latestAtOf = s.LatestAt.Format(time.RFC3339), s.LatestAt
 
 	// Per network and asset, in first-seen order; an endpoint offers a handful, so slices beat maps here.
 	var hist []*PayeeHistory

@@ -77,18 +77,18 @@ func indexReasons(f *Facts, payee int) []Reason {
 		// Rules built in code can skip Validate; a multiple that cannot be compared holds, saying so.
 		out = append(out, reasonInvalidIndexRule(fmt.Sprintf("max_price_multiple %v must be a positive number or null", *m)))
 	}
-	x := f.Index
+	x := &f.Index
 	if x.State != IndexGathered || payee < 0 || payee >= len(f.Options) {
 		return out
 	}
-	o := f.Options[payee]
+	o := &f.Options[payee]
 	if r.RequireLive && x.FailedProbes >= FailedProbesBeforeHold {
 		out = append(out, reasonEndpointFailed(x.FailedProbes, x.LastProbeError))
 	}
 	if payee >= len(x.Options) {
 		return out
 	}
-	of := x.Options[payee]
+	of := &x.Options[payee]
 	if r.HoldOnPayToChange && o.PayTo != "" {
 		switch {
 		case len(of.LatestPayTos) > 0 && !containsCanonical(of.LatestPayTos, o.PayTo):

@@ -96,16 +96,18 @@ func endpointKey(c string) string {
 
 // indexFacts reads the endpoint's observations and derives the Index facts for f's options. Without an
 // Index (or for a cart) it gathers nothing and states no evidence.
-func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now time.Time) (*IndexEvidence, *index.Summary) {
+// The evidence it returns is ev, filled in.
+func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now time.Time, ev *IndexEvidence) (*IndexEvidence, *index.Summary) {
 	if e.opts.Index == nil || in.Challenge == nil {
 		return nil, nil
 	}
 	url, method := endpointOf(in)
 	if url == "" {
 		f.Index = policy.IndexFacts{State: policy.IndexFailed}
-		return &IndexEvidence{Status: IndexNoEndpoint, DataAsOf: DataUnknown}, nil
+		*ev = IndexEvidence{Status: IndexNoEndpoint, DataAsOf: DataUnknown}
+		return ev, nil
 	}
-	ev := &IndexEvidence{URL: url, Method: method, DataAsOf: DataUnknown}
+	*ev = IndexEvidence{URL: url, Method: method, DataAsOf: DataUnknown}
 	sum, err := index.Summarize(ctx, e.opts.Index, url, method, now, e.opts.IndexMaxAge)
 	if err != nil {
 		f.Index = policy.IndexFacts{State: policy.IndexFailed}
@@ -118,7 +120,7 @@ func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now
 		f.Index = policy.IndexFacts{State: policy.IndexGathered, Options: make([]policy.OptionIndexFacts, len(f.Options))}
 	} else {
 		ev.Status = IndexObserved
-		ev.DataAsOf = sum.LatestAt.Format(time.RFC3339)
+		ev.DataAsOf = sum.LatestAtRFC3339()
 		ev.ConsecutiveFailedProbes, ev.LastProbeError = sum.ConsecutiveFailedProbes, sum.LastProbeError
 		f.Index = sum.Facts(f.Options, now)
 	}
@@ -202,18 +204,20 @@ func (e *Engine) categoryMedians(ctx context.Context, in *Input, url string, sum
 	}
 }
 
-// judgedEvidence fills ev with the Index facts about option i.
-func judgedEvidence(ev *IndexEvidence, f *policy.Facts, i int) {
+// judgedEvidence fills ev with the Index facts about option i (its parts b's).
+func judgedEvidence(ev *IndexEvidence, f *policy.Facts, i int, b *resultBlock) {
 	if ev == nil || i < 0 || i >= len(f.Index.Options) || i >= len(f.Options) {
 		return
 	}
-	of, o := f.Index.Options[i], f.Options[i]
+	of, o := &f.Index.Options[i], &f.Options[i]
 	if len(of.LatestPayTos) > 0 || of.ChangedTo != "" {
-		ev.PayTo = &PayToEvidence{Network: o.Network, Asset: o.Asset, Latest: of.LatestPayTos, LatestAt: of.LatestAt,
+		b.payTo = PayToEvidence{Network: o.Network, Asset: o.Asset, Latest: of.LatestPayTos, LatestAt: of.LatestAt,
 			ChangedFrom: of.ChangedFrom, ChangedTo: of.ChangedTo, ChangedAt: of.ChangedAt}
+		ev.PayTo = &b.payTo
 	}
 	if of.MedianSamples > 0 {
-		ev.Price = &PriceEvidence{MedianUSD: of.MedianUSD.String(), Samples: of.MedianSamples, Basis: of.MedianBasis, Category: of.Category,
+		b.price = PriceEvidence{MedianUSD: of.MedianUSD.String(), Samples: of.MedianSamples, Basis: of.MedianBasis, Category: of.Category,
 			CategoryHosts: of.CategoryHosts}
+		ev.Price = &b.price
 	}
 }
