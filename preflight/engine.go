@@ -284,7 +284,7 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time, b *resu
 	if len(f.Options) == 0 {
 		return policy.Evaluate(f), nil, nil
 	}
-	evidence, _ = e.indexFacts(ctx, in, &f, now, &b.ev)
+	evidence = e.indexFacts(ctx, in, &f, now, &b.ev)
 
 	payee = &b.payee
 	*payee = Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}

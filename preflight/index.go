@@ -97,22 +97,22 @@ func endpointKey(c string) string {
 // indexFacts reads the endpoint's observations and derives the Index facts for f's options. Without an
 // Index (or for a cart) it gathers nothing and states no evidence.
 // The evidence it returns is ev, filled in.
-func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now time.Time, ev *IndexEvidence) (*IndexEvidence, *index.Summary) {
+func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now time.Time, ev *IndexEvidence) *IndexEvidence {
 	if e.opts.Index == nil || in.Challenge == nil {
-		return nil, nil
+		return nil
 	}
 	url, method := endpointOf(in)
 	if url == "" {
 		f.Index = policy.IndexFacts{State: policy.IndexFailed}
 		*ev = IndexEvidence{Status: IndexNoEndpoint, DataAsOf: DataUnknown}
-		return ev, nil
+		return ev
 	}
 	*ev = IndexEvidence{URL: url, Method: method, DataAsOf: DataUnknown}
 	sum, err := index.Summarize(ctx, e.opts.Index, url, method, now, e.opts.IndexMaxAge)
 	if err != nil {
 		f.Index = policy.IndexFacts{State: policy.IndexFailed}
 		ev.Status, ev.Note = IndexUnavailable, "the Index could not be read: "+err.Error()
-		return ev, nil
+		return ev
 	}
 	ev.Observations = sum.Observations
 	if sum.Observations == 0 {
@@ -126,7 +126,7 @@ func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now
 	}
 	e.sitePayees(ctx, url, f, now, ev)
 	e.categoryMedians(ctx, in, url, &sum, f, now, ev)
-	return ev, &sum
+	return ev
 }
 
 // sitePayees adds to each option's Index facts whether its payee is new at the endpoint's seller site
