@@ -89,19 +89,25 @@ func keyOf(network, asset string) assetKey {
 
 // wireKey is keyOf(network, asset) but for the asset's letter case: compare it with a canonical key with
 // sameAs, which allocates nothing for an option's checksummed (mixed-case) asset.
-func wireKey(network, asset string) assetKey {
+func wireKey(network, asset string) wireAssetKey {
 	if n, ok := x402.CAIP2(network); ok {
 		network = n
 	}
-	return assetKey{network: network, asset: asset}
+	return wireAssetKey{network: network, asset: asset, evm: x402.IsEVMAddress(asset)}
 }
 
-// sameAs reports whether k (a wireKey) is the canonical key (network, asset): keyOf of k's parts.
-func (k assetKey) sameAs(network, asset string) bool {
+// wireAssetKey is a network and asset as an option writes them (wireKey).
+type wireAssetKey struct {
+	network, asset string
+	evm            bool // the asset is an EVM address: its canonical form is its lower case
+}
+
+// sameAs reports whether k is the canonical key (network, asset): keyOf of k's parts.
+func (k wireAssetKey) sameAs(network, asset string) bool {
 	if network != k.network {
 		return false
 	}
-	if x402.IsEVMAddress(k.asset) {
+	if k.evm {
 		return evmaddr.EqualLower(asset, k.asset)
 	}
 	return asset == k.asset
@@ -233,19 +239,18 @@ func Derive(url string, obs []store.Observation, method string, now time.Time, m
 
 // Facts turns a summary into the policy's Index facts for options (aligned with it), at now.
 func (s Summary) Facts(options []policy.Option, now time.Time) policy.IndexFacts {
-	f := policy.IndexFacts{State: policy.IndexGathered, FailedProbes: s.ConsecutiveFailedProbes, LastProbeError: s.LastProbeError}
-	for _, o := range options {
-		var of policy.OptionIndexFacts
-		if !o.Cart {
-			of = s.optionFacts(wireKey(o.Network, o.Asset), o, now)
+	f := policy.IndexFacts{State: policy.IndexGathered, FailedProbes: s.ConsecutiveFailedProbes, LastProbeError: s.LastProbeError,
+		Options: make([]policy.OptionIndexFacts, len(options))}
+	for i := range options {
+		if o := &options[i]; !o.Cart {
+			f.Options[i] = s.optionFacts(wireKey(o.Network, o.Asset), o, now)
 		}
-		f.Options = append(f.Options, of)
 	}
 	return f
 }
 
 // optionFacts are the facts of option o, whose wireKey is k.
-func (s Summary) optionFacts(k assetKey, o policy.Option, now time.Time) policy.OptionIndexFacts {
+func (s *Summary) optionFacts(k wireAssetKey, o *policy.Option, now time.Time) policy.OptionIndexFacts {
 	var of policy.OptionIndexFacts
 	for _, h := range s.PayTo {
 		if !k.sameAs(h.Network, h.Asset) {
