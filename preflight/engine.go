@@ -17,6 +17,7 @@ import (
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/x402"
 )
 
 // Signer signs a receipt payload as a compact JWS. *receipts.KeySet implements it.
@@ -45,6 +46,7 @@ type Options struct {
 type Engine struct {
 	opts Options
 	asOf timefmt.RFC3339 // the receipt's data_as_of, formatted once per list
+	ts   timefmt.Seconds // the receipt's ts, formatted once per second
 }
 
 // New returns an Engine.
@@ -94,26 +96,39 @@ func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error)
 		return nil, receipts.ErrSigningUnavailable
 	}
 	now := e.opts.Now().UTC()
-	res := &Result{ChosenIndex: -1, DataAsOf: e.dataAsOf()}
-	outcome, payee, evidence := e.evaluate(ctx, in, now)
+	b := new(resultBlock)
+	res := &b.res
+	res.ChosenIndex, res.DataAsOf = -1, e.dataAsOf()
+	outcome, payee, evidence := e.evaluate(ctx, in, now, b)
 	res.IndexEvidence = evidence
 	res.Decision = string(outcome.Decision)
-	res.Reasons, res.ReasonCodes = outcome.ReasonStrings(), outcome.ReasonCodes()
+	res.Reasons, res.ReasonCodes = outcome.ReasonTexts()
 	res.OptionsEvaluated = outcome.OptionsEvaluated
 	res.Payee = payee
 	if outcome.Chosen >= 0 {
 		res.AmountMicros = int64(outcome.AmountUSD)
 		if in.Challenge != nil && outcome.Chosen < len(in.Challenge.Accepts) {
-			opt := in.Challenge.Accepts[outcome.Chosen]
-			res.ChosenOption, res.ChosenIndex = &opt, outcome.Chosen
+			b.chosen = in.Challenge.Accepts[outcome.Chosen]
+			res.ChosenOption, res.ChosenIndex = &b.chosen, outcome.Chosen
 		}
 	}
 	id, err := receiptID()
 	if err != nil {
 		return nil, fmt.Errorf("%w: receipt id: %v", receipts.ErrSigningUnavailable, err)
 	}
-	res.Receipt = Receipt{ID: id, TS: now.Format(time.RFC3339), Decision: res.Decision}
+	res.Receipt = Receipt{ID: id, TS: e.ts.Format(now), Decision: res.Decision}
 	return res, nil
+}
+
+// resultBlock is a result with the parts it points to, allocated at once (issue 36: a decision made each of
+// them separately). They live as long as the result does, as they did.
+type resultBlock struct {
+	res    Result
+	chosen x402.Requirement
+	payee  Payee
+	ev     IndexEvidence
+	payTo  PayToEvidence
+	price  PriceEvidence
 }
 
 // SignReceipt completes res, a result of DecideUnsigned for in: it sets Receipt.InputSHA256 and signs the
@@ -315,7 +330,8 @@ func unsignedReceiptJSON(dst []byte, r Receipt) (out []byte, ok bool) {
 }
 
 // evaluate gathers facts and runs policy; a panic anywhere in it becomes a hold that says so.
-func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out policy.Outcome, payee *Payee, evidence *IndexEvidence) {
+// The payee and evidence it returns are b's.
+func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time, b *resultBlock) (out policy.Outcome, payee *Payee, evidence *IndexEvidence) {
 	var f policy.Facts
 	defer func() {
 		if p := recover(); p != nil {
@@ -325,7 +341,11 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 			}
 		}
 	}()
-	rules, err := in.Rules.Apply(e.opts.Rules)
+	// Without a patch the deployment's rules as they are: nothing writes to them (Apply would copy them).
+	rules, err := e.opts.Rules, error(nil)
+	if in.Rules != nil {
+		rules, err = in.Rules.Apply(e.opts.Rules)
+	}
 	if err != nil {
 		// The patch was vetted against the defaults; it can still fail over another base. Decide with the
 		// deployment's rules and hold, saying why.
@@ -347,6 +367,7 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 	}
 	f = policy.Facts{Rules: rules, MerchantDomain: in.MerchantDomain()}
 	if in.Challenge != nil {
+		f.Options = make([]policy.Option, 0, len(in.Challenge.Accepts))
 		for i := range in.Challenge.Accepts {
 			f.Options = append(f.Options, policyOption(&in.Challenge.Accepts[i]))
 		}
@@ -360,9 +381,10 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 	if len(f.Options) == 0 {
 		return policy.Evaluate(f), nil, nil
 	}
-	evidence, _ = e.indexFacts(ctx, in, &f, now)
+	evidence = e.indexFacts(ctx, in, &f, now, &b.ev)
 
-	payee = &Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}
+	payee = &b.payee
+	*payee = Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}
 	f.Domain, payee.Domain = e.domainFacts(ctx, f.MerchantDomain, now)
 
 	// The payee screened is the chosen option's, or a held option's (a person may approve it).
@@ -373,7 +395,7 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 		payee.PayTo, payee.Network = payTo, f.Options[judged].Network
 	}
 	f.Sanctions, payee.Sanctions = e.sanctionsFacts(rules.ScreenSanctions, payTo, f.MerchantName)
-	judgedEvidence(evidence, &f, judged)
+	judgedEvidence(evidence, &f, judged, b)
 	return policy.Evaluate(f), payee, evidence
 }
 
@@ -533,7 +555,10 @@ func receiptID() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return "rcpt_" + hex.EncodeToString(b[:]), nil
+	var id [len("rcpt_") + 2*len(b)]byte
+	copy(id[:], "rcpt_")
+	hex.Encode(id[len("rcpt_"):], b[:])
+	return string(id[:]), nil
 }
 
 func joinNote(a, b string) string {
