@@ -71,6 +71,9 @@ type ledgerOp struct {
 	Expires int64
 
 	ticket *store.Ticket // a reserve's ticket; nil without one
+	// budgetKey and resKey are the keys of l.budgets and l.reservations a queued reserve or commit holds,
+	// kept so that settling it builds neither again.
+	budgetKey, resKey string
 	// replayed: read from a journal at Open, so the file may have it already (applyOp skips it then). An
 	// operation queued by this process is new to the file: its reservation id was made for it and its
 	// ticket id checked under the ledger's lock.
@@ -182,14 +185,7 @@ func (s *Store) openLedger(path string) error {
 	sort.Slice(ops, func(i, j int) bool { return ops[i].Seq < ops[j].Seq })
 	if len(ops) > 0 {
 		l.seq = ops[len(ops)-1].Seq
-		err := s.db.Update(func(tx *bbolt.Tx) error {
-			for _, op := range ops {
-				if err := applyOp(tx, op); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		err := s.db.Update(func(tx *bbolt.Tx) error { return applyOps(tx, ops) })
 		if err != nil {
 			s.closeJournals()
 			return fmt.Errorf("store/bolt: replaying the journal: %w", err)
@@ -394,14 +390,15 @@ func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicro
 			return nil, err
 		}
 	}
-	op := &ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros, ticket: t}
+	op := &ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros, ticket: t,
+		budgetKey: key, resKey: day + id}
 	if err := s.enqueueLocked(op); err != nil {
 		return nil, err
 	}
 	f.reserved += amountMicros
 	f.refs++
 	l.budgets[key] = f
-	l.reservations[day+id] = &pendingRes{amount: amountMicros, budgetKey: key, refs: 1}
+	l.reservations[op.resKey] = &pendingRes{amount: amountMicros, budgetKey: key, refs: 1}
 	if t != nil {
 		l.ticketIDs[t.ID] = struct{}{}
 		if t.ID > l.maxTicketID {
@@ -445,7 +442,7 @@ func (s *Store) commit(ctx context.Context, budget, day, id string, settled int6
 	if r.committed {
 		return nil
 	}
-	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id}
+	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id, budgetKey: key, resKey: day + id}
 	spent := r.amount
 	if settled >= 0 {
 		if settled > r.amount {
@@ -466,7 +463,7 @@ func (s *Store) commit(ctx context.Context, budget, day, id string, settled int6
 	l.budgets[key] = f
 	r.committed = true
 	r.refs++
-	l.reservations[day+id] = r
+	l.reservations[op.resKey] = r
 	return nil
 }
 
@@ -601,12 +598,7 @@ func (s *Store) applyBatch(batch []*ledgerOp, j int, failApply, broken error) {
 			if err := s.maybePurge(tx, s.now()); err != nil {
 				return err
 			}
-			for _, op := range batch {
-				if err := applyOp(tx, op); err != nil {
-					return err
-				}
-			}
-			return nil
+			return applyOps(tx, batch)
 		})
 		if err == nil {
 			err = s.mark(txid)
@@ -655,15 +647,14 @@ func (s *Store) settleLocked(op *ledgerOp) {
 		s.settleTrialLocked(op)
 		return
 	}
-	key := string(budgetKey(op.Budget, op.Day))
-	if f := l.budgets[key]; f != nil {
+	if f := l.budgets[op.budgetKey]; f != nil {
 		if f.refs--; f.refs <= 0 {
-			delete(l.budgets, key)
+			delete(l.budgets, op.budgetKey)
 		}
 	}
-	if r := l.reservations[op.Day+op.ID]; r != nil {
+	if r := l.reservations[op.resKey]; r != nil {
 		if r.refs--; r.refs <= 0 {
-			delete(l.reservations, op.Day+op.ID)
+			delete(l.reservations, op.resKey)
 		}
 	}
 	if op.ticket != nil {
@@ -671,26 +662,64 @@ func (s *Store) settleLocked(op *ledgerOp) {
 	}
 }
 
-// applyOp writes one operation in tx. It is idempotent, for the replay: a reservation the file has is not
-// written again, and committing is a no-op for a committed or unknown reservation.
-func applyOp(tx *bbolt.Tx, op *ledgerOp) error {
+// applyOps writes ops in tx, in order.
+func applyOps(tx *bbolt.Tx, ops []*ledgerOp) error {
+	w := budgetWrites{b: tx.Bucket(bucketBudgets), figs: map[string]*[2]int64{}}
+	for _, op := range ops {
+		if err := applyOp(tx, &w, op); err != nil {
+			return err
+		}
+	}
+	return w.flush()
+}
+
+// budgetWrites gathers the changes a batch makes to the budgets' figures (spent, reserved), so that each
+// budget is read and written once per commit instead of once per operation: two searches of the budgets
+// bucket per operation were a fifth of the applier's bbolt work on the 402 path.
+type budgetWrites struct {
+	b    *bbolt.Bucket
+	figs map[string]*[2]int64
+}
+
+// figures are a budget's spent and reserved as the batch has them so far.
+func (w *budgetWrites) figures(key []byte) *[2]int64 {
+	if f := w.figs[string(key)]; f != nil {
+		return f
+	}
+	spent, reserved := readBudget(w.b, key)
+	f := &[2]int64{spent, reserved}
+	w.figs[string(key)] = f
+	return f
+}
+
+// flush writes the figures the batch changed.
+func (w *budgetWrites) flush() error {
+	for k, f := range w.figs {
+		if err := writeBudget(w.b, []byte(k), f[0], f[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyOp writes one operation in tx, its budget's figures in w. It is idempotent, for the replay: a
+// reservation the file has is not written again, and committing is a no-op for a committed or unknown
+// reservation.
+func applyOp(tx *bbolt.Tx, w *budgetWrites, op *ledgerOp) error {
 	if op.bad != nil {
 		return op.bad
 	}
 	if op.Kind == opTrial {
 		return applyTrial(tx, op)
 	}
-	budgets, key := tx.Bucket(bucketBudgets), budgetKey(op.Budget, op.Day)
+	key := budgetKey(op.Budget, op.Day)
 	res, resKey := tx.Bucket(bucketReservations), []byte(op.Day+op.ID)
 	switch op.Kind {
 	case opReserve:
 		if op.replayed && res.Get(resKey) != nil {
 			return nil
 		}
-		spent, reserved := readBudget(budgets, key)
-		if err := writeBudget(budgets, key, spent, reserved+op.Amount); err != nil {
-			return err
-		}
+		w.figures(key)[1] += op.Amount
 		rec := binary.BigEndian.AppendUint64(nil, uint64(op.Amount))
 		rec = append(rec, 0)         // not committed
 		res.FillPercent = appendFill // day + time-ordered id
@@ -715,10 +744,9 @@ func applyOp(tx *bbolt.Tx, op *ledgerOp) error {
 		if op.Kind == opSettle && op.Amount >= 0 && op.Amount <= amount {
 			settled = op.Amount // checked when queued; a replayed record out of range commits the whole amount
 		}
-		spent, reserved := readBudget(budgets, key)
-		if err := writeBudget(budgets, key, spent+settled, reserved-amount); err != nil {
-			return err
-		}
+		f := w.figures(key)
+		f[0] += settled
+		f[1] -= amount
 		done := append([]byte(nil), rec...)
 		done[8] = 1
 		return res.Put(resKey, done)
