@@ -50,17 +50,18 @@ func TestGCPercentIsHeadroom(t *testing.T) {
 	}
 }
 
-// The proxy's target: the live heap plus proxyHeapHeadroom (24 MiB), within the same bounds; ~12 MB live
-// (the full sanctions list) gets 200 %.
+// The proxy's target: the live heap plus proxyHeapHeadroom (20 MiB), within the same bounds; ~12 MB live
+// (the full sanctions list) gets ~166 %.
 func TestProxyGCPercentIsHeadroom(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		want int
 	}{
 		{0, maxServeGCPercent},
-		{6 << 20, 400},
-		{12 << 20, 200},
-		{24 << 20, 100},
+		{5 << 20, 400},
+		{10 << 20, 200},
+		{12 << 20, 166},
+		{20 << 20, 100},
 		{200 << 20, minServeGCPercent},
 	} {
 		if got := gcPercentFor(c.live, proxyHeapHeadroom); got != c.want {

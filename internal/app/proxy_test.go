@@ -169,7 +169,7 @@ func TestRunProxyOfflineBannerNamesNoDownload(t *testing.T) {
 }
 
 // RunProxy sets the collector's target to the live heap plus proxyHeapHeadroom (gc.go) when GOGC is not set:
-// with a test process's live heap (well under 24 MiB) that is more than Go's default 100 %. Seen failing
+// with a test process's live heap (well under 20 MiB) that is more than Go's default 100 %. Seen failing
 // (100 %) without the call in RunProxy.
 func TestRunProxySetsTheGCTarget(t *testing.T) {
 	t.Setenv(apitoken.AdminEnv, adminTok)
