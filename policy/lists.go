@@ -13,7 +13,7 @@ import (
 // any other rules it compares the lists entry by entry as before. TestListsDecideAsTheLists holds both ways
 // to the same answers.
 type Lists struct {
-	src                     [4][]string // DomainAllowlist, DomainBlocklist, PayToAllowlist, PayToBlocklist
+	src                      [4][]string // DomainAllowlist, DomainBlocklist, PayToAllowlist, PayToBlocklist
 	domainAllow, domainBlock map[string]struct{}
 	payAllow, payBlock       payeeSet
 }
