@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"strings"
@@ -105,6 +106,48 @@ func BenchmarkDecodePaymentSignature(b *testing.B) {
 func BenchmarkParseAtomic(b *testing.B) {
 	for b.Loop() {
 		if _, err := ParseAtomic("1000000000000000000"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchChallengeDoc is the v2 challenge proxy-bench's upstream answers (the official npm seller's field
+// order): the proxy decodes one per 402 (issue 36).
+const benchChallengeDoc = `{"x402Version":2,"error":"Payment required","resource":{"url":"https://127.0.0.1:18443/402",` +
+	`"description":"Weather report (proxy-bench upstream)","mimeType":"application/json"},` +
+	`"accepts":[{"scheme":"exact","network":"eip155:84532","amount":"10000",` +
+	`"asset":"0x036CbD53842c5426634e7929541eC2318f3dCF7e","payTo":"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E",` +
+	`"maxTimeoutSeconds":60,"extra":{"name":"USDC","version":"2"}}]}`
+
+// BenchmarkDecodePaymentRequiredHeader is the decode of one PAYMENT-REQUIRED header as the proxy does it per
+// 402: the bench seller's challenge, and the 3 KB offer-receipt capture (extensions).
+func BenchmarkDecodePaymentRequiredHeader(b *testing.B) {
+	for _, c := range []struct{ name, value string }{
+		{"bench", base64.StdEncoding.EncodeToString([]byte(benchChallengeDoc))},
+		{"offer-receipt", headerFromFixture(b, "testdata/fixtures/v2-offer-receipt/challenge-402.json", HeaderPaymentRequired)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.value)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := DecodePaymentRequiredHeader(c.value); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEncodeNarrowed is the proxy's re-encoding of an allowed challenge: narrow to the chosen option
+// and encode the PAYMENT-REQUIRED header.
+func BenchmarkEncodeNarrowed(b *testing.B) {
+	p, err := DecodePaymentRequiredHeader(base64.StdEncoding.EncodeToString([]byte(benchChallengeDoc)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := EncodeHeaderJSON(p.Narrowed(0)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -20,7 +20,7 @@ func ParsePaymentRequired(body []byte) (*PaymentRequired, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodePaymentRequired(body)
+	return decodePaymentRequired(sharedText(body), body)
 }
 
 // DecodePaymentRequiredHeader reads a v2 PAYMENT-REQUIRED header value (standard base64 of JSON). The
@@ -30,7 +30,7 @@ func DecodePaymentRequiredHeader(value string) (*PaymentRequired, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := decodePaymentRequired(doc)
+	p, err := decodePaymentRequired(sharedText(doc), doc)
 	if err != nil {
 		return nil, err
 	}
@@ -46,17 +46,20 @@ const MaxOptions = 32
 // ErrTooManyOptions is returned (wrapping ErrMalformed) for a challenge with more than MaxOptions options.
 var ErrTooManyOptions = fmt.Errorf("%w: too many payment options", ErrMalformed)
 
-func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
+// decodePaymentRequired reads the challenge in data, a document of payguard's own; doc is data's text
+// when it has one (sharedText), for string values without a copy each.
+func decodePaymentRequired(doc document, data []byte) (*PaymentRequired, error) {
 	const what = "challenge"
-	m, err := members(data, what)
+	var buf [16]jsonscan.Member // the object's members, on the stack (issue 36)
+	m, err := membersIn(buf[:0], data, what)
 	if err != nil {
 		return nil, err
 	}
 	p := &PaymentRequired{}
-	if err := decodeVersion(m, what, &p.X402Version); err != nil {
+	if err := decodeVersion(&m, what, &p.X402Version); err != nil {
 		return nil, err
 	}
-	if err := m.str("error", what, &p.Error); err != nil {
+	if err := m.strIn(doc, "error", what, &p.Error); err != nil {
 		return nil, err
 	}
 	if p.X402Version == V2 {
@@ -65,19 +68,20 @@ func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
 			return nil, err
 		}
 		if raw != nil {
-			if p.Resource, err = decodeResourceInfo(raw); err != nil {
+			if p.Resource, err = decodeResourceInfoIn(doc, raw); err != nil {
 				return nil, err
 			}
 		}
 	}
-	accepts, ok := m["accepts"]
+	accepts, ok := m.get("accepts")
 	if !ok {
 		return nil, malformed("%s: no accepts array", what)
 	}
 	if t := bytes.TrimSpace(accepts); len(t) == 0 || t[0] != '[' {
 		return nil, malformed("%s.accepts: want an array", what)
 	}
-	entries, more, ok := jsonscan.ArrayUpTo(accepts, MaxOptions)
+	var elems [4][]byte
+	entries, more, ok := jsonscan.AppendArrayUpTo(elems[:0], accepts, MaxOptions)
 	switch {
 	case more:
 		return nil, fmt.Errorf("%w: %s.accepts has more than %d payment options", ErrTooManyOptions, what, MaxOptions)
@@ -88,14 +92,12 @@ func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
 		}
 		return nil, malformed("%s.accepts: not a JSON array", what)
 	}
-	delete(m, "accepts")
-	p.Accepts = make([]Requirement, 0, len(entries))
+	m.take("accepts")
+	p.Accepts = make([]Requirement, len(entries))
 	for i, e := range entries {
-		r, err := decodeRequirement(e, p.X402Version)
-		if err != nil {
+		if err := decodeRequirementInto(&p.Accepts[i], doc, e, p.X402Version); err != nil {
 			return nil, fmt.Errorf("accepts[%d]: %w", i, err)
 		}
-		p.Accepts = append(p.Accepts, *r)
 	}
 	if p.Extensions, err = m.rawMap("extensions", what); err != nil {
 		return nil, err
@@ -105,8 +107,8 @@ func decodePaymentRequired(data []byte) (*PaymentRequired, error) {
 }
 
 // decodeVersion takes the required x402Version member, which must be 1 or 2.
-func decodeVersion(m objectMembers, what string, dst *int) error {
-	if _, ok := m["x402Version"]; !ok {
+func decodeVersion(m *objectMembers, what string, dst *int) error {
+	if !m.has("x402Version") {
 		return malformed("%s: no x402Version", what)
 	}
 	var v int64
@@ -184,19 +186,26 @@ func (p *PaymentRequired) Narrowed(i int) *PaymentRequired {
 }
 
 func decodeResourceInfo(data []byte) (*ResourceInfo, error) {
+	return decodeResourceInfoIn(document{}, data)
+}
+
+// decodeResourceInfoIn is decodeResourceInfo for data inside doc (see decodePaymentRequired).
+func decodeResourceInfoIn(doc document, data []byte) (*ResourceInfo, error) {
 	const what = "resource"
-	m, err := members(data, what)
+	var buf [16]jsonscan.Member
+	m, err := membersIn(buf[:0], data, what)
 	if err != nil {
 		return nil, err
 	}
 	r := &ResourceInfo{}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{{"url", &r.URL}, {"description", &r.Description}, {"mimeType", &r.MimeType}} {
-		if err := m.str(f.key, what, f.dst); err != nil {
-			return nil, err
-		}
+	if err := m.strIn(doc, "url", what, &r.URL); err != nil {
+		return nil, err
+	}
+	if err := m.strIn(doc, "description", what, &r.Description); err != nil {
+		return nil, err
+	}
+	if err := m.strIn(doc, "mimeType", what, &r.MimeType); err != nil {
+		return nil, err
 	}
 	r.Unknown = m.rest()
 	return r, nil

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/payguard/payguard/x402/jsonscan"
 )
@@ -65,47 +67,210 @@ func ownDocument(data []byte) ([]byte, error) {
 // Member names are matched exactly later on (encoding/json matches struct fields case-insensitively,
 // which would let `"To"` shadow `"to"` here while a JavaScript peer reads `"to"`). A repeated name keeps
 // its last value, as JSON.parse does.
-func members(data []byte, what string) (objectMembers, error) {
+func members(data []byte, what string) (objectMembers, error) { return membersIn(nil, data, what) }
+
+// membersIn is members with the list of members appended to buf (a caller's buffer, on its stack: reading
+// an object then allocates nothing).
+func membersIn(buf []jsonscan.Member, data []byte, what string) (objectMembers, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, malformed("%s: want a JSON object", what)
+		return objectMembers{}, malformed("%s: want a JSON object", what)
 	}
 	// jsonscan accepts exactly what encoding/json does. On a refusal encoding/json decodes again, for its
 	// error message.
-	var m map[string]json.RawMessage
-	if ms, ok := jsonscan.Object(data); ok {
-		m = make(map[string]json.RawMessage, len(ms))
+	var om objectMembers
+	if ms, ok := jsonscan.AppendObject(buf, data); !ok {
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(data, &all); err != nil {
+			return objectMembers{}, malformed("%s: %v", what, err)
+		}
+		if all == nil {
+			all = map[string]json.RawMessage{}
+		}
+		om.large = &largeObject{all}
+	} else if len(ms) <= smallObject {
+		om.list = ms
+	} else {
+		om.large = &largeObject{make(map[string]json.RawMessage, len(ms))}
 		for _, mb := range ms {
-			m[mb.Name] = mb.Value
-		}
-	} else if err := json.Unmarshal(data, &m); err != nil {
-		return nil, malformed("%s: %v", what, err)
-	}
-	for k := range m {
-		// See str: Go would fold distinct lone-surrogate names into one U+FFFD name.
-		if strings.ContainsRune(k, utf8.RuneError) {
-			return nil, malformed("%s: member name holds U+FFFD or an unpaired surrogate escape", what)
+			om.large.m[mb.Name] = mb.Value
 		}
 	}
-	return objectMembers(m), nil
+	for _, mb := range om.list {
+		if holdsRuneError(mb.Name) {
+			return objectMembers{}, malformed("%s: member name holds U+FFFD or an unpaired surrogate escape", what)
+		}
+	}
+	for k := range om.largeMap() {
+		if holdsRuneError(k) {
+			return objectMembers{}, malformed("%s: member name holds U+FFFD or an unpaired surrogate escape", what)
+		}
+	}
+	return om, nil
 }
+
+// holdsRuneError reports whether s holds U+FFFD or invalid UTF-8 (which Go decodes as U+FFFD): see str.
+// ASCII, the case of every real member name and value, is answered without decoding runes.
+func holdsRuneError(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.ContainsRune(s[i:], utf8.RuneError)
+		}
+	}
+	return false
+}
+
+// smallObject is the most members an object may have to be kept as a list (looked up by walking it);
+// a larger one is kept as a map, so that a hostile object of thousands of members costs a map's lookups.
+const smallObject = 64
 
 // objectMembers is a decoded JSON object whose known members are taken out one by one; whatever is left
 // becomes the Unknown map of the Go value.
-type objectMembers map[string]json.RawMessage
+//
+// An object of up to smallObject members (every real one) is the list of its members in document order,
+// with a bit per member taken: issue 36's profile found the map built per object, and the copy made per
+// string value, to be most of decoding a challenge. The map and the list answer alike: a name's value is
+// its last occurrence's, taking a name takes every occurrence, the rest is a map of the members not taken.
+type objectMembers struct {
+	list  []jsonscan.Member // the members, in document order (a small object)
+	taken uint64            // bit i: list[i] was taken
+	large *largeObject      // a larger object, or one only encoding/json read; nil for a small one
+}
+
+// largeObject holds the members of a large object by name. It is behind a pointer so that escape analysis
+// (which does not tell one field from another) keeps a caller's member buffer on the stack when rest
+// hands the map out.
+type largeObject struct{ m map[string]json.RawMessage }
+
+func (m *objectMembers) largeMap() map[string]json.RawMessage {
+	if m.large == nil {
+		return nil
+	}
+	return m.large.m
+}
+
+// get returns the value of the member named key, if present and not taken.
+func (m *objectMembers) get(key string) (json.RawMessage, bool) {
+	v, _, ok := m.find(key)
+	return v, ok
+}
+
+// find is get with the list index of the value (-1 for a large object).
+func (m *objectMembers) find(key string) (json.RawMessage, int, bool) {
+	if m.large != nil {
+		v, ok := m.large.m[key]
+		return v, -1, ok
+	}
+	for i := len(m.list) - 1; i >= 0; i-- {
+		if m.taken&(1<<i) == 0 && m.list[i].Name == key {
+			return m.list[i].Value, i, true
+		}
+	}
+	return nil, -1, false
+}
+
+// has reports whether the member named key is present and not taken.
+func (m *objectMembers) has(key string) bool {
+	_, _, ok := m.find(key)
+	return ok
+}
+
+// take removes the member named key (every occurrence of it).
+func (m *objectMembers) take(key string) {
+	_, i, ok := m.find(key)
+	if ok {
+		m.takeAt(i, key)
+	}
+}
+
+// takeAt removes the member named key found at i by find, with every occurrence of it: the ones after i
+// were taken already (find returns the last one not taken, and a name is taken whole), so only the ones
+// before i are looked at.
+func (m *objectMembers) takeAt(i int, key string) {
+	if m.large != nil {
+		delete(m.large.m, key)
+		return
+	}
+	m.taken |= 1 << i
+	for j := range i {
+		if m.list[j].Name == key {
+			m.taken |= 1 << j
+		}
+	}
+}
+
+// document is the JSON document being decoded (its bytes, which member values alias) with, when it is
+// small enough, the same bytes as one string: a plain string value (printable ASCII, no escapes: every
+// address, network, amount and scheme) is then a substring of that text instead of a copy of its own.
+type document struct {
+	b    []byte
+	text string
+}
+
+// maxSharedText bounds the documents whose string values share one text: a string keeps its whole
+// document alive, and a 42-byte payTo held by the console's recent decisions or an Index record must not
+// pin a 64 KiB document. Above it every string value is copied on its own, as before.
+const maxSharedText = 2 << 10
+
+// sharedText returns the document for b, with its text when b is small enough to share one.
+func sharedText(b []byte) document {
+	if len(b) > maxSharedText {
+		return document{}
+	}
+	return document{b: b, text: string(b)}
+}
+
+// str returns the value of raw, a plain string token inside d's bytes, as a substring of d's text; plain
+// says raw is one (jsonscan.Member.Plain), else it is checked. ok is false for any other raw (an escape, a
+// non-ASCII byte, raw outside d, or d without a text): decode it.
+func (d document) str(raw []byte, plain bool) (string, bool) {
+	if d.text == "" {
+		return "", false
+	}
+	c := raw
+	if plain {
+		c = raw[1 : len(raw)-1]
+	} else if c, plain = jsonscan.PlainString(raw); !plain {
+		return "", false
+	}
+	if len(c) == 0 {
+		return "", true
+	}
+	// Where c starts in d.b, by address: raw is a sub-slice of d.b (members alias the document), so this
+	// is c's offset; anything else falls outside [0, len(d.b)) and is refused. No pointer is made from
+	// the number: the string is d.text's own bytes at that offset, the same bytes as c's.
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(c))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.b)))
+	if off >= uintptr(len(d.b)) || uintptr(len(c)) > uintptr(len(d.b))-off {
+		return "", false
+	}
+	return d.text[off : off+uintptr(len(c))], true
+}
 
 func isNull(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "null"
 }
 
 // str takes a string member. Absent leaves dst unchanged; any non-string value (null included) is an error.
-func (m objectMembers) str(key, what string, dst *string) error {
-	raw, ok := m[key]
+func (m *objectMembers) str(key, what string, dst *string) error {
+	return m.strIn(document{}, key, what, dst)
+}
+
+// strIn is str for an object inside doc: a plain string value is a substring of doc's text, when it has
+// one. (doc is a parameter, not a field: escape analysis would move the caller's member buffer to the heap
+// with the text otherwise.)
+func (m *objectMembers) strIn(doc document, key, what string, dst *string) error {
+	raw, at, ok := m.find(key)
 	if !ok {
 		return nil
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '"' {
 		return malformed("%s.%s: want a string", what, key)
+	}
+	// A plain string (printable ASCII, no escapes) is its own bytes and holds no U+FFFD.
+	if v, ok := doc.str(raw, at >= 0 && m.list[at].Plain); ok {
+		*dst = v
+		m.takeAt(at, key)
+		return nil
 	}
 	v, ok := jsonscan.String(raw)
 	if !ok {
@@ -115,11 +280,11 @@ func (m objectMembers) str(key, what string, dst *string) error {
 	}
 	// encoding/json turns a lone UTF-16 surrogate escape ("\ud800") into U+FFFD, where JavaScript keeps
 	// it: the value we would re-encode is then not the one the peers see. No real field holds U+FFFD.
-	if strings.ContainsRune(v, utf8.RuneError) {
+	if holdsRuneError(v) {
 		return malformed("%s.%s: string holds U+FFFD or an unpaired surrogate escape", what, key)
 	}
 	*dst = v
-	delete(m, key)
+	m.takeAt(at, key)
 	return nil
 }
 
@@ -127,17 +292,17 @@ func (m objectMembers) str(key, what string, dst *string) error {
 // and settlement answers use it: their optional members are written as null by some implementations (a
 // success with "errorReason": null), and refusing such an answer would turn a settled payment into an unknown
 // outcome.
-func (m objectMembers) dropNulls(keys ...string) {
+func (m *objectMembers) dropNulls(keys ...string) {
 	for _, k := range keys {
-		if raw, ok := m[k]; ok && isNull(raw) {
-			delete(m, k)
+		if raw, ok := m.get(k); ok && isNull(raw) {
+			m.take(k)
 		}
 	}
 }
 
 // integer takes an integer member (no fraction, no exponent).
-func (m objectMembers) integer(key, what string, dst *int64) error {
-	raw, ok := m[key]
+func (m *objectMembers) integer(key, what string, dst *int64) error {
+	raw, at, ok := m.find(key)
 	if !ok {
 		return nil
 	}
@@ -148,19 +313,19 @@ func (m objectMembers) integer(key, what string, dst *int64) error {
 	// fraction, an exponent, out of range, not a number) goes to encoding/json for its verdict.
 	if v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err == nil {
 		*dst = v
-		delete(m, key)
+		m.takeAt(at, key)
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		return malformed("%s.%s: want an integer: %v", what, key, err)
 	}
-	delete(m, key)
+	m.takeAt(at, key)
 	return nil
 }
 
 // boolean takes a true/false member.
-func (m objectMembers) boolean(key, what string, dst *bool) error {
-	raw, ok := m[key]
+func (m *objectMembers) boolean(key, what string, dst *bool) error {
+	raw, ok := m.get(key)
 	if !ok {
 		return nil
 	}
@@ -170,55 +335,69 @@ func (m objectMembers) boolean(key, what string, dst *bool) error {
 	if err := json.Unmarshal(raw, dst); err != nil {
 		return malformed("%s.%s: want a boolean: %v", what, key, err)
 	}
-	delete(m, key)
+	m.take(key)
 	return nil
 }
 
 // raw takes a member of any JSON type, verbatim.
-func (m objectMembers) raw(key string) json.RawMessage {
-	raw, ok := m[key]
+func (m *objectMembers) raw(key string) json.RawMessage {
+	raw, at, ok := m.find(key)
 	if !ok {
 		return nil
 	}
-	delete(m, key)
+	m.takeAt(at, key)
 	return raw
 }
 
 // object takes a member that must be a JSON object, returning its bytes (nil when absent).
-func (m objectMembers) object(key, what string) (json.RawMessage, error) {
-	raw, ok := m[key]
+func (m *objectMembers) object(key, what string) (json.RawMessage, error) {
+	raw, at, ok := m.find(key)
 	if !ok {
 		return nil, nil
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return nil, malformed("%s.%s: want a JSON object", what, key)
 	}
-	delete(m, key)
+	m.takeAt(at, key)
 	return raw, nil
 }
 
-// rawMap takes a member that must be a JSON object and returns its members verbatim.
-func (m objectMembers) rawMap(key, what string) (map[string]json.RawMessage, error) {
+// rawMap takes a member that must be a JSON object and returns its members verbatim (an empty map for {}).
+func (m *objectMembers) rawMap(key, what string) (map[string]json.RawMessage, error) {
 	raw, err := m.object(key, what)
 	if err != nil || raw == nil {
 		return nil, err
 	}
-	inner, err := members(raw, what+"."+key)
+	var buf [16]jsonscan.Member
+	inner, err := membersIn(buf[:0], raw, what+"."+key)
 	if err != nil {
 		return nil, err
 	}
-	if inner == nil {
-		inner = objectMembers{}
+	if all := inner.rest(); all != nil {
+		return all, nil
 	}
-	return map[string]json.RawMessage(inner), nil
+	return map[string]json.RawMessage{}, nil
 }
 
 // rest returns the members not taken, or nil when there are none (so decoded values compare equal).
-func (m objectMembers) rest() map[string]json.RawMessage {
-	if len(m) == 0 {
-		return nil
+func (m *objectMembers) rest() map[string]json.RawMessage {
+	if m.large != nil {
+		if len(m.large.m) == 0 {
+			return nil
+		}
+		return m.large.m
 	}
-	return map[string]json.RawMessage(m)
+	var out map[string]json.RawMessage
+	for i, mb := range m.list {
+		if m.taken&(1<<i) != 0 {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]json.RawMessage, len(m.list)-bits.OnesCount64(m.taken))
+		}
+		out[mb.Name] = mb.Value // a repeated name: the last one's value, as a map made in order keeps
+	}
+	return out
 }
 
 // objectWriter writes a JSON object member by member: known members in the order the official SDKs emit

@@ -64,7 +64,7 @@ func decodePaymentPayload(data []byte) (*PaymentPayload, error) {
 		return nil, err
 	}
 	p := &PaymentPayload{}
-	if err := decodeVersion(m, what, &p.X402Version); err != nil {
+	if err := decodeVersion(&m, what, &p.X402Version); err != nil {
 		return nil, err
 	}
 	if p.X402Version == V1 {
@@ -214,7 +214,7 @@ func decodeAuthorization(data []byte) (*EIP3009Authorization, error) {
 		{"from", &a.From}, {"to", &a.To}, {"value", &a.Value},
 		{"validAfter", &a.ValidAfter}, {"validBefore", &a.ValidBefore}, {"nonce", &a.Nonce},
 	} {
-		if _, ok := m[f.key]; !ok {
+		if !m.has(f.key) {
 			return nil, malformed("%s: no %s", what, f.key)
 		}
 		if err := m.str(f.key, what, f.dst); err != nil {

@@ -52,7 +52,7 @@ func decodePermit2(data []byte) (*Permit2Authorization, error) {
 		return nil, err
 	}
 	a := &Permit2Authorization{}
-	if err := requiredStrings(m, what, map[string]*string{
+	if err := requiredStrings(&m, what, map[string]*string{
 		"from": &a.From, "spender": &a.Spender, "nonce": &a.Nonce, "deadline": &a.Deadline,
 	}); err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func decodePermit2(data []byte) (*Permit2Authorization, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := requiredStrings(sm, what+"."+sub.key, sub.need); err != nil {
+		if err := requiredStrings(&sm, what+"."+sub.key, sub.need); err != nil {
 			return nil, err
 		}
 		for k, dst := range sub.opt {
@@ -89,9 +89,9 @@ func decodePermit2(data []byte) (*Permit2Authorization, error) {
 	return a, nil
 }
 
-func requiredStrings(m objectMembers, what string, fields map[string]*string) error {
+func requiredStrings(m *objectMembers, what string, fields map[string]*string) error {
 	for k, dst := range fields {
-		if _, ok := m[k]; !ok {
+		if !m.has(k) {
 			return malformed("%s: no %s", what, k)
 		}
 		if err := m.str(k, what, dst); err != nil {

@@ -3,6 +3,8 @@ package x402
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/payguard/payguard/x402/jsonscan"
 )
 
 // decodeRequirement reads one accepts[] entry (or a v2 `accepted`, or a facilitator's
@@ -12,13 +14,24 @@ import (
 // stays in Unknown. The v1-only members (resource, description, mimeType, outputSchema) are modelled only
 // for v1: in a v2 entry they stay in Unknown, verbatim, whatever their type.
 func decodeRequirement(data []byte, version int) (*Requirement, error) {
-	const what = "requirement"
-	m, err := members(data, what)
-	if err != nil {
+	r := &Requirement{}
+	if err := decodeRequirementInto(r, document{}, data, version); err != nil {
 		return nil, err
 	}
-	r := &Requirement{Version: version}
-	for _, f := range []struct {
+	return r, nil
+}
+
+// decodeRequirementInto is decodeRequirement into *r (a challenge's own accepts slot), for data inside doc
+// (see decodePaymentRequired). On an error *r is left partly written.
+func decodeRequirementInto(r *Requirement, doc document, data []byte, version int) error {
+	const what = "requirement"
+	var buf [16]jsonscan.Member
+	m, err := membersIn(buf[:0], data, what)
+	if err != nil {
+		return err
+	}
+	*r = Requirement{Version: version}
+	for _, f := range [...]struct {
 		key string
 		dst *string
 	}{
@@ -28,16 +41,16 @@ func decodeRequirement(data []byte, version int) (*Requirement, error) {
 		{"asset", &r.Asset},
 		{"payTo", &r.PayTo},
 	} {
-		if err := m.str(f.key, what, f.dst); err != nil {
-			return nil, err
+		if err := m.strIn(doc, f.key, what, f.dst); err != nil {
+			return err
 		}
 	}
 	if err := m.integer("maxTimeoutSeconds", what, &r.MaxTimeoutSeconds); err != nil {
-		return nil, err
+		return err
 	}
 	r.Extra = m.raw("extra")
 	if version == V1 {
-		for _, f := range []struct {
+		for _, f := range [...]struct {
 			key string
 			dst *string
 		}{
@@ -45,14 +58,14 @@ func decodeRequirement(data []byte, version int) (*Requirement, error) {
 			{"description", &r.Description},
 			{"mimeType", &r.MimeType},
 		} {
-			if err := m.str(f.key, what, f.dst); err != nil {
-				return nil, err
+			if err := m.strIn(doc, f.key, what, f.dst); err != nil {
+				return err
 			}
 		}
 		r.OutputSchema = m.raw("outputSchema")
 	}
 	r.Unknown = m.rest()
-	return r, nil
+	return nil
 }
 
 // amountKey is the JSON name of a requirement's amount in the given protocol version.
@@ -185,7 +198,7 @@ func (r *Requirement) ExtraString(key string) (value string, ok bool, err error)
 	if err != nil {
 		return "", false, err
 	}
-	if _, ok := m[key]; !ok {
+	if !m.has(key) {
 		return "", false, nil
 	}
 	if err := m.str(key, "extra", &value); err != nil {

@@ -20,7 +20,7 @@ func decodeSettleResponse(data []byte) (*SettleResponse, error) {
 	}
 	s := &SettleResponse{}
 	m.dropNulls("errorReason", "errorMessage", "payer", "transaction", "network", "amount", "extensions")
-	if _, ok := m["success"]; !ok {
+	if !m.has("success") {
 		return nil, malformed("%s: no success", what)
 	}
 	if err := m.boolean("success", what, &s.Success); err != nil {
@@ -96,7 +96,7 @@ func decodeVerifyResponse(data []byte) (*VerifyResponse, error) {
 	}
 	v := &VerifyResponse{}
 	m.dropNulls("invalidReason", "invalidMessage", "payer")
-	if _, ok := m["isValid"]; !ok {
+	if !m.has("isValid") {
 		return nil, malformed("%s: no isValid", what)
 	}
 	if err := m.boolean("isValid", what, &v.IsValid); err != nil {
@@ -152,7 +152,7 @@ func decodeFacilitatorRequest(data []byte) (*FacilitatorRequest, error) {
 		return nil, err
 	}
 	f := &FacilitatorRequest{}
-	if err := decodeVersion(m, what, &f.X402Version); err != nil {
+	if err := decodeVersion(&m, what, &f.X402Version); err != nil {
 		return nil, err
 	}
 	raw, err := m.object("paymentPayload", what)

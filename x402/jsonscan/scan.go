@@ -19,6 +19,10 @@ const maxDepth = 10000
 type Member struct {
 	Name  string
 	Value []byte
+	// Plain is true when Value is a plain string token: printable ASCII without escapes, so that its
+	// decoded value is Value without its quotes (what PlainString would return), known without scanning
+	// it again.
+	Plain bool
 }
 
 // Valid reports whether data is one valid JSON value with optional surrounding whitespace, as json.Valid.
@@ -56,18 +60,29 @@ func Depth(data []byte) int {
 // in document order (a repeated name appears twice; encoding/json keeps the last). Values are sub-slices of
 // data whose capacity ends with the value, so appending to one never writes into data. ok is false for
 // anything encoding/json would not decode into a map.
-func Object(data []byte) (members []Member, ok bool) {
+func Object(data []byte) (members []Member, ok bool) { return AppendObject(nil, data) }
+
+// AppendObject is Object appending the members to dst: a caller that reads one object at a time can hand
+// it a buffer of its own (on its stack), so that reading the members allocates nothing (issue 36: the proxy
+// reads three objects per 402). With a nil dst it allocates as Object does. On failure it returns nil.
+func AppendObject(dst []Member, data []byte) (members []Member, ok bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, false
 	}
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return []Member{}, skipSpace(data, i+1) == len(data)
+		if dst == nil {
+			dst = []Member{}
+		}
+		return dst, skipSpace(data, i+1) == len(data)
 	}
-	// Room for the members of the objects x402 reads (a requirement has seven or eight), so that appending
-	// does not grow the slice four times: one allocation instead of up to five (issue 36).
-	members = make([]Member, 0, 8)
+	members = dst
+	if members == nil {
+		// Room for the members of the objects x402 reads (a requirement has seven or eight), so that
+		// appending does not grow the slice four times: one allocation instead of up to five (issue 36).
+		members = make([]Member, 0, 8)
+	}
 	for {
 		if i >= len(data) || data[i] != '"' {
 			return nil, false
@@ -85,11 +100,17 @@ func Object(data []byte) (members []Member, ok bool) {
 			return nil, false
 		}
 		start := skipSpace(data, i+1)
-		end, ok := value(data, start, 1)
+		var end int
+		plainValue := false
+		if start < len(data) && data[start] == '"' {
+			end, plainValue, ok = str(data, start)
+		} else {
+			end, ok = value(data, start, 1)
+		}
 		if !ok {
 			return nil, false
 		}
-		members = append(members, Member{Name: name, Value: data[start:end:end]})
+		members = append(members, Member{Name: name, Value: data[start:end:end], Plain: plainValue})
 		i = skipSpace(data, end)
 		if i >= len(data) {
 			return nil, false
@@ -142,17 +163,29 @@ func Array(data []byte) (elems [][]byte, ok bool) {
 // scanning or keeping anything past it, so a hostile array costs O(n) work and memory whatever its length.
 // ok reports whether what was scanned is valid (with more, the rest was not looked at).
 func ArrayUpTo(data []byte, n int) (elems [][]byte, more, ok bool) {
+	return AppendArrayUpTo(nil, data, n)
+}
+
+// AppendArrayUpTo is ArrayUpTo appending the elements to dst (see AppendObject). On failure it returns nil.
+func AppendArrayUpTo(dst [][]byte, data []byte, n int) (elems [][]byte, more, ok bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return nil, false, false
 	}
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == ']' {
-		return [][]byte{}, false, skipSpace(data, i+1) == len(data)
+		if dst == nil {
+			dst = [][]byte{}
+		}
+		return dst, false, skipSpace(data, i+1) == len(data)
 	}
-	elems = make([][]byte, 0, min(n, 8))
+	elems = dst
+	if elems == nil {
+		elems = make([][]byte, 0, min(n, 8))
+	}
+	start := len(elems)
 	for {
-		if len(elems) == n {
+		if len(elems)-start == n {
 			return elems, true, true
 		}
 		end, ok := value(data, i, 1)
@@ -186,6 +219,21 @@ func String(raw []byte) (s string, ok bool) {
 		return "", false
 	}
 	return decodeName(raw, plain)
+}
+
+// PlainString returns the contents of raw, one JSON string value without surrounding whitespace, when it
+// is plain: printable ASCII without escapes, so that its decoded value is exactly those bytes (a sub-slice
+// of raw). ok is false for any other raw, a string with escapes or non-ASCII bytes included: decode those
+// with String.
+func PlainString(raw []byte) (contents []byte, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil, false
+	}
+	end, plain, ok := str(raw, 0)
+	if !ok || !plain || end != len(raw) {
+		return nil, false
+	}
+	return raw[1 : len(raw)-1], true
 }
 
 // decodeName decodes a string token: plain ones (printable ASCII, no escapes) directly, the rest with

@@ -54,6 +54,20 @@ func FuzzObject(f *testing.F) {
 		for _, m := range ms {
 			got[m.Name] = m.Value
 		}
+		// AppendObject appends the same members after what dst holds.
+		app, okApp := AppendObject([]Member{{Name: "before"}}, b)
+		if !okApp || len(app) != len(ms)+1 || app[0].Name != "before" {
+			t.Fatalf("AppendObject(%q) = %v, %v; Object %v", b, app, okApp, ms)
+		}
+		for i, m := range ms {
+			if app[i+1].Name != m.Name || !bytes.Equal(app[i+1].Value, m.Value) {
+				t.Fatalf("AppendObject(%q)[%d] = %v, Object %v", b, i+1, app[i+1], m)
+			}
+			// Plain says what PlainString would.
+			if _, plain := PlainString(m.Value); m.Plain != plain {
+				t.Fatalf("Object(%q)[%d].Plain = %v, PlainString %v", b, i, m.Plain, plain)
+			}
+		}
 		if len(got) != len(want) {
 			t.Fatalf("Object(%q) = %q, encoding/json %q", b, got, want)
 		}
@@ -93,9 +107,19 @@ func FuzzArray(f *testing.F) {
 				t.Fatalf("Array(%q)[%d] = %q, encoding/json %q", b, i, got[i], want[i])
 			}
 		}
-		// ArrayUpTo is Array's prefix: the same elements up to n, more exactly when there are others.
+		// ArrayUpTo is Array's prefix: the same elements up to n, more exactly when there are others; so is
+		// AppendArrayUpTo after what its dst holds.
 		for _, n := range []int{0, 1, 2, len(want), len(want) + 1} {
 			prefix, more, okN := ArrayUpTo(b, n)
+			app, moreApp, okApp := AppendArrayUpTo([][]byte{[]byte("before")}, b, n)
+			if okApp != okN || moreApp != more || len(app) != len(prefix)+1 || string(app[0]) != "before" {
+				t.Fatalf("AppendArrayUpTo(%q, %d) = %q more=%v ok=%v; ArrayUpTo %q", b, n, app, moreApp, okApp, prefix)
+			}
+			for i := range prefix {
+				if !bytes.Equal(app[i+1], prefix[i]) {
+					t.Fatalf("AppendArrayUpTo(%q, %d)[%d] = %q, ArrayUpTo %q", b, n, i+1, app[i+1], prefix[i])
+				}
+			}
 			if !okN || more != (len(want) > n) || len(prefix) != min(n, len(want)) {
 				t.Fatalf("ArrayUpTo(%q, %d) = %q more=%v ok=%v; Array: %d elements", b, n, prefix, more, okN, len(want))
 			}
@@ -125,6 +149,15 @@ func FuzzString(f *testing.F) {
 		}
 		if !ok || err != nil || got != want {
 			t.Fatalf("String(%q) = %q, %v; encoding/json %q, %v", b, got, ok, want, err)
+		}
+		// PlainString takes exactly the strings whose value is their bytes: printable ASCII, no escapes.
+		plain := !bytes.ContainsAny(b, "\\")
+		for _, c := range b {
+			plain = plain && 0x20 <= c && c < 0x80
+		}
+		contents, okPlain := PlainString(b)
+		if okPlain != plain || okPlain && string(contents) != want {
+			t.Fatalf("PlainString(%q) = %q, %v; value %q, plain %v", b, contents, okPlain, want, plain)
 		}
 	})
 }
