@@ -57,11 +57,17 @@ type catEntry struct {
 	derived    map[string]SitePrices // per network, asset and maxAge, filled on demand
 }
 
+// summaryKey names one derivation of an entry's observations.
+type summaryKey struct {
+	method string
+	maxAge time.Duration
+}
+
 type cacheEntry struct {
 	obs        []store.Observation
 	at         time.Time
-	sum        map[string]Summary // derived per method ("" = all), filled on demand
-	refreshing bool               // a background read of this URL is under way
+	sum        map[summaryKey]Summary // derived per method ("" = all) and maxAge, filled on demand
+	refreshing bool                   // a background read of this URL is under way
 }
 
 // NewCache wraps r; ttl <= 0 means DefaultCacheTTL.
@@ -138,7 +144,7 @@ func (c *Cache) Summary(ctx context.Context, url, method string, now time.Time, 
 	if err != nil {
 		return Summary{}, err
 	}
-	key := method + "\x00" + maxAge.String()
+	key := summaryKey{method, maxAge}
 	c.mu.Lock()
 	e, ok := c.entries[url]
 	if ok && len(e.obs) == len(obs) && (len(obs) == 0 || &e.obs[0] == &obs[0]) {
@@ -152,7 +158,7 @@ func (c *Cache) Summary(ctx context.Context, url, method string, now time.Time, 
 	c.mu.Lock()
 	if e, ok := c.entries[url]; ok && len(e.obs) == len(obs) && (len(obs) == 0 || &e.obs[0] == &obs[0]) {
 		if e.sum == nil {
-			e.sum = map[string]Summary{}
+			e.sum = map[summaryKey]Summary{}
 			c.entries[url] = e
 		}
 		e.sum[key] = s
@@ -219,11 +225,13 @@ func (c *Cache) SitePayees(ctx context.Context, site string) ([]store.SitePayee,
 	if !ok {
 		return nil, ErrNoSitePayees
 	}
-	key := "site:" + site
+	// The key written into a buffer of the stack: a map read by string(bytes) copies nothing.
+	var kb [128]byte
+	key := append(append(kb[:0], "site:"...), site...)
 	now := c.now()
 	c.mu.Lock()
-	e, ok := c.sites[key]
-	g := c.gen[key]
+	e, ok := c.sites[string(key)]
+	g := c.gen[string(key)]
 	age := now.Sub(e.at)
 	if ok && age >= 0 && age < c.ttl {
 		c.mu.Unlock()
@@ -232,7 +240,7 @@ func (c *Cache) SitePayees(ctx context.Context, site string) ([]store.SitePayee,
 	if ok && age >= 0 && age < c.ttl+StaleFor {
 		if !e.refreshing {
 			e.refreshing = true
-			c.sites[key] = e
+			c.sites[string(key)] = e
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 				defer cancel()

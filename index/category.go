@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/payguard/payguard/internal/plainurl"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
 )
@@ -31,6 +32,14 @@ const MinCategoryHosts = 3
 // address counts as its /64 (one server, or one subscriber, is routed a whole /64 and could otherwise
 // answer from as many "sites" as it likes). "" when rawURL has no host.
 func SiteOf(rawURL string) string {
+	if u, ok := plainurl.Parse(rawURL); ok {
+		return siteOfHost(u.Host) // already CanonicalHost's spelling, without parsing the URL again
+	}
+	return siteOfParsed(rawURL)
+}
+
+// siteOfParsed is SiteOf's full path, for every URL.
+func siteOfParsed(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""
@@ -39,6 +48,11 @@ func SiteOf(rawURL string) string {
 	if host == "" {
 		return ""
 	}
+	return siteOfHost(host)
+}
+
+// siteOfHost is SiteOf of a URL whose host, in CanonicalHost's spelling, is host.
+func siteOfHost(host string) string {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Is6() {
 			return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 	"github.com/payguard/payguard/x402"
@@ -29,6 +30,19 @@ type Summary struct {
 	Category                string         `json:"category,omitempty"`
 	PayTo                   []PayeeHistory `json:"payto_history"`
 	Prices                  []PriceHistory `json:"price_history"`
+
+	// latestAt is latestAtOf in RFC 3339, written once by Derive (the engine states LatestAt on every
+	// decision): LatestAtRFC3339 uses it while LatestAt is still that instant.
+	latestAt   string
+	latestAtOf time.Time
+}
+
+// LatestAtRFC3339 is LatestAt.Format(time.RFC3339).
+func (s *Summary) LatestAtRFC3339() string {
+	if s.latestAt != "" && s.LatestAt.Equal(s.latestAtOf) && s.LatestAt.Location() == s.latestAtOf.Location() {
+		return s.latestAt
+	}
+	return s.LatestAt.Format(time.RFC3339)
 }
 
 // PayeeHistory is the payees one network and asset of the endpoint named over time.
@@ -73,6 +87,32 @@ func keyOf(network, asset string) assetKey {
 	return assetKey{network: network, asset: x402.CanonicalAddress(asset)}
 }
 
+// wireKey is keyOf(network, asset) but for the asset's letter case: compare it with a canonical key with
+// sameAs, which allocates nothing for an option's checksummed (mixed-case) asset.
+func wireKey(network, asset string) wireAssetKey {
+	if n, ok := x402.CAIP2(network); ok {
+		network = n
+	}
+	return wireAssetKey{network: network, asset: asset, evm: x402.IsEVMAddress(asset)}
+}
+
+// wireAssetKey is a network and asset as an option writes them (wireKey).
+type wireAssetKey struct {
+	network, asset string
+	evm            bool // the asset is an EVM address: its canonical form is its lower case
+}
+
+// sameAs reports whether k is the canonical key (network, asset): keyOf of k's parts.
+func (k wireAssetKey) sameAs(network, asset string) bool {
+	if network != k.network {
+		return false
+	}
+	if k.evm {
+		return evmaddr.EqualLower(asset, k.asset)
+	}
+	return asset == k.asset
+}
+
 // Derive summarizes obs (one URL's observations, any order) for method ("" = every method), dropping those
 // older than maxAge before now (0 = keep all) and any from the future.
 func Derive(url string, obs []store.Observation, method string, now time.Time, maxAge time.Duration) Summary {
@@ -93,6 +133,7 @@ func Derive(url string, obs []store.Observation, method string, now time.Time, m
 		return s
 	}
 	s.FirstAt, s.LatestAt = use[0].ObservedAt.UTC(), use[len(use)-1].ObservedAt.UTC()
+	s.latestAt, s.latestAtOf = s.LatestAt.Format(time.RFC3339), s.LatestAt
 
 	// Per network and asset, in first-seen order; an endpoint offers a handful, so slices beat maps here.
 	var hist []*PayeeHistory
@@ -198,21 +239,21 @@ func Derive(url string, obs []store.Observation, method string, now time.Time, m
 
 // Facts turns a summary into the policy's Index facts for options (aligned with it), at now.
 func (s Summary) Facts(options []policy.Option, now time.Time) policy.IndexFacts {
-	f := policy.IndexFacts{State: policy.IndexGathered, FailedProbes: s.ConsecutiveFailedProbes, LastProbeError: s.LastProbeError}
-	for _, o := range options {
-		var of policy.OptionIndexFacts
-		if !o.Cart {
-			of = s.optionFacts(keyOf(o.Network, o.Asset), o, now)
+	f := policy.IndexFacts{State: policy.IndexGathered, FailedProbes: s.ConsecutiveFailedProbes, LastProbeError: s.LastProbeError,
+		Options: make([]policy.OptionIndexFacts, len(options))}
+	for i := range options {
+		if o := &options[i]; !o.Cart {
+			f.Options[i] = s.optionFacts(wireKey(o.Network, o.Asset), o, now)
 		}
-		f.Options = append(f.Options, of)
 	}
 	return f
 }
 
-func (s Summary) optionFacts(k assetKey, o policy.Option, now time.Time) policy.OptionIndexFacts {
+// optionFacts are the facts of option o, whose wireKey is k.
+func (s *Summary) optionFacts(k wireAssetKey, o *policy.Option, now time.Time) policy.OptionIndexFacts {
 	var of policy.OptionIndexFacts
 	for _, h := range s.PayTo {
-		if h.Network != k.network || h.Asset != k.asset {
+		if !k.sameAs(h.Network, h.Asset) {
 			continue
 		}
 		of.LatestPayTos, of.LatestAt = h.Current, h.CurrentAt
@@ -229,7 +270,7 @@ func (s Summary) optionFacts(k assetKey, o policy.Option, now time.Time) policy.
 		return of
 	}
 	for _, p := range s.Prices {
-		if p.Network != k.network || p.Asset != k.asset {
+		if !k.sameAs(p.Network, p.Asset) {
 			continue
 		}
 		if m, err := x402.ParseAtomic(p.Median); err == nil && m <= uint64(1<<62) {

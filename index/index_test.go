@@ -275,3 +275,16 @@ func TestCategoryPriceLeavesOutUptoMaxima(t *testing.T) {
 		t.Fatalf("the exact offer beside it: %+v %v", p, ok)
 	}
 }
+
+// LatestAtRFC3339 is LatestAt in RFC 3339: as Derive wrote it, and after LatestAt is changed.
+func TestLatestAtRFC3339(t *testing.T) {
+	at := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	s := Derive("https://a.example/x", []store.Observation{{URL: "https://a.example/x", Method: "GET", ObservedAt: at, Status: 402, Usable: true,
+		Source: store.SourceChallenge}}, "GET", at, 0)
+	for _, c := range []time.Time{s.LatestAt, at.Add(time.Hour), at.In(time.FixedZone("east", 3600)), {}} {
+		s.LatestAt = c
+		if got, want := s.LatestAtRFC3339(), c.Format(time.RFC3339); got != want {
+			t.Fatalf("LatestAtRFC3339 = %s, want %s", got, want)
+		}
+	}
+}

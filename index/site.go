@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/store"
 )
@@ -72,22 +73,33 @@ func SiteChange(site string, entries []store.SitePayee, network, asset, payTo st
 	if site == "" || payTo == "" {
 		return nil
 	}
-	k, payee := keyOf(network, asset), policy.CanonicalPayee(payTo)
+	// payTo and asset are compared in their canonical forms without writing them (an option's are
+	// checksummed): k is the wire key, and a payee is the same as payTo when its canonical form is.
+	k, evmPayee := wireKey(network, asset), evmaddr.Is(payTo)
+	samePayee := func(p string) bool {
+		c := policy.CanonicalPayee(p) // a record's payee is canonical already: no copy
+		if evmPayee {
+			return evmaddr.EqualLower(c, payTo)
+		}
+		return c == payTo
+	}
 	var mine *store.SitePayee
 	var rest []store.SitePayee
-	costly := map[string]bool{}
+	var costly []string // distinct costly payees, up to SiteSeveralPayees
 	for i := range entries {
 		e := &entries[i]
 		if maxAge > 0 && e.LastAt.Before(now.Add(-maxAge)) || e.FirstAt.After(now.Add(time.Minute)) {
 			continue
 		}
-		if (e.Network != k.network || e.Asset != k.asset) && keyOf(e.Network, e.Asset) != k {
-			continue
+		if !k.sameAs(e.Network, e.Asset) {
+			if ek := keyOf(e.Network, e.Asset); !k.sameAs(ek.network, ek.asset) {
+				continue
+			}
 		}
-		if e.Costly {
-			costly[e.PayTo] = true
+		if e.Costly && len(costly) < SiteSeveralPayees && !contains(costly, e.PayTo) {
+			costly = append(costly, e.PayTo)
 		}
-		if policy.CanonicalPayee(e.PayTo) == payee {
+		if samePayee(e.PayTo) {
 			mine = e
 			continue
 		}

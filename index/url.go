@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+
+	"github.com/payguard/payguard/internal/plainurl"
 )
 
 // MaxURLBytes bounds a normalized endpoint URL (the store's name bound leaves room for its key prefix).
@@ -37,7 +39,18 @@ var defaultPorts = map[string]string{"http": "80", "https": "443", "mcp": ""}
 //     handler (Express routes case-insensitively and ignores a trailing slash; servlet containers strip
 //     path parameters), and a seller decides how its server routes: the key folds every such spelling
 //     into one, so two endpoints that differ only so share one history: more holds, never fewer.
+//
+// A URL already in this form (plainurl.Parse: the common case, the proxy's and every seller's usual URL) is
+// its own key without being parsed again.
 func NormalizeURL(raw string) (string, error) {
+	if u, ok := plainurl.Parse(raw); ok {
+		return u.Key, nil
+	}
+	return normalizeURL(raw)
+}
+
+// normalizeURL is NormalizeURL's full path, for every URL.
+func normalizeURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return "", err

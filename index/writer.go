@@ -20,6 +20,8 @@ const (
 	maxBatch         = 128
 	writeTimeout     = 5 * time.Second
 	defaultCloseWait = 5 * time.Second
+	// DefaultGather is WriterOptions.Gather's default.
+	DefaultGather = 10 * time.Millisecond
 )
 
 // WriterOptions configure a Writer.
@@ -42,6 +44,15 @@ type WriterOptions struct {
 	// Registry, when set, gets the writer's metrics.
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
+	// Gather is how long the writer lets observations gather in the queue after it wrote a batch, before it
+	// takes the next one (default DefaultGather; negative: not at all). Why: the writer goroutine blocked on
+	// an empty queue is woken by every Observe, and on the proxy's 402 path that was one goroutine handoff
+	// per decided 402 (a wake-up of another thread, and the writer's run competing with the request's next
+	// steps for the CPU). While the writer sleeps, Observe's send into the buffered queue wakes nobody, so
+	// under a steady stream it wakes about once per Gather instead of once per 402. The first observation
+	// after a quiet spell is still taken at once. An observation reaches the store at most Gather later;
+	// Close cuts the wait short.
+	Gather time.Duration
 }
 
 // Writer writes observations to the store off the request path: Observe only queues (never blocks), and one
@@ -53,12 +64,14 @@ type Writer struct {
 	categories store.CategoryPrices
 	sitePayees store.SitePayees
 
-	keep   store.Retention
-	queue  chan store.Observation
-	log    *slog.Logger
-	done   chan struct{}
-	mu     sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
-	closed bool
+	keep    store.Retention
+	queue   chan store.Observation
+	log     *slog.Logger
+	done    chan struct{}
+	mu      sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
+	closed  bool
+	gather  time.Duration // WriterOptions.Gather; 0: none
+	closing chan struct{} // closed by Close: the writer stops gathering
 
 	coalesce time.Duration
 	last     map[string]*urlMemory // by URL; touched only by the writer goroutine
@@ -113,7 +126,13 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	w := &Writer{st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
+	switch {
+	case o.Gather == 0:
+		o.Gather = DefaultGather
+	case o.Gather < 0:
+		o.Gather = 0
+	}
+	w := &Writer{gather: o.Gather, closing: make(chan struct{}), st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
 		coalesce: o.Coalesce, last: map[string]*urlMemory{}, sites: map[string]lastWrite{}, writing: o.Writing,
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
 			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
@@ -161,6 +180,7 @@ func (w *Writer) Close() {
 	if !w.closed {
 		w.closed = true
 		close(w.queue)
+		close(w.closing)
 	}
 	w.mu.Unlock()
 	select {
@@ -173,6 +193,8 @@ func (w *Writer) Close() {
 func (w *Writer) run() {
 	defer close(w.done)
 	batch := make([]store.Observation, 0, maxBatch)
+	timer := time.NewTimer(time.Hour) // wait's, reused
+	timer.Stop()
 	for o := range w.queue {
 		batch = append(batch[:0], o)
 	drain:
@@ -188,6 +210,22 @@ func (w *Writer) run() {
 			}
 		}
 		w.write(batch)
+		if len(batch) < maxBatch { // the queue was emptied: let the next ones gather (a full batch: more wait now)
+			w.wait(timer)
+		}
+	}
+}
+
+// wait lets observations gather (WriterOptions.Gather) before the next batch; Close cuts it short.
+func (w *Writer) wait(t *time.Timer) {
+	if w.gather <= 0 {
+		return
+	}
+	t.Reset(w.gather)
+	select {
+	case <-t.C:
+	case <-w.closing:
+		t.Stop()
 	}
 }
 

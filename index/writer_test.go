@@ -351,3 +351,75 @@ func TestCacheNeverAnswersOlderThanTheStore(t *testing.T) {
 		t.Fatalf("after the write: %d observations", len(obs))
 	}
 }
+
+// countingBatcher is a batching store that counts its write calls and tells when the first one is done.
+type countingBatcher struct {
+	*memory.Store
+	mu    sync.Mutex
+	calls int
+	wrote int
+	once  sync.Once
+	first chan struct{}
+}
+
+func (c *countingBatcher) count(n int) {
+	c.mu.Lock()
+	c.calls++
+	c.wrote += n
+	c.mu.Unlock()
+	c.once.Do(func() { close(c.first) })
+}
+
+func (c *countingBatcher) PutObservation(ctx context.Context, o store.Observation, keep store.Retention) error {
+	defer c.count(1)
+	return c.Store.PutObservation(ctx, o, keep)
+}
+
+func (c *countingBatcher) PutObservations(ctx context.Context, obs []store.Observation, keep store.Retention) error {
+	defer c.count(len(obs))
+	for _, o := range obs {
+		if err := c.Store.PutObservation(ctx, o, keep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// After a batch the writer lets observations gather (WriterOptions.Gather) instead of being woken by each
+// Observe: the first observation is written at once, everything observed while the writer gathers is taken
+// together (batches of at most maxBatch), and Close cuts the wait short, so nothing queued is lost. (Without
+// the gathering every Observe wakes the writer, one goroutine handoff per decided 402: docs/benchmarks/proxy.md,
+// "latency".)
+func TestWriterGathersObservationsAfterABatch(t *testing.T) {
+	st := &countingBatcher{Store: memory.New(), first: make(chan struct{})}
+	w := NewWriter(st, WriterOptions{Gather: time.Hour})
+	obs := func(i int) store.Observation {
+		return store.Observation{URL: fmt.Sprintf("https://seller.example/api/%d", i), Method: "GET",
+			ObservedAt: t0, Source: store.SourceChallenge, Status: 402}
+	}
+	w.Observe(obs(0))
+	<-st.first // taken at once, not an hour later
+	const more = 2*maxBatch + 44
+	for i := 1; i <= more; i++ {
+		w.Observe(obs(i))
+	}
+	// Give a writer that does not gather the time to take them: it would write now. (With the gathering none
+	// is written before Close, however long this is: the test cannot fail for being slow.)
+	var calls int
+	for range 50 {
+		time.Sleep(time.Millisecond)
+		st.mu.Lock()
+		calls = st.calls
+		st.mu.Unlock()
+		if calls != 1 {
+			break
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("%d store writes while the writer gathers; want only the first observation's", calls)
+	}
+	w.Close() // cuts the hour short
+	if st.wrote != 1+more || st.calls != 1+3 {
+		t.Fatalf("wrote %d observations in %d calls; want %d in 1 + 3 (batches of %d)", st.wrote, st.calls, 1+more, maxBatch)
+	}
+}

@@ -112,6 +112,17 @@ type Outcome struct {
 	AmountUSD USD
 }
 
+// ReasonTexts is ReasonStrings and ReasonCodes in one allocation (a result carries both).
+func (o Outcome) ReasonTexts() (texts, codes []string) {
+	n := len(o.Reasons)
+	s := make([]string, 2*n)
+	texts, codes = s[:n:n], s[n:]
+	for i, r := range o.Reasons {
+		texts[i], codes[i] = r.String(), r.Code
+	}
+	return texts, codes
+}
+
 // ReasonCodes are the reasons' stable codes, in the order of ReasonStrings.
 func (o Outcome) ReasonCodes() []string {
 	s := make([]string, len(o.Reasons))

@@ -77,22 +77,21 @@ func indexReasons(f *Facts, payee int) []Reason {
 		// Rules built in code can skip Validate; a multiple that cannot be compared holds, saying so.
 		out = append(out, reasonInvalidIndexRule(fmt.Sprintf("max_price_multiple %v must be a positive number or null", *m)))
 	}
-	x := f.Index
+	x := &f.Index
 	if x.State != IndexGathered || payee < 0 || payee >= len(f.Options) {
 		return out
 	}
-	o := f.Options[payee]
+	o := &f.Options[payee]
 	if r.RequireLive && x.FailedProbes >= FailedProbesBeforeHold {
 		out = append(out, reasonEndpointFailed(x.FailedProbes, x.LastProbeError))
 	}
 	if payee >= len(x.Options) {
 		return out
 	}
-	of := x.Options[payee]
+	of := &x.Options[payee]
 	if r.HoldOnPayToChange && o.PayTo != "" {
-		canon := canonicalPayee(o.PayTo)
 		switch {
-		case len(of.LatestPayTos) > 0 && !contains(of.LatestPayTos, canon):
+		case len(of.LatestPayTos) > 0 && !containsCanonical(of.LatestPayTos, o.PayTo):
 			out = append(out, reasonPayToChanged(fmt.Sprintf("payTo %s differs from %s offered for %s/%s at %s",
 				o.PayTo, joinPayees(of.LatestPayTos), o.Network, o.Asset, of.LatestAt.UTC().Format(time.RFC3339))))
 		case of.ChangedTo != "":
@@ -117,14 +116,44 @@ func indexReasons(f *Facts, payee int) []Reason {
 	return out
 }
 
-// aboveMultiple reports price > multiple × median exactly: the multiple (a float from the rules) is turned
-// into an exact rational, so no rounding decides the hold.
+// aboveMultiple reports price > multiple × median exactly, so no rounding decides the hold. In floating
+// point the two sides are off by a few parts in 10^16 at most (three roundings), so when they are further
+// apart than a part in 10^9 plus one micro-dollar the comparison in floats is the exact one's answer; only
+// a price that close to the limit (or an unusual input) is compared exactly, with the multiple turned into
+// an exact rational (math/big allocates about ten times: issue 36).
 func aboveMultiple(price, median USD, multiple float64) bool {
+	if price >= 0 && median > 0 && multiple > 0 {
+		p, limit := float64(price), multiple*float64(median)
+		switch {
+		case p > limit*(1+1e-9)+1:
+			return true
+		case p < limit*(1-1e-9)-1:
+			return false
+		}
+	}
+	return aboveMultipleExact(price, median, multiple)
+}
+
+// aboveMultipleExact is aboveMultiple in exact rationals.
+func aboveMultipleExact(price, median USD, multiple float64) bool {
 	limit := new(big.Rat).Mul(new(big.Rat).SetFloat64(multiple), new(big.Rat).SetInt64(int64(median)))
 	return new(big.Rat).SetInt64(int64(price)).Cmp(limit) > 0
 }
 
 func trimFloat(f float64) string { return fmt.Sprintf("%g", f) }
+
+// containsCanonical is contains(list, canonicalPayee(payTo)), without writing the canonical form.
+func containsCanonical(list []string, payTo string) bool {
+	if !evmaddr.Is(payTo) {
+		return contains(list, payTo)
+	}
+	for _, x := range list {
+		if evmaddr.EqualLower(x, payTo) {
+			return true
+		}
+	}
+	return false
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/payguard/payguard/internal/evmaddr"
+	"github.com/payguard/payguard/internal/plainurl"
 	"golang.org/x/net/idna"
 )
 
@@ -20,6 +21,14 @@ func MerchantDomain(s string) string {
 	if s == "" {
 		return ""
 	}
+	if u, ok := plainurl.Parse(s); ok {
+		return u.Host // the common URL: its host is already canonicalHost's spelling, and url.Parse takes it
+	}
+	return merchantDomainParsed(s)
+}
+
+// merchantDomainParsed is MerchantDomain of a trimmed, non-empty s that is not a plain URL.
+func merchantDomainParsed(s string) string {
 	host := s
 	if strings.Contains(s, "://") {
 		u, err := url.Parse(s)

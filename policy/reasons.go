@@ -46,9 +46,22 @@ type Reason struct {
 	Text     string
 }
 
-func (r Reason) String() string { return string(r.Decision) + ": " + r.Text }
+func (r Reason) String() string {
+	if r == allPassed {
+		return allPassedString // a plain allow's one reason, written once
+	}
+	return string(r.Decision) + ": " + r.Text
+}
 
+// allPassed is reasonAllPassed() and allPassedString its String.
+var allPassed, allPassedString = reasonAllPassed(), string(Allow) + ": " + reasonAllPassed().Text
+
+// reason is a reason whose text is format with args; a text without arguments is format itself (no reason
+// text has a verb or a '%' without them: TestFixedReasonTexts).
 func reason(d Decision, code, format string, args ...any) Reason {
+	if len(args) == 0 {
+		return Reason{Decision: d, Code: code, Text: format}
+	}
 	return Reason{Decision: d, Code: code, Text: fmt.Sprintf(format, args...)}
 }
 

@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Every reason the engine can give carries a code from ReasonCodes, one code per row: channels branch on
 // the code (the proxy's metric class, its Index rule counts), so a reason without one, or two rows sharing
@@ -41,5 +44,23 @@ func TestEveryReasonHasItsOwnCode(t *testing.T) {
 	}
 	if !OverDailyCap(3, 3, 5) || OverDailyCap(2, 3, 5) {
 		t.Error("OverDailyCap: 3 after 3 of 5 must be over, 2 must fit")
+	}
+}
+
+// A reason without arguments is its format as it is (reason skips fmt for it): none may hold a '%', which
+// fmt would have rewritten.
+func TestFixedReasonTexts(t *testing.T) {
+	for _, r := range []Reason{reasonNoOptions(), reasonNoMerchantDomain(), reasonNameExact(), reasonNamePossible(), reasonNoARecord(),
+		reasonMalformedOption(), reasonInvalidAmount(), reasonUnpriced(), reasonNoPayTo(), reasonAllPassed(), reasonSanctionsUnavailable(),
+		reasonSanctionsFailed(), reasonDomainCheckFailed()} {
+		if strings.Contains(r.Text, "%") {
+			t.Errorf("reason %s: text %q is not its own format", r.Code, r.Text)
+		}
+		if r.String() != string(r.Decision)+": "+r.Text {
+			t.Errorf("reason %s: String %q", r.Code, r.String())
+		}
+	}
+	if r := reasonAllPassed(); r.String() != "allow: all rules passed" {
+		t.Errorf("all passed: %q", r.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -87,6 +88,47 @@ func allDigits(s string) bool {
 
 // String formats the amount with as few decimals as it needs: "0.25", "1", "0.000001".
 func (u USD) String() string {
+	if u == math.MinInt64 {
+		return u.stringFmt() // -u overflows: as it always printed
+	}
+	var b [32]byte
+	i := len(b)
+	neg := u < 0
+	if neg {
+		u = -u
+	}
+	if f := int64(u % MicrosPerUSD); f != 0 {
+		// Six digits after the point, zero-padded, trailing zeros dropped.
+		digits := 6
+		for f%10 == 0 {
+			f /= 10
+			digits--
+		}
+		for ; digits > 0; digits-- {
+			i--
+			b[i] = byte('0' + f%10)
+			f /= 10
+		}
+		i--
+		b[i] = '.'
+	}
+	w := int64(u / MicrosPerUSD)
+	for {
+		i--
+		b[i] = byte('0' + w%10)
+		if w /= 10; w == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// stringFmt is String as it was written with fmt (TestUSDString holds String to it).
+func (u USD) stringFmt() string {
 	neg := u < 0
 	if neg {
 		u = -u

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -19,21 +20,50 @@ func TestDecideJSONIsTheResultsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range buildVectorCases() {
-		e, in := vectorEngine(t, keys, v)
-		res, got, err := e.DecideJSON(context.Background(), in)
-		if err != nil {
-			t.Fatalf("%s: %v", v.Name, err)
+	// Both ways DecideJSON signs: into its answer (a Signer that appends: the key set) and with Sign alone.
+	for _, signer := range []Signer{keys, signOnly{keys}} {
+		for _, v := range buildVectorCases() {
+			e, in := vectorEngine(t, signer, v)
+			res, got, err := e.DecideJSON(context.Background(), in)
+			if err != nil {
+				t.Fatalf("%s: %v", v.Name, err)
+			}
+			want, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s: DecideJSON\n%s\njson.Marshal\n%s", v.Name, got, want)
+			}
+			if err := receipts.VerifyResult(got, jwks, receipts.VerifyOptions{Archival: true}); err != nil {
+				t.Fatalf("%s: %v", v.Name, err)
+			}
+			if _, _, err := receipts.Verify(res.Receipt.JWS, jwks, receipts.VerifyOptions{Archival: true}); err != nil {
+				t.Fatalf("%s: the result's own JWS: %v", v.Name, err)
+			}
 		}
-		want, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%s: DecideJSON\n%s\njson.Marshal\n%s", v.Name, got, want)
-		}
-		if err := receipts.VerifyResult(got, jwks, receipts.VerifyOptions{Archival: true}); err != nil {
-			t.Fatalf("%s: %v", v.Name, err)
+	}
+}
+
+// signOnly hides the key set's AppendSign: a Signer with Sign alone.
+type signOnly struct{ s Signer }
+
+func (s signOnly) Sign(payload []byte) (string, error) { return s.s.Sign(payload) }
+
+// failingAppender is a Signer that appends, and fails.
+type failingAppender struct{ signOnly }
+
+func (failingAppender) AppendSign(dst, _ []byte) ([]byte, error) { return dst, receipts.ErrNoSigner }
+func (failingAppender) JWSLen(int) int                           { return 100 }
+
+// A signer that fails gives no result and no JSON, on both paths: ErrSigningUnavailable (503, nothing
+// charged), never an unsigned answer.
+func TestDecideJSONSigningFails(t *testing.T) {
+	for _, signer := range []Signer{failingAppender{}, signOnly{&receipts.KeySet{}}} {
+		e, in := vectorEngine(t, signer, buildVectorCases()[0])
+		res, out, err := e.DecideJSON(context.Background(), in)
+		if !errors.Is(err, receipts.ErrSigningUnavailable) || res != nil || out != nil {
+			t.Fatalf("%T: %v, %v, %s", signer, err, res, out)
 		}
 	}
 }
@@ -81,5 +111,48 @@ func TestSignedJSONRefusesToGuess(t *testing.T) {
 	if out, ok := signedJSON([]byte(`{"receipt":`+string(u)+`,"z":1}`), r); !ok ||
 		string(out) != `{"receipt":{"id":"rcpt_1","ts":"2026-01-01T00:00:00Z","input_sha256":"ab","decision":"allow","jws":"h.p.s"},"z":1}` {
 		t.Errorf("spliced %s, %v", out, ok)
+	}
+}
+
+// unsignedReceiptJSON is json.Marshal of the receipt without its jws whenever it says ok, and says not ok for
+// every string encoding/json would write otherwise than as it is (signedJSON then refuses, and DecideJSON
+// encodes the result again).
+func TestUnsignedReceiptJSONIsMarshal(t *testing.T) {
+	plain := Receipt{ID: "rcpt_0123456789abcdef0123456789abcdef", TS: "2026-11-27T15:30:00Z",
+		InputSHA256: strings.Repeat("ab", 32), Decision: "allow", JWS: "ignored.x.y"}
+	want, _ := json.Marshal(Receipt{ID: plain.ID, TS: plain.TS, InputSHA256: plain.InputSHA256, Decision: plain.Decision})
+	if got, ok := unsignedReceiptJSON(nil, plain); !ok || string(got) != string(want) {
+		t.Fatalf("got %s, %v; want %s", got, ok, want)
+	}
+	if got, ok := unsignedReceiptJSON(nil, Receipt{}); !ok || string(got) != `{"id":"","ts":"","input_sha256":"","decision":""}` {
+		t.Fatalf("empty receipt: %s, %v", got, ok)
+	}
+	for c := range 256 {
+		for field := range 4 {
+			r := plain
+			v := "x" + string(rune(c)) + "y"
+			if c >= 0x80 {
+				v = "x" + string([]byte{byte(c)}) + "y" // a lone byte, invalid UTF-8
+			}
+			switch field {
+			case 0:
+				r.ID = v
+			case 1:
+				r.TS = v
+			case 2:
+				r.InputSHA256 = v
+			case 3:
+				r.Decision = v
+			}
+			r.JWS = ""
+			m, _ := json.Marshal(r)
+			got, ok := unsignedReceiptJSON(nil, r)
+			if ok && string(got) != string(m) {
+				t.Fatalf("byte %#x in field %d: wrote %s, json.Marshal %s", c, field, got, m)
+			}
+			if !ok && bytes.Contains(m, []byte(v)) && c < 0x80 && c != 0x7f {
+				t.Fatalf("byte %#x in field %d: refused a string JSON writes as it is", c, field)
+			}
+		}
 	}
 }

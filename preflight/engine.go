@@ -11,11 +11,13 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/payguard/payguard/internal/timefmt"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/x402"
 )
 
 // Signer signs a receipt payload as a compact JWS. *receipts.KeySet implements it.
@@ -44,6 +46,7 @@ type Options struct {
 type Engine struct {
 	opts Options
 	asOf timefmt.RFC3339 // the receipt's data_as_of, formatted once per list
+	ts   timefmt.Seconds // the receipt's ts, formatted once per second
 }
 
 // New returns an Engine.
@@ -93,26 +96,39 @@ func (e *Engine) DecideUnsigned(ctx context.Context, in *Input) (*Result, error)
 		return nil, receipts.ErrSigningUnavailable
 	}
 	now := e.opts.Now().UTC()
-	res := &Result{ChosenIndex: -1, DataAsOf: e.dataAsOf()}
-	outcome, payee, evidence := e.evaluate(ctx, in, now)
+	b := new(resultBlock)
+	res := &b.res
+	res.ChosenIndex, res.DataAsOf = -1, e.dataAsOf()
+	outcome, payee, evidence := e.evaluate(ctx, in, now, b)
 	res.IndexEvidence = evidence
 	res.Decision = string(outcome.Decision)
-	res.Reasons, res.ReasonCodes = outcome.ReasonStrings(), outcome.ReasonCodes()
+	res.Reasons, res.ReasonCodes = outcome.ReasonTexts()
 	res.OptionsEvaluated = outcome.OptionsEvaluated
 	res.Payee = payee
 	if outcome.Chosen >= 0 {
 		res.AmountMicros = int64(outcome.AmountUSD)
 		if in.Challenge != nil && outcome.Chosen < len(in.Challenge.Accepts) {
-			opt := in.Challenge.Accepts[outcome.Chosen]
-			res.ChosenOption, res.ChosenIndex = &opt, outcome.Chosen
+			b.chosen = in.Challenge.Accepts[outcome.Chosen]
+			res.ChosenOption, res.ChosenIndex = &b.chosen, outcome.Chosen
 		}
 	}
 	id, err := receiptID()
 	if err != nil {
 		return nil, fmt.Errorf("%w: receipt id: %v", receipts.ErrSigningUnavailable, err)
 	}
-	res.Receipt = Receipt{ID: id, TS: now.Format(time.RFC3339), Decision: res.Decision}
+	res.Receipt = Receipt{ID: id, TS: e.ts.Format(now), Decision: res.Decision}
 	return res, nil
+}
+
+// resultBlock is a result with the parts it points to, allocated at once (issue 36: a decision made each of
+// them separately). They live as long as the result does, as they did.
+type resultBlock struct {
+	res    Result
+	chosen x402.Requirement
+	payee  Payee
+	ev     IndexEvidence
+	payTo  PayToEvidence
+	price  PriceEvidence
 }
 
 // SignReceipt completes res, a result of DecideUnsigned for in: it sets Receipt.InputSHA256 and signs the
@@ -138,7 +154,9 @@ func putPayloadBuffer(b *bytes.Buffer) {
 
 // DecideJSON is Decide that also returns the signed result's JSON, exactly what json.Marshal(res) gives,
 // built from the signed payload instead of a second encoding: the result is a few KB that reflection walks,
-// and `payguard serve` answers every preflight with it (see signedJSON).
+// and `payguard serve` answers every preflight with it (see signedJSON). With a Signer that appends
+// (*receipts.KeySet), the JWS is written once, into the returned JSON, and res.Receipt.JWS shares those
+// bytes: the caller must not modify the returned slice.
 func (e *Engine) DecideJSON(ctx context.Context, in *Input) (*Result, []byte, error) {
 	res, err := e.DecideUnsigned(ctx, in)
 	if err != nil {
@@ -146,8 +164,30 @@ func (e *Engine) DecideJSON(ctx context.Context, in *Input) (*Result, []byte, er
 	}
 	buf := payloadBuffers.Get().(*bytes.Buffer)
 	defer putPayloadBuffer(buf)
-	payload, err := e.signReceipt(res, in, buf)
+	payload, err := e.signingPayload(res, in, buf)
 	if err != nil {
+		return nil, nil, err
+	}
+	end, found := receiptEnd(payload, res.Receipt)
+	if s, ok := e.opts.Signer.(appendSigner); ok && found {
+		out := make([]byte, 0, len(payload)+len(`,"jws":""`)+s.JWSLen(len(payload)))
+		out = append(out, payload[:end]...)
+		out = append(out, `,"jws":"`...)
+		at := len(out)
+		if out, err = s.AppendSign(out, payload); err != nil {
+			res.Receipt.InputSHA256 = ""
+			return nil, nil, fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
+		}
+		if jws := out[at:]; len(jws) > 0 && plainJWS(jws) {
+			out = append(out, '"')
+			out = append(out, payload[end:]...)
+			// The JWS is the bytes just written into out, which nothing writes to again (see above).
+			res.Receipt.JWS = unsafe.String(&out[at], len(jws))
+			return res, out, nil
+		}
+		// Not reached with receipts' signer: the JWS is not what JSON writes as it is; do not guess.
+		res.Receipt.JWS = string(out[at:])
+	} else if err := e.signPayload(res, payload); err != nil {
 		return nil, nil, err
 	}
 	out, ok := signedJSON(payload, res.Receipt)
@@ -159,9 +199,25 @@ func (e *Engine) DecideJSON(ctx context.Context, in *Input) (*Result, []byte, er
 	return res, out, nil
 }
 
+// appendSigner is a Signer that writes the JWS into the caller's buffer; *receipts.KeySet is one.
+type appendSigner interface {
+	AppendSign(dst, payload []byte) ([]byte, error)
+	JWSLen(payloadLen int) int
+}
+
 // signReceipt is SignReceipt; it returns the signed payload (the result's JSON without receipt.jws), which
 // is in buf: valid until buf is used again.
 func (e *Engine) signReceipt(res *Result, in *Input, buf *bytes.Buffer) ([]byte, error) {
+	payload, err := e.signingPayload(res, in, buf)
+	if err != nil {
+		return nil, err
+	}
+	return payload, e.signPayload(res, payload)
+}
+
+// signingPayload sets Receipt.InputSHA256 and encodes res, as it then stands, into buf: the payload a
+// receipt signs (the result's JSON without receipt.jws), valid until buf is used again.
+func (e *Engine) signingPayload(res *Result, in *Input, buf *bytes.Buffer) ([]byte, error) {
 	if e.opts.Signer == nil {
 		return nil, receipts.ErrSigningUnavailable
 	}
@@ -169,46 +225,42 @@ func (e *Engine) signReceipt(res *Result, in *Input, buf *bytes.Buffer) ([]byte,
 		return nil, fmt.Errorf("%w: receipt %s is already signed", receipts.ErrSigningUnavailable, res.Receipt.ID)
 	}
 	res.Receipt.InputSHA256 = inputHash(in)
-	// What json.Marshal gives (the encoder escapes HTML as Marshal does), and a newline that is not signed.
+	// What json.Marshal gives: written by appendResultJSON into buf's spare room (Write then copies it onto
+	// itself, or into a larger buffer that the pool keeps), else by encoding/json.
+	if out, ok := appendResultJSON(buf.AvailableBuffer(), res); ok {
+		buf.Write(out)
+		return buf.Bytes(), nil
+	}
+	// The encoder escapes HTML as Marshal does, and writes a newline that is not signed.
 	if err := json.NewEncoder(buf).Encode(res); err != nil {
 		res.Receipt.InputSHA256 = ""
 		return nil, fmt.Errorf("%w: encode result: %v", receipts.ErrSigningUnavailable, err)
 	}
-	payload := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// signPayload signs payload (signingPayload's) into res.Receipt.JWS.
+func (e *Engine) signPayload(res *Result, payload []byte) error {
 	jws, err := e.opts.Signer.Sign(payload)
 	if err != nil {
 		res.Receipt.InputSHA256 = ""
-		return nil, fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
+		return fmt.Errorf("%w: %v", receipts.ErrSigningUnavailable, err)
 	}
 	res.Receipt.JWS = jws
-	return payload, nil
+	return nil
 }
 
 // signedJSON is the signed result's JSON from its payload, the same result's JSON without receipt.jws: the
 // receipt member is the only difference (jws is omitted when empty, and is Receipt's last field), so the
-// signed receipt's JSON takes the place of the unsigned one. The unsigned receipt's JSON occurs once in the
-// payload: as a structure (its quotes are not escaped, so not inside a string) it could only be repeated by
-// a seller's free-form JSON (the chosen option's extra), and it carries the SHA-256 of the input that
-// contains that extra, which no input can contain. ok is false if it is not found exactly once.
+// signed receipt's JSON takes the place of the unsigned one (receiptEnd says where). ok is false if the
+// unsigned receipt is not found exactly once or the JWS is empty or not plain base64url and dots.
 func signedJSON(payload []byte, signed Receipt) (out []byte, ok bool) {
-	unsigned := signed
-	unsigned.JWS = ""
-	was, err := json.Marshal(unsigned)
-	if err != nil {
-		return nil, false
-	}
-	at := bytes.Index(payload, was)
-	if at < 0 || bytes.LastIndex(payload, was) != at {
+	end, ok := receiptEnd(payload, signed)
+	if !ok || signed.JWS == "" || !plainJWS(unsafe.Slice(unsafe.StringData(signed.JWS), len(signed.JWS))) {
 		return nil, false
 	}
 	// The JWS is base64url and dots, which JSON writes as they are: the signed receipt is the unsigned one
 	// with `,"jws":"…"` before its closing brace.
-	for i := 0; i < len(signed.JWS); i++ {
-		if c := signed.JWS[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return nil, false
-		}
-	}
-	end := at + len(was) - 1 // the receipt's closing brace
 	out = make([]byte, 0, len(payload)+len(`,"jws":""`)+len(signed.JWS))
 	out = append(out, payload[:end]...)
 	out = append(out, `,"jws":"`...)
@@ -217,8 +269,69 @@ func signedJSON(payload []byte, signed Receipt) (out []byte, ok bool) {
 	return append(out, payload[end:]...), true
 }
 
+// receiptEnd is the index in payload (a result's JSON without receipt.jws) of the unsigned receipt's closing
+// brace, where `,"jws":"…"` goes. The unsigned receipt's JSON occurs once in the payload: as a structure
+// (its quotes are not escaped, so not inside a string) it could only be repeated by a seller's free-form
+// JSON (the chosen option's extra), and it carries the SHA-256 of the input that contains that extra, which
+// no input can contain. ok is false if it is not found exactly once, or r has a string JSON would escape.
+func receiptEnd(payload []byte, r Receipt) (end int, ok bool) {
+	var stack [256]byte
+	was, ok := unsignedReceiptJSON(stack[:0], r)
+	if !ok {
+		return 0, false
+	}
+	// Found exactly once: no second occurrence after the first (bytes.Index is vectorized; LastIndex is not).
+	at := bytes.Index(payload, was)
+	if at < 0 || bytes.Index(payload[at+1:], was) >= 0 {
+		return 0, false
+	}
+	return at + len(was) - 1, true
+}
+
+// plainJWS reports whether every byte of jws is base64url or a dot.
+func plainJWS(jws []byte) bool {
+	for _, c := range jws {
+		if !jwsByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// jwsByte is true for the bytes of a compact JWS: base64url and the dots.
+var jwsByte = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") {
+		t[c] = true
+	}
+	return t
+}()
+
+// unsignedReceiptJSON appends to dst what json.Marshal writes for r without its jws: r's four strings are
+// an id, a time, a hex digest and a decision, which JSON writes as they are, so they are copied between
+// the member names. ok is false if one of them has a byte encoding/json would escape (a quote, a
+// backslash, a control byte, <, >, &, or any non-ASCII byte, which it may); the caller then does not guess.
+func unsignedReceiptJSON(dst []byte, r Receipt) (out []byte, ok bool) {
+	for _, v := range [...]string{r.ID, r.TS, r.InputSHA256, r.Decision} {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return nil, false
+			}
+		}
+	}
+	dst = append(dst, `{"id":"`...)
+	dst = append(dst, r.ID...)
+	dst = append(dst, `","ts":"`...)
+	dst = append(dst, r.TS...)
+	dst = append(dst, `","input_sha256":"`...)
+	dst = append(dst, r.InputSHA256...)
+	dst = append(dst, `","decision":"`...)
+	dst = append(dst, r.Decision...)
+	return append(dst, `"}`...), true
+}
+
 // evaluate gathers facts and runs policy; a panic anywhere in it becomes a hold that says so.
-func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out policy.Outcome, payee *Payee, evidence *IndexEvidence) {
+// The payee and evidence it returns are b's.
+func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time, b *resultBlock) (out policy.Outcome, payee *Payee, evidence *IndexEvidence) {
 	var f policy.Facts
 	defer func() {
 		if p := recover(); p != nil {
@@ -228,7 +341,11 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 			}
 		}
 	}()
-	rules, err := in.Rules.Apply(e.opts.Rules)
+	// Without a patch the deployment's rules as they are: nothing writes to them (Apply would copy them).
+	rules, err := e.opts.Rules, error(nil)
+	if in.Rules != nil {
+		rules, err = in.Rules.Apply(e.opts.Rules)
+	}
 	if err != nil {
 		// The patch was vetted against the defaults; it can still fail over another base. Decide with the
 		// deployment's rules and hold, saying why.
@@ -250,6 +367,7 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 	}
 	f = policy.Facts{Rules: rules, MerchantDomain: in.MerchantDomain()}
 	if in.Challenge != nil {
+		f.Options = make([]policy.Option, 0, len(in.Challenge.Accepts))
 		for i := range in.Challenge.Accepts {
 			f.Options = append(f.Options, policyOption(&in.Challenge.Accepts[i]))
 		}
@@ -263,9 +381,10 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 	if len(f.Options) == 0 {
 		return policy.Evaluate(f), nil, nil
 	}
-	evidence, _ = e.indexFacts(ctx, in, &f, now)
+	evidence = e.indexFacts(ctx, in, &f, now, &b.ev)
 
-	payee = &Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}
+	payee = &b.payee
+	*payee = Payee{MerchantDomain: f.MerchantDomain, MerchantName: f.MerchantName}
 	f.Domain, payee.Domain = e.domainFacts(ctx, f.MerchantDomain, now)
 
 	// The payee screened is the chosen option's, or a held option's (a person may approve it).
@@ -276,7 +395,7 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time) (out po
 		payee.PayTo, payee.Network = payTo, f.Options[judged].Network
 	}
 	f.Sanctions, payee.Sanctions = e.sanctionsFacts(rules.ScreenSanctions, payTo, f.MerchantName)
-	judgedEvidence(evidence, &f, judged)
+	judgedEvidence(evidence, &f, judged, b)
 	return policy.Evaluate(f), payee, evidence
 }
 
@@ -436,7 +555,10 @@ func receiptID() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return "rcpt_" + hex.EncodeToString(b[:]), nil
+	var id [len("rcpt_") + 2*len(b)]byte
+	copy(id[:], "rcpt_")
+	hex.Encode(id[len("rcpt_"):], b[:])
+	return string(id[:]), nil
 }
 
 func joinNote(a, b string) string {

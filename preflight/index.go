@@ -67,44 +67,52 @@ type PriceEvidence struct {
 // endpointOf is the endpoint the input pays: the resource URL the caller gave (the proxy gives the URL it
 // requested), else the challenge's own, normalized for the Index; and the method ("" when not given).
 func endpointOf(in *Input) (url, method string) {
-	var candidates []string
-	candidates = append(candidates, in.ResourceURL)
-	if ch := in.Challenge; ch != nil {
+	url = endpointKey(in.ResourceURL)
+	if ch := in.Challenge; url == "" && ch != nil {
 		if ch.Resource != nil {
-			candidates = append(candidates, ch.Resource.URL)
+			url = endpointKey(ch.Resource.URL)
 		}
-		for _, r := range ch.Accepts {
-			candidates = append(candidates, r.Resource)
-		}
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if u, err := index.NormalizeURL(c); err == nil {
-			return u, strings.ToUpper(strings.TrimSpace(in.ResourceMethod))
+		for i := 0; url == "" && i < len(ch.Accepts); i++ {
+			url = endpointKey(ch.Accepts[i].Resource)
 		}
 	}
-	return "", ""
+	if url == "" {
+		return "", ""
+	}
+	return url, strings.ToUpper(strings.TrimSpace(in.ResourceMethod))
+}
+
+// endpointKey is c's Index key, "" when c is empty or has none.
+func endpointKey(c string) string {
+	if c == "" {
+		return ""
+	}
+	u, err := index.NormalizeURL(c)
+	if err != nil {
+		return ""
+	}
+	return u
 }
 
 // indexFacts reads the endpoint's observations and derives the Index facts for f's options. Without an
 // Index (or for a cart) it gathers nothing and states no evidence.
-func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now time.Time) (*IndexEvidence, *index.Summary) {
+// The evidence it returns is ev, filled in.
+func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now time.Time, ev *IndexEvidence) *IndexEvidence {
 	if e.opts.Index == nil || in.Challenge == nil {
-		return nil, nil
+		return nil
 	}
 	url, method := endpointOf(in)
 	if url == "" {
 		f.Index = policy.IndexFacts{State: policy.IndexFailed}
-		return &IndexEvidence{Status: IndexNoEndpoint, DataAsOf: DataUnknown}, nil
+		*ev = IndexEvidence{Status: IndexNoEndpoint, DataAsOf: DataUnknown}
+		return ev
 	}
-	ev := &IndexEvidence{URL: url, Method: method, DataAsOf: DataUnknown}
+	*ev = IndexEvidence{URL: url, Method: method, DataAsOf: DataUnknown}
 	sum, err := index.Summarize(ctx, e.opts.Index, url, method, now, e.opts.IndexMaxAge)
 	if err != nil {
 		f.Index = policy.IndexFacts{State: policy.IndexFailed}
 		ev.Status, ev.Note = IndexUnavailable, "the Index could not be read: "+err.Error()
-		return ev, nil
+		return ev
 	}
 	ev.Observations = sum.Observations
 	if sum.Observations == 0 {
@@ -112,13 +120,13 @@ func (e *Engine) indexFacts(ctx context.Context, in *Input, f *policy.Facts, now
 		f.Index = policy.IndexFacts{State: policy.IndexGathered, Options: make([]policy.OptionIndexFacts, len(f.Options))}
 	} else {
 		ev.Status = IndexObserved
-		ev.DataAsOf = sum.LatestAt.Format(time.RFC3339)
+		ev.DataAsOf = sum.LatestAtRFC3339()
 		ev.ConsecutiveFailedProbes, ev.LastProbeError = sum.ConsecutiveFailedProbes, sum.LastProbeError
 		f.Index = sum.Facts(f.Options, now)
 	}
 	e.sitePayees(ctx, url, f, now, ev)
 	e.categoryMedians(ctx, in, url, &sum, f, now, ev)
-	return ev, &sum
+	return ev
 }
 
 // sitePayees adds to each option's Index facts whether its payee is new at the endpoint's seller site
@@ -196,18 +204,20 @@ func (e *Engine) categoryMedians(ctx context.Context, in *Input, url string, sum
 	}
 }
 
-// judgedEvidence fills ev with the Index facts about option i.
-func judgedEvidence(ev *IndexEvidence, f *policy.Facts, i int) {
+// judgedEvidence fills ev with the Index facts about option i (its parts b's).
+func judgedEvidence(ev *IndexEvidence, f *policy.Facts, i int, b *resultBlock) {
 	if ev == nil || i < 0 || i >= len(f.Index.Options) || i >= len(f.Options) {
 		return
 	}
-	of, o := f.Index.Options[i], f.Options[i]
+	of, o := &f.Index.Options[i], &f.Options[i]
 	if len(of.LatestPayTos) > 0 || of.ChangedTo != "" {
-		ev.PayTo = &PayToEvidence{Network: o.Network, Asset: o.Asset, Latest: of.LatestPayTos, LatestAt: of.LatestAt,
+		b.payTo = PayToEvidence{Network: o.Network, Asset: o.Asset, Latest: of.LatestPayTos, LatestAt: of.LatestAt,
 			ChangedFrom: of.ChangedFrom, ChangedTo: of.ChangedTo, ChangedAt: of.ChangedAt}
+		ev.PayTo = &b.payTo
 	}
 	if of.MedianSamples > 0 {
-		ev.Price = &PriceEvidence{MedianUSD: of.MedianUSD.String(), Samples: of.MedianSamples, Basis: of.MedianBasis, Category: of.Category,
+		b.price = PriceEvidence{MedianUSD: of.MedianUSD.String(), Samples: of.MedianSamples, Basis: of.MedianBasis, Category: of.Category,
 			CategoryHosts: of.CategoryHosts}
+		ev.Price = &b.price
 	}
 }

@@ -2,7 +2,9 @@ package preflight
 
 import (
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/x402"
@@ -11,15 +13,7 @@ import (
 // policyOption derives the policy facts of one x402 payment option with the x402 package's tables.
 func policyOption(r *x402.Requirement) policy.Option {
 	o := policy.Option{Scheme: r.Scheme, Network: r.Network, Asset: r.Asset, PayTo: r.PayTo}
-	o.NetworkIDs = append(o.NetworkIDs, r.Network)
-	if id, ok := x402.CAIP2(r.Network); ok {
-		if id != r.Network {
-			o.NetworkIDs = append(o.NetworkIDs, id)
-		}
-		if name, ok := x402.V1Name(id); ok && name != r.Network {
-			o.NetworkIDs = append(o.NetworkIDs, name)
-		}
-	}
+	o.NetworkIDs = networkIDs(r.Network)
 	atomic, err := x402.ParseAtomic(r.Amount)
 	switch {
 	case errors.Is(err, x402.ErrAmountNegative):
@@ -45,6 +39,41 @@ func policyOption(r *x402.Requirement) policy.Option {
 		x402.IsSolanaNetwork(r.Network) && !x402.IsSolanaAddress(r.PayTo))
 	return o
 }
+
+// networkIDs are every name of network: as written, its CAIP-2 id, its v1 name. The lists of the networks
+// x402 names (those with a v1 name: a fixed set) are made once and shared; policy only reads them.
+func networkIDs(network string) []string {
+	knownNetworkIDs.RLock()
+	ids, ok := knownNetworkIDs.m[network]
+	knownNetworkIDs.RUnlock()
+	if ok {
+		return ids
+	}
+	ids = []string{network}
+	id, ok := x402.CAIP2(network)
+	if !ok {
+		return ids
+	}
+	if id != network {
+		ids = append(ids, id)
+	}
+	name, known := x402.V1Name(id)
+	if known && name != network {
+		ids = append(ids, name)
+	}
+	if known {
+		ids = slices.Clip(ids) // an append to a shared list copies it
+		knownNetworkIDs.Lock()
+		knownNetworkIDs.m[network] = ids
+		knownNetworkIDs.Unlock()
+	}
+	return ids
+}
+
+var knownNetworkIDs = struct {
+	sync.RWMutex
+	m map[string][]string
+}{m: map[string][]string{}}
 
 // nonfiniteOr maps "NaN" and "Infinity" spellings to AmountNegative's reason row ("invalid payment amount
 // (negative or nonfinite)"); any other unreadable amount keeps def.
@@ -72,23 +101,22 @@ func cartOption(c *Cart) policy.Option {
 // requirement resource, else the cart's merchant_domain, else the input's resource_url. Exported so that a
 // harness outside the package (scripts/bench-clients) keys its domain facts as the engine will look them up.
 func (in *Input) MerchantDomain() string {
-	var candidates []string
 	if ch := in.Challenge; ch != nil {
 		if ch.Resource != nil {
-			candidates = append(candidates, ch.Resource.URL)
+			if d := policy.MerchantDomain(ch.Resource.URL); d != "" {
+				return d
+			}
 		}
-		for _, r := range ch.Accepts {
-			candidates = append(candidates, r.Resource)
+		for i := range ch.Accepts {
+			if d := policy.MerchantDomain(ch.Accepts[i].Resource); d != "" {
+				return d
+			}
 		}
 	}
 	if in.Cart != nil {
-		candidates = append(candidates, in.Cart.MerchantDomain)
-	}
-	candidates = append(candidates, in.ResourceURL)
-	for _, c := range candidates {
-		if d := policy.MerchantDomain(c); d != "" {
+		if d := policy.MerchantDomain(in.Cart.MerchantDomain); d != "" {
 			return d
 		}
 	}
-	return ""
+	return policy.MerchantDomain(in.ResourceURL)
 }

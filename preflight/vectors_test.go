@@ -69,7 +69,7 @@ func decideVector(t *testing.T, signer Signer, v decisionVector) vectorExpect {
 }
 
 // vectorEngine is the engine a vector is decided by (its screening faked as the vector says), and its input.
-func vectorEngine(t *testing.T, signer Signer, v decisionVector) (*Engine, *Input) {
+func vectorEngine(t testing.TB, signer Signer, v decisionVector) (*Engine, *Input) {
 	t.Helper()
 	in, err := ParseInput(v.Input)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/internal/plainurl"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
@@ -280,6 +281,14 @@ type target struct{ url, host, alarmSite, ticketSite string }
 
 func targetOf(url string) target {
 	t := target{url: url}
+	if u, ok := plainurl.Parse(url); ok { // the common URL: its host without a parse (net/url takes it whole)
+		t.host, t.alarmSite = u.Host, index.SiteOf(url)
+		t.ticketSite = t.alarmSite
+		if t.ticketSite == "" {
+			t.ticketSite = url
+		}
+		return t
+	}
 	u, err := neturl.Parse(url)
 	if err == nil {
 		t.host = u.Hostname()

@@ -1,6 +1,10 @@
 package proxy
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/payguard/payguard/internal/plainurl/plainurltest"
+)
 
 // TestTargetOfMatchesEachKey holds the decision's one parse of its URL (targetOf) to the keys it replaces,
 // each computed on its own as before: the domain checker's host, a seller alarm's key and the unpaid
@@ -13,10 +17,19 @@ func TestTargetOfMatchesEachKey(t *testing.T) {
 		"https://bücher.example/", "http://localhost/x", "seller.example", "seller.example:443", "/relative/path",
 		"", "http://%zz/", "https://user:pw@seller.example/", "mcp://tools/call", "https:///nohost",
 	} {
-		got := targetOf(u)
-		want := target{url: u, host: hostOf(u), alarmSite: alarmSite(u), ticketSite: siteOfTicket(u)}
-		if got != want {
-			t.Errorf("targetOf(%q) = %+v, want %+v", u, got, want)
-		}
+		checkTarget(t, u)
+	}
+	// URLs near the plain form (internal/plainurl), whose keys targetOf takes without a parse.
+	for _, u := range plainurltest.Corpus(20_000) {
+		checkTarget(t, u)
+	}
+}
+
+func checkTarget(t *testing.T, u string) {
+	t.Helper()
+	got := targetOf(u)
+	want := target{url: u, host: hostOf(u), alarmSite: alarmSite(u), ticketSite: siteOfTicket(u)}
+	if got != want {
+		t.Fatalf("targetOf(%q) = %+v, want %+v", u, got, want)
 	}
 }

@@ -2,7 +2,10 @@ package receipts
 
 import (
 	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/asn1"
 	"encoding/base64"
 	"errors"
 	"math/big"
@@ -101,5 +104,116 @@ func TestLowSOnly(t *testing.T) {
 		if _, err := obj.Verify(&key.keys[0].Key.(*ecdsa.PrivateKey).PublicKey); err != nil {
 			t.Fatalf("go-jose refuses the twin (the test would prove nothing): %v", err)
 		}
+	}
+}
+
+// Receipts are signed deterministically (RFC 6979): the same key and signing input give the same JWS, and it
+// verifies. Hedged signing (the old code) gave a different signature every time, so this fails on it.
+func TestSignIsDeterministic(t *testing.T) {
+	k := mustKey(t)
+	payload := resultJSON(t0)
+	a, err := k.Sign(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := k.Sign(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatalf("two signatures of one payload differ:\n%s\n%s", a, b)
+	}
+	if _, _, err := Verify(a, jwksOf(t, k), VerifyOptions{Now: func() time.Time { return t0 }}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := k.Sign(resultJSON(t0.Add(time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Split(c, ".")[2] == strings.Split(a, ".")[2] {
+		t.Fatal("two payloads, one signature")
+	}
+}
+
+// derToRaw and lowSRaw are the signature's conversion from crypto/ecdsa's DER to JWS's low-S R || S: held
+// to encoding/asn1 and math/big on many real signatures (about half of them high-S before lowSRaw), and
+// derToRaw refuses what a P-256 signature cannot be.
+func TestDERToLowSRaw(t *testing.T) {
+	priv := mustKey(t).keys[0].Key.(*ecdsa.PrivateKey)
+	n := elliptic.P256().Params().N
+	half := new(big.Int).Rsh(n, 1)
+	flipped := 0
+	for i := range 400 {
+		digest := sha256.Sum256([]byte{byte(i), byte(i >> 8)})
+		der, err := ecdsa.SignASN1(rand.Reader, priv, digest[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want struct{ R, S *big.Int }
+		if _, err := asn1.Unmarshal(der, &want); err != nil {
+			t.Fatal(err)
+		}
+		if want.S.Cmp(half) > 0 {
+			want.S.Sub(n, want.S)
+			flipped++
+		}
+		var sig [es256Size]byte
+		if !derToRaw(der, &sig) {
+			t.Fatalf("derToRaw refused %x", der)
+		}
+		lowSRaw(&sig)
+		if new(big.Int).SetBytes(sig[:32]).Cmp(want.R) != 0 || new(big.Int).SetBytes(sig[32:]).Cmp(want.S) != 0 {
+			t.Fatalf("%x: got %x", der, sig)
+		}
+		if !ecdsa.Verify(&priv.PublicKey, digest[:], want.R, want.S) {
+			t.Fatal("the low-S signature does not verify")
+		}
+	}
+	if flipped < 100 || flipped > 300 {
+		t.Fatalf("%d of 400 signatures were high-S: the test did not cover lowSRaw's subtraction", flipped)
+	}
+	long := append([]byte{0x02, 34, 0x00, 0x80}, make([]byte, 32)...)
+	for _, bad := range [][]byte{
+		nil, {0x30}, {0x30, 0x00}, {0x31, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01},
+		{0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01},                                   // s cut short
+		{0x30, 0x07, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01, 0x00},                       // a byte after s
+		{0x30, 0x06, 0x02, 0x01, 0x81, 0x02, 0x01, 0x01},                             // negative r
+		{0x30, 0x05, 0x02, 0x00, 0x02, 0x01, 0x01},                                   // empty r
+		{0x30, 0x06, 0x04, 0x01, 0x01, 0x02, 0x01, 0x01},                             // not an INTEGER
+		append([]byte{0x30, byte(len(long) + 3)}, append(long, 0x02, 0x01, 0x01)...), // r of 33 significant bytes
+	} {
+		var sig [es256Size]byte
+		if derToRaw(bad, &sig) {
+			t.Fatalf("derToRaw accepted %x", bad)
+		}
+	}
+}
+
+// AppendSign appends exactly what Sign returns (signing is deterministic) after what dst holds, which it
+// leaves alone, and JWSLen is its length; with no key it appends nothing.
+func TestAppendSignIsSign(t *testing.T) {
+	k := mustKey(t)
+	for _, payload := range [][]byte{resultJSON(t0), {}, []byte("x")} {
+		want, err := k.Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, prefix := range []string{"", `{"jws":"`} {
+			dst := make([]byte, 0, len(prefix)+3) // too small: AppendSign grows it
+			dst = append(dst, prefix...)
+			got, err := k.AppendSign(dst, payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != prefix+want {
+				t.Fatalf("AppendSign(%q) = %q, want %q", prefix, got, prefix+want)
+			}
+			if k.JWSLen(len(payload)) != len(want) {
+				t.Fatalf("JWSLen %d, the JWS is %d bytes", k.JWSLen(len(payload)), len(want))
+			}
+		}
+	}
+	if got, err := (&KeySet{}).AppendSign([]byte("ab"), []byte("{}")); err != ErrNoSigner || string(got) != "ab" {
+		t.Fatalf("no key: %q, %v", got, err)
 	}
 }

@@ -22,7 +22,7 @@ func TestServeGCPercent(t *testing.T) {
 	}
 	os.Unsetenv("GOGC") // t.Setenv restores it afterwards
 	got := tuneServeGC(ctx)
-	if want := gcPercentFor(liveHeap()); got != want {
+	if want := gcPercentFor(liveHeap(), serveHeapHeadroom); got != want {
 		t.Fatalf("without GOGC: %d, want %d (live heap %d bytes)", got, want, liveHeap())
 	}
 	if p := debug.SetGCPercent(100); p != got {
@@ -44,7 +44,27 @@ func TestGCPercentIsHeadroom(t *testing.T) {
 		{32 << 20, 50},
 		{256 << 20, minServeGCPercent},
 	} {
-		if got := gcPercentFor(c.live); got != c.want {
+		if got := gcPercentFor(c.live, serveHeapHeadroom); got != c.want {
+			t.Errorf("live %d MiB: %d %%, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
+
+// The proxy's target: the live heap plus proxyHeapHeadroom (20 MiB), within the same bounds; ~12 MB live
+// (the full sanctions list) gets ~166 %.
+func TestProxyGCPercentIsHeadroom(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, maxServeGCPercent},
+		{5 << 20, 400},
+		{10 << 20, 200},
+		{12 << 20, 166},
+		{20 << 20, 100},
+		{200 << 20, minServeGCPercent},
+	} {
+		if got := gcPercentFor(c.live, proxyHeapHeadroom); got != c.want {
 			t.Errorf("live %d MiB: %d %%, want %d", c.live>>20, got, c.want)
 		}
 	}

@@ -140,10 +140,12 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 	}
 	adminSrv := &http.Server{Handler: admin.New(p, adminOpts),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	// After the first load of the sanctions list, as serve does (gc.go).
+	gcPercent := tuneProxyGC(ctx)
 	log.Info("payguard proxy listening", "proxy", ln.Proxy.Addr().String(), "admin", ln.Admin.Addr().String(),
 		"ca_cert", caCert, "tunnel_hosts", cfg.Proxy.TunnelHosts,
 		"daily_cap_usd", cfg.Rules.DailyCapUSD.String(), "hold_wait", cfg.Proxy.HoldWait.String(),
-		"config_sha256", ruleSet.Hash(), "agents", ruleSet.AgentIDs(), "journal", cfg.Journal.Path)
+		"config_sha256", ruleSet.Hash(), "agents", ruleSet.AgentIDs(), "journal", cfg.Journal.Path, "gc_percent", gcPercent)
 	writeBanner(run.Banner, startupInfo{proxyAddr: ln.Proxy.Addr().String(), adminAddr: ln.Admin.Addr().String(),
 		caCert: caCert, tokenFrom: tokenFrom, decideFrom: decideFrom, notReady: ready(), reportMode: reportModeOf(ruleSet, log),
 		offline: run.Offline})

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -163,5 +165,29 @@ func TestRunProxyOfflineBannerNamesNoDownload(t *testing.T) {
 	if !strings.Contains(banner, "NOT READY") || strings.Contains(banner, "wait for the download") ||
 		!strings.Contains(banner, "payguard sdn update") {
 		t.Errorf("offline banner without a list:\n%s", banner)
+	}
+}
+
+// RunProxy sets the collector's target to the live heap plus proxyHeapHeadroom (gc.go) when GOGC is not set:
+// with a test process's live heap (well under 20 MiB) that is more than Go's default 100 %. Seen failing
+// (100 %) without the call in RunProxy.
+func TestRunProxySetsTheGCTarget(t *testing.T) {
+	t.Setenv(apitoken.AdminEnv, adminTok)
+	t.Setenv(apitoken.DecideEnv, decideTok)
+	t.Setenv(config.DataDirEnv, "")
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")                           // t.Setenv restores it afterwards
+	t.Cleanup(func() { debug.SetGCPercent(100) }) // after startProxy's cleanup has stopped the proxy
+	debug.SetGCPercent(100)
+	cfg, err := config.Parse([]byte("data_dir: " + t.TempDir() + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startProxy(t, cfg)
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	if p <= 100 || p > maxServeGCPercent {
+		t.Fatalf("GC percent in force with the proxy running: %d, want the live heap plus %d MiB (> 100, ≤ %d)",
+			p, proxyHeapHeadroom>>20, maxServeGCPercent)
 	}
 }

@@ -33,6 +33,24 @@ func Canonical(s string) string {
 	return s
 }
 
+// EqualLower reports whether canon == strings.ToLower(s) for an ASCII s (so canon == Canonical(s) for an
+// s that Is), without writing the lower-case form.
+func EqualLower(canon, s string) bool {
+	if len(canon) != len(s) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if canon[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
 // Same reports whether a and b name the same payee: case-insensitively when both are EVM addresses (Is),
 // exactly otherwise (other formats, base58 among them, are case-sensitive).
 func Same(a, b string) bool {

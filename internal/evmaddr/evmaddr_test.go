@@ -1,6 +1,9 @@
 package evmaddr
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 const addr = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 
@@ -38,5 +41,24 @@ func TestCanonicalAndSame(t *testing.T) {
 	}
 	if Same("So11111111111111111111111111111111111111112", "so11111111111111111111111111111111111111112") {
 		t.Fatal("base58 compared case-insensitively")
+	}
+}
+
+// EqualLower is the comparison with strings.ToLower's form, for addresses in every letter case and for
+// ASCII strings near them.
+func TestEqualLower(t *testing.T) {
+	addrs := []string{"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", "0XF54127927F219FB78C8D1A1FF3D7DC6D7F70C98E",
+		"0xf54127927f219fb78c8d1a1ff3d7dc6d7f70c98e", "0xf54127927f219fb78c8d1a1ff3d7dc6d7f70c98", "", "0x", "abc", "ABC", "a[b`c@{"}
+	for _, s := range addrs {
+		for _, canon := range addrs {
+			for _, c := range []string{canon, strings.ToLower(canon), strings.ToUpper(canon)} {
+				if got, want := EqualLower(c, s), c == strings.ToLower(s); got != want {
+					t.Fatalf("EqualLower(%q, %q) = %v, want %v", c, s, got, want)
+				}
+			}
+		}
+		if Is(s) && !EqualLower(Canonical(s), s) {
+			t.Fatalf("EqualLower(Canonical(%q)) is false", s)
+		}
 	}
 }

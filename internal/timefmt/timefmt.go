@@ -26,3 +26,25 @@ func (m *RFC3339) Format(t time.Time) string {
 	m.last.Store(&formatted{t: t, s: s})
 	return s
 }
+
+// Seconds formats instants as time.RFC3339 in UTC (whole seconds), remembering the last second formatted:
+// a receipt's ts is stamped on every decision, and decisions within one second share its text. The zero
+// value is ready; it is safe for concurrent use.
+type Seconds struct{ last atomic.Pointer[second] }
+
+type second struct {
+	unix int64
+	s    string
+}
+
+// Format is t.UTC().Format(time.RFC3339), formatted anew only when t is in another second than the last
+// call's.
+func (m *Seconds) Format(t time.Time) string {
+	u := t.Unix()
+	if f := m.last.Load(); f != nil && f.unix == u {
+		return f.s
+	}
+	s := t.UTC().Format(time.RFC3339)
+	m.last.Store(&second{unix: u, s: s})
+	return s
+}

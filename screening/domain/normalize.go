@@ -65,7 +65,7 @@ func Normalize(input string) (Name, error) {
 		return Name{}, errors.New("no host name")
 	}
 	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
-		return Name{}, errors.New("an IP address, not a domain name")
+		return Name{}, errIPAddress
 	}
 	ascii, err := profile.ToASCII(host)
 	if err != nil {
@@ -92,12 +92,35 @@ func Normalize(input string) (Name, error) {
 	return n, nil
 }
 
+// errIPAddress is Normalize's error for an IP address (the engine asks about IP hosts too, on every decision).
+var errIPAddress = errors.New("an IP address, not a domain name")
+
+// bareHost reports whether s is a host name alone: letters, digits, '.', '-' and '_' (the engine's merchant
+// domain, the common input), which url.Parse takes whole as the host of "http://" + s.
+func bareHost(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // hostOf takes the host out of a bare domain ("shop.example.com"), a domain with a port or path
 // ("shop.example.com:8443/x") or an http(s) URL.
 func hostOf(s string) (string, error) {
 	if s == "" {
 		return "", errors.New("empty")
 	}
+	if bareHost(s) {
+		return s, nil // what url.Parse("http://" + s) would give as its host name, without parsing
+	}
+	return hostOfParsed(s)
+}
+
+// hostOfParsed is hostOf's full path, for a non-empty s.
+func hostOfParsed(s string) (string, error) {
 	if strings.ContainsAny(s, " \t\r\n") {
 		return "", errors.New("contains white space")
 	}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -91,4 +92,31 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("Normalize(%q) = %+v: registrable is not a suffix of host", in, n)
 		}
 	})
+}
+
+// hostOf takes a bare host name as it is: for every such input the full parse (hostOfParsed) gives the same.
+func TestBareHostAsParsed(t *testing.T) {
+	const alphabet = "aZ09.-_"
+	r := rand.New(rand.NewPCG(36, 7))
+	inputs := []string{"127.0.0.1", "api.example.com", "API.Example.COM", "a", ".", "..", "-", "_", "a..b", ".a", "a.", "1.2.3.256", "0x7f"}
+	for i := 0; i < 20000; i++ {
+		b := make([]byte, 1+r.IntN(12))
+		for j := range b {
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, s := range inputs {
+		if !bareHost(s) {
+			t.Fatalf("%q is not a bare host", s)
+		}
+		if got, err := hostOfParsed(s); err != nil || got != s {
+			t.Fatalf("hostOfParsed(%q) = %q, %v; hostOf takes it as it is", s, got, err)
+		}
+	}
+	for _, s := range []string{"", "a:1", "a/b", "a b", "[::1]", "a%41", "a@b", "é.example"} {
+		if bareHost(s) {
+			t.Fatalf("%q is taken as a bare host", s)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payguard/payguard/internal/evmaddr"
 	"github.com/payguard/payguard/screening"
 )
 
@@ -154,7 +155,22 @@ func (l *List) ScreenAddress(address string) []screening.SanctionsMatch {
 	if l == nil {
 		return nil
 	}
-	refs := l.addrs[addressKey(address)]
+	var refs []addrRef
+	if evmaddr.Is(address) {
+		// addressKey of an EVM address is its lower-case form: looked up from a buffer on the stack, so
+		// that screening a payee (every decision) allocates nothing.
+		var key [42]byte
+		for i := 0; i < len(key); i++ {
+			c := address[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			key[i] = c
+		}
+		refs = l.addrs[string(key[:])]
+	} else {
+		refs = l.addrs[addressKey(address)]
+	}
 	if len(refs) == 0 {
 		return nil
 	}

@@ -230,3 +230,26 @@ func TestParseXMLDigitalCurrency(t *testing.T) {
 		}
 	}
 }
+
+// An EVM address is looked up without its key being written (ScreenAddress's fast path): in every letter
+// case and near miss it finds what addressKey's lookup finds, and screening a clear payee allocates nothing.
+func TestScreenEVMAddressAsKeyed(t *testing.T) {
+	l, err := LoadDir("testdata/basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := "0x7F367cC41522cE07553e823bf3be79A889DEbe1B"
+	for _, a := range []string{listed, strings.ToLower(listed), strings.ToUpper(listed), "0X" + listed[2:], "0x" + strings.ToUpper(listed[2:]),
+		listed[:41] + "C", listed[:41] + "c", " " + listed, listed + " ", "0x0000000000000000000000000000000000000000", listed[2:]} {
+		if got, want := len(l.ScreenAddress(a)), len(l.addrs[addressKey(a)]); got != want {
+			t.Fatalf("ScreenAddress(%q): %d matches, the key's lookup %d", a, got, want)
+		}
+	}
+	if len(l.ScreenAddress(strings.ToUpper(listed))) == 0 {
+		t.Fatal("the listed address in upper case is not found")
+	}
+	clear := "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E"
+	if n := testing.AllocsPerRun(100, func() { l.ScreenAddress(clear) }); n != 0 {
+		t.Fatalf("screening a clear EVM payee allocates %v times", n)
+	}
+}

@@ -99,7 +99,7 @@ func (s *Service) redeliver(ctx context.Context, c Sale) (Outcome, bool) {
 			return Outcome{}, false
 		}
 		var rec deliveryRecord
-		if json.Unmarshal(raw, &rec) != nil || rec.Payment != digest || rec.Offer != c.Offer.URL || rec.Input != c.Op.Input {
+		if json.Unmarshal(raw, &rec) != nil || rec.Payment != digest || rec.Offer != c.Offer.URL || rec.Input != c.Op.Input() {
 			return Outcome{}, false
 		}
 		switch rec.State {
@@ -139,7 +139,7 @@ func (s *Service) settleAndKeep(ctx context.Context, c Sale, charge *fees.Charge
 		return nil, Errorf(http.StatusInternalServerError, CodeInternal, "the result could not be encoded; nothing was settled"), nil
 	}
 	key := s.deliveryKey(c.Payment)
-	rec := deliveryRecord{State: deliverySettling, Payment: paymentDigest(c.Payment), Offer: c.Offer.URL, Input: c.Op.Input, Body: body,
+	rec := deliveryRecord{State: deliverySettling, Payment: paymentDigest(c.Payment), Offer: c.Offer.URL, Input: c.Op.Input(), Body: body,
 		Decision: done.Decision, ReceiptID: done.ReceiptID, Nonce: c.Payment.Nonce()}
 	if err := s.putDelivery(ctx, key, rec); err != nil {
 		charge.Abandon(ctx)

@@ -46,7 +46,7 @@ func (s *Service) Check(q CheckQuery) (*Op, *Error) {
 	if e := s.SanctionsGate(); e != nil {
 		return nil, e
 	}
-	return &Op{Route: RouteCheck, Input: fingerprint(q.Name, q.Address, q.Domain), Work: func(ctx context.Context) (Done, *Error) {
+	return &Op{Route: RouteCheck, Input: func() string { return fingerprint(q.Name, q.Address, q.Domain) }, Work: func(ctx context.Context) (Done, *Error) {
 		res, err := s.o.Checker.Check(ctx, q)
 		if err != nil {
 			s.o.Logger.Error("check failed", "err", err)
@@ -66,7 +66,7 @@ func (s *Service) Preflight(body []byte) (*Op, *Error) {
 	if e := s.SanctionsGate(); e != nil {
 		return nil, e
 	}
-	return &Op{Route: RoutePreflight, Input: fingerprintBody(body), Work: func(ctx context.Context) (Done, *Error) {
+	return &Op{Route: RoutePreflight, Input: func() string { return fingerprintBody(body) }, Work: func(ctx context.Context) (Done, *Error) {
 		d, err := s.o.Preflight.Decide(ctx, input)
 		if err != nil {
 			if errors.Is(err, receipts.ErrSigningUnavailable) {
@@ -99,7 +99,7 @@ func (s *Service) Endpoint(ctx context.Context, rawURL, method string, methodGiv
 	if e != nil {
 		return nil, e
 	}
-	return &Op{Route: RouteEndpoint, Input: fingerprint(target, method), Work: func(context.Context) (Done, *Error) {
+	return &Op{Route: RouteEndpoint, Input: func() string { return fingerprint(target, method) }, Work: func(context.Context) (Done, *Error) {
 		result.DataAsOf = s.DataAsOf()
 		return Done{Body: result}, nil
 	}}, nil

@@ -28,7 +28,9 @@ type Done struct {
 type Op struct {
 	Route Route
 	Work  Work
-	Input string
+	// Input returns the input's fingerprint. Only a paid call needs it (a trial call keeps no result), so
+	// it is computed when asked: a preflight's is a SHA-256 of the whole body.
+	Input func() string
 }
 
 // Sale is one call of a prepared operation on a channel.

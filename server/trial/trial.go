@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/payguard/payguard/store"
@@ -18,6 +19,25 @@ type Gate struct {
 	limit     int
 	retention time.Duration
 	now       func() time.Time
+	today     atomic.Pointer[utcDay] // the last day Take saw: formatted once a day, not on every call
+}
+
+// utcDay is one UTC day: its name (2006-01-02) and its bounds.
+type utcDay struct {
+	name       string
+	start, end time.Time // [start, end): 00:00 UTC of the day and of the next
+}
+
+// day is the UTC day of now and the next 00:00 UTC.
+func (g *Gate) day(now time.Time) (string, time.Time) {
+	if d := g.today.Load(); d != nil && !now.Before(d.start) && now.Before(d.end) {
+		return d.name, d.end
+	}
+	u := now.UTC()
+	start := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
+	d := &utcDay{name: u.Format("2006-01-02"), start: start, end: start.AddDate(0, 0, 1)}
+	g.today.Store(d)
+	return d.name, d.end
 }
 
 // New returns a gate allowing limit calls per client per UTC day, counters kept for retention.
@@ -45,9 +65,7 @@ func (g *Gate) Retention() time.Duration { return g.retention }
 // Take counts one trial call for client (an IP address). A store failure is an error: the caller answers
 // 503 and does not hand out free work it cannot count.
 func (g *Gate) Take(ctx context.Context, client string) (Result, error) {
-	now := g.now().UTC()
-	day := now.Format("2006-01-02")
-	reset := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	day, reset := g.day(g.now())
 	res := Result{Limit: g.limit, ResetsAt: reset}
 	if g.limit <= 0 {
 		return res, nil
@@ -73,5 +91,10 @@ func ClientKey(client string) string {
 		p, _ := a.Prefix(64)
 		return p.String()
 	}
-	return a.String()
+	// An IPv4 address already written as its key (the usual case) is used as it is, without a new string.
+	var room [len("255.255.255.255")]byte
+	if k := a.AppendTo(room[:0]); string(k) != client {
+		return string(k)
+	}
+	return client
 }

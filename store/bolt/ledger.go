@@ -33,7 +33,7 @@ func (s *Store) Reserve(ctx context.Context, budget, day string, amountMicros, c
 		return "", err
 	}
 	id := store.NewID()
-	op, err := s.reserve(ctx, budget, day, id, amountMicros, capMicros, nil, nil)
+	op, err := s.reserve(ctx, budget, day, id, amountMicros, capMicros, nil)
 	if err != nil {
 		return "", err
 	}

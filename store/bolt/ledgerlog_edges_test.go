@@ -107,7 +107,7 @@ func TestOversizedTicketIsRefusedAndHidesNothingFromReplay(t *testing.T) {
 	HoldWriter(s)
 	ctx := context.Background()
 	far := time.Now().Add(time.Hour)
-	big := []byte(`"` + strings.Repeat("x", 800<<10) + `"`) // base64 in the ticket JSON: > 1 MiB
+	big := []byte(`"` + strings.Repeat("x", 1100<<10) + `"`) // > 1 MiB in the journal record
 	for i, tk := range []store.Ticket{
 		{ID: "small-1", Key: "k1", ExpiresAt: far},
 		{ID: "big", Key: "k2", ExpiresAt: far, Option: big},

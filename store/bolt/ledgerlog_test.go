@@ -84,8 +84,27 @@ func TestReserveTicketCountsAtOnceAndIsTakenOnlyWhenDurable(t *testing.T) {
 	}
 }
 
-// writeJournal writes framed records of ops (and then tail, raw bytes) to journal i of the store at path.
+// writeJournal writes framed records of ops in the binary form (and then tail, raw bytes) to journal i of
+// the store at path.
 func writeJournal(t *testing.T, path string, i int, tail []byte, ops ...ledgerOp) {
+	t.Helper()
+	var data []byte
+	var enc recordEncoder
+	for _, op := range ops {
+		rec, err := enc.record(&op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, rec...)
+	}
+	if err := os.WriteFile(journalPath(path, i), append(data, tail...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeJSONJournal writes framed records of ops in the JSON form of journals written before the binary one
+// (a journal left by an older payguard).
+func writeJSONJournal(t *testing.T, path string, i int, tail []byte, ops ...jsonRecord) {
 	t.Helper()
 	var data []byte
 	for _, op := range ops {
@@ -101,8 +120,15 @@ func writeJournal(t *testing.T, path string, i int, tail []byte, ops ...ledgerOp
 }
 
 // Open replays the journals in sequence order across both files, skips what the file already has, stops at
-// a torn or damaged record, and leaves the journals empty.
+// a torn or damaged record, and leaves the journals empty: journals of the binary form, of the JSON form an
+// older payguard wrote (killed, then upgraded), and one of each.
 func TestJournalReplay(t *testing.T) {
+	for _, form := range []string{"binary", "json", "mixed"} {
+		t.Run(form, func(t *testing.T) { testJournalReplay(t, form) })
+	}
+}
+
+func testJournalReplay(t *testing.T, form string) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	ctx := context.Background()
 	s := openLog(t, path)
@@ -113,17 +139,44 @@ func TestJournalReplay(t *testing.T) {
 	s.Close()
 
 	exp := time.Now().Add(time.Hour).UTC()
-	tv, _ := json.Marshal(store.Ticket{ID: "tkt_r", Key: "replayed", ReservationID: "r1", Budget: "agent", Day: logDay, AmountMicros: 20, ExpiresAt: exp})
-	good := frame([]byte(`{"seq":9,"kind":"reserve","budget":"agent","day":"` + logDay + `","id":"r9","amount":1000}`))
+	tk := store.Ticket{ID: "tkt_r", Key: "replayed", Option: []byte(`{"scheme":"exact"}`), ReservationID: "r1", ReceiptID: "rcpt_1",
+		Budget: "agent", Day: logDay, AmountMicros: 20, ExpiresAt: exp}
+	tv, _ := json.Marshal(tk)
+	ops := []ledgerOp{
+		{Seq: 1, Kind: opReserve, Budget: "agent", Day: logDay, ID: applied, Amount: 5},
+		{Seq: 2, Kind: opReserve, Budget: "agent", Day: logDay, ID: "r1", Amount: 20, ticket: &tk},
+		{Seq: 3, Kind: opCommit, Budget: "agent", Day: logDay, ID: "r1"},
+		{Seq: 4, Kind: opReserve, Budget: "agent", Day: logDay, ID: "r2", Amount: 30},
+	}
+	asJSON := func(op ledgerOp) jsonRecord {
+		j := jsonRecord{Seq: op.Seq, Kind: op.Kind, Budget: op.Budget, Day: op.Day, ID: op.ID, Amount: op.Amount}
+		if op.ticket != nil {
+			j.Ticket = tv
+		}
+		return j
+	}
+	var good []byte
+	if form == "binary" {
+		var enc recordEncoder
+		rec, _ := enc.record(&ledgerOp{Seq: 9, Kind: opReserve, Budget: "agent", Day: logDay, ID: "r9", Amount: 1000})
+		good = append(good, rec...)
+	} else {
+		good = frame([]byte(`{"seq":9,"kind":"reserve","budget":"agent","day":"` + logDay + `","id":"r9","amount":1000}`))
+	}
 	damaged := append([]byte(nil), good...)
 	damaged[len(damaged)-3] ^= 0xff // payload changed under its CRC
 	// Journal 1 holds the older records: the replay must order by sequence, not by file.
-	writeJournal(t, path, 1, nil,
-		ledgerOp{Seq: 1, Kind: opReserve, Budget: "agent", Day: logDay, ID: applied, Amount: 5},
-		ledgerOp{Seq: 2, Kind: opReserve, Budget: "agent", Day: logDay, ID: "r1", Amount: 20, Ticket: tv})
-	writeJournal(t, path, 0, damaged,
-		ledgerOp{Seq: 3, Kind: opCommit, Budget: "agent", Day: logDay, ID: "r1"},
-		ledgerOp{Seq: 4, Kind: opReserve, Budget: "agent", Day: logDay, ID: "r2", Amount: 30})
+	switch form {
+	case "binary":
+		writeJournal(t, path, 1, nil, ops[0], ops[1])
+		writeJournal(t, path, 0, damaged, ops[2], ops[3])
+	case "json":
+		writeJSONJournal(t, path, 1, nil, asJSON(ops[0]), asJSON(ops[1]))
+		writeJSONJournal(t, path, 0, damaged, asJSON(ops[2]), asJSON(ops[3]))
+	case "mixed":
+		writeJSONJournal(t, path, 1, nil, asJSON(ops[0]), asJSON(ops[1]))
+		writeJournal(t, path, 0, damaged, ops[2], ops[3])
+	}
 
 	s = openLog(t, path)
 	defer s.Close()
@@ -131,8 +184,13 @@ func TestJournalReplay(t *testing.T) {
 	if st, err := s.State(ctx, "agent", logDay); err != nil || st.Spent != 20 || st.Reserved != 35 {
 		t.Fatalf("State after the replay = %+v, %v; want spent 20, reserved 35", st, err)
 	}
-	if tk, err := s.TakeTicket(ctx, "replayed", time.Now()); err != nil || tk.ID != "tkt_r" {
-		t.Fatalf("replayed ticket = %+v, %v", tk, err)
+	got, err := s.TakeTicket(ctx, "replayed", time.Now())
+	want := tk
+	want.Used = true
+	if err != nil || got.ID != want.ID || got.Key != want.Key || string(got.Option) != string(want.Option) ||
+		got.ReservationID != want.ReservationID || got.ReceiptID != want.ReceiptID || got.Budget != want.Budget ||
+		got.Day != want.Day || got.AmountMicros != want.AmountMicros || !got.ExpiresAt.Equal(want.ExpiresAt) || !got.Used {
+		t.Fatalf("replayed ticket = %+v, %v; want %+v", got, err, want)
 	}
 	for i := range 2 {
 		if fi, err := os.Stat(journalPath(path, i)); err != nil || fi.Size() != 0 {
@@ -141,7 +199,9 @@ func TestJournalReplay(t *testing.T) {
 	}
 	// A half-written record alone (the usual torn tail) is ignored too.
 	s.Close()
-	writeJournal(t, path, 0, good[:len(good)-4])
+	if err := os.WriteFile(journalPath(path, 0), good[:len(good)-4], 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s = openLog(t, path)
 	if st, err := s.State(ctx, "agent", logDay); err != nil || st.Reserved != 35 {
 		t.Fatalf("State after replaying a torn record = %+v, %v; want reserved 35", st, err)
@@ -149,13 +209,37 @@ func TestJournalReplay(t *testing.T) {
 }
 
 // A record of an operation this version does not know stops Open with a clear error instead of being
-// dropped.
+// dropped: in the JSON form, a kind it does not know; in the binary form, a kind code it does not know, or
+// a form byte it does not know (both whole records under a good CRC).
 func TestJournalUnknownOperation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	openLog(t, path).Close()
-	writeJournal(t, path, 0, nil, ledgerOp{Seq: 1, Kind: "refund", Budget: "agent", Day: logDay, ID: "x"})
+	writeJSONJournal(t, path, 0, nil, jsonRecord{Seq: 1, Kind: "refund", Budget: "agent", Day: logDay, ID: "x"})
 	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), `unknown operation "refund"`) {
 		t.Fatalf("Open with an unknown journal operation: %v", err)
+	}
+	var enc recordEncoder
+	rec, err := enc.record(&ledgerOp{Seq: 1, Kind: opCommit, Budget: "agent", Day: logDay, ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := append([]byte(nil), rec[8:]...)
+	payload[1] = 99 // a kind code from a newer version
+	if err := os.WriteFile(journalPath(path, 0), frame(payload), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), `unknown operation "code 99"`) {
+		t.Fatalf("Open with an unknown kind code: %v", err)
+	}
+	payload[0] = 0x02 // a record form from a newer version
+	if err := os.WriteFile(journalPath(path, 0), frame(payload), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), "form this version does not know") {
+		t.Fatalf("Open with an unknown record form: %v", err)
+	}
+	if _, err := enc.record(&ledgerOp{Seq: 1, Kind: "refund"}); err == nil {
+		t.Fatal("an operation of an unknown kind was encoded")
 	}
 }
 
@@ -271,15 +355,21 @@ func TestReserveTicketWaitsWhenTheQueueIsFull(t *testing.T) {
 	}
 }
 
-// A journal record reads back as the operation it was written from, ticket included.
+// A journal record reads back as the operation it was written from, ticket included, whatever the record
+// before it left in the encoder's buffer; a record cut anywhere, or with a field's length past its end, reads
+// as nothing (a torn tail).
 func TestJournalRecordRoundTrip(t *testing.T) {
-	tv, _ := json.Marshal(store.Ticket{ID: "tkt_1", Key: "GET https://seller.example/a \"q\"", Option: []byte(`{"a":1}`), ExpiresAt: time.Unix(1, 0).UTC()})
+	tk := store.Ticket{ID: "tkt_1", Key: "GET https://seller.example/a \"q\"", Option: []byte(`{"a":1}`), ReservationID: "r1",
+		ReceiptID: "rcpt", HoldID: "hold", Budget: "agent \"x\"", Day: logDay, AmountMicros: 5, ExpiresAt: time.Unix(1, 7).UTC()}
 	for _, op := range []*ledgerOp{
-		{Seq: 7, Kind: opReserve, Budget: "agent \"x\"", Day: logDay, ID: "r1", Amount: 5, Ticket: tv},
+		{Seq: 7, Kind: opReserve, Budget: "agent \"x\"", Day: logDay, ID: "r1", Amount: 5, ticket: &tk},
 		{Seq: 8, Kind: opCommit, Budget: "agent", Day: logDay, ID: "r1"},
+		{Seq: 9, Kind: opSettle, Budget: "agent", Day: logDay, ID: "r1", Amount: 0},
+		{Seq: 1 << 40, Kind: opTrial, Day: logDay, ID: "10.0.0.1", Amount: 3, Expires: -5},
 	} {
 		var enc recordEncoder
-		if _, err := enc.record(&ledgerOp{Seq: 1, Kind: opCommit, Budget: "a much longer budget name that grows the buffer", Day: logDay, ID: "r0"}); err != nil {
+		if _, err := enc.record(&ledgerOp{Seq: 1, Kind: opCommit, Budget: "a much longer budget name that grows the buffer", Day: logDay, ID: "r0",
+			ticket: &store.Ticket{ID: "long", Key: strings.Repeat("k", 300), Option: bytes.Repeat([]byte("o"), 500)}}); err != nil {
 			t.Fatal(err) // a longer record first: the buffer it leaves must not show through
 		}
 		rec, err := enc.record(op)
@@ -292,12 +382,28 @@ func TestJournalRecordRoundTrip(t *testing.T) {
 		}
 		got := readJournal(rec)
 		if len(got) != 1 {
-			t.Fatalf("record %s read back as %d operations", payload, len(got))
+			t.Fatalf("record %q read back as %d operations", payload, len(got))
 		}
 		g := got[0]
 		if g.Seq != op.Seq || g.Kind != op.Kind || g.Budget != op.Budget || g.Day != op.Day || g.ID != op.ID ||
-			g.Amount != op.Amount || string(g.Ticket) != string(op.Ticket) {
-			t.Fatalf("record %s read back as %+v, want %+v", payload, g, op)
+			g.Amount != op.Amount || g.Expires != op.Expires || g.bad != nil || (g.ticket == nil) != (op.ticket == nil) {
+			t.Fatalf("record %q read back as %+v, want %+v", payload, g, op)
+		}
+		if op.ticket != nil {
+			if gt, wt := *g.ticket, *op.ticket; gt.ID != wt.ID || gt.Key != wt.Key || string(gt.Option) != string(wt.Option) ||
+				gt.ReservationID != wt.ReservationID || gt.ReceiptID != wt.ReceiptID || gt.HoldID != wt.HoldID ||
+				gt.Budget != wt.Budget || gt.Day != wt.Day || gt.AmountMicros != wt.AmountMicros || !gt.ExpiresAt.Equal(wt.ExpiresAt) {
+				t.Fatalf("ticket read back as %+v, want %+v", gt, wt)
+			}
+		}
+		// Cut short under a CRC that matches what is left: malformed, not an operation.
+		for n := 0; n < len(payload); n++ {
+			if op.ticket != nil && n >= len(payload)-len(op.ticket.Option) {
+				break // a cut inside the option leaves a shorter option, which the CRC alone guards
+			}
+			if ops := readJournal(frame(payload[:n])); len(ops) != 0 && ops[0].bad == nil {
+				t.Fatalf("the record cut to %d bytes read back as %+v", n, ops[0])
+			}
 		}
 	}
 }
@@ -325,5 +431,49 @@ func TestJournalReplaysSettle(t *testing.T) {
 	defer s.Close()
 	if st, err := s.State(ctx, "agent", logDay); err != nil || st.Spent != 170 || st.Reserved != 0 {
 		t.Fatalf("State after the replay = %+v, %v; want spent 170 (70 settled + 100 whole), reserved 0", st, err)
+	}
+}
+
+// A ticket id is refused while its ticket is queued or in the file, whichever side of maxTicketID (the id
+// above which no read is made) it falls: the highest id in the file after a restart, an id below it in the
+// file, an id below it still queued, and one just applied.
+func TestTicketIDConflictsAroundTheFastPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	ctx := context.Background()
+	s := openLog(t, path)
+	far := time.Now().Add(time.Hour)
+	for _, id := range []string{"tkt_b", "tkt_d"} {
+		if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: id, Key: "k-" + id, ExpiresAt: far}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s = openLog(t, path)
+	defer s.Close()
+	conflict := func(id string) {
+		t.Helper()
+		if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: id, Key: "other", ExpiresAt: far}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("ReserveTicket with the id %s held: %v, want ErrConflict", id, err)
+		}
+	}
+	conflict("tkt_d") // the file's highest id, read at Open
+	conflict("tkt_b") // below it, in the file
+	release := holdCommits(t, s)
+	defer release() // before Close, should a check fail
+	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: "tkt_c", Key: "k-c", ExpiresAt: far}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: "tkt_z", Key: "k-z", ExpiresAt: far}); err != nil {
+		t.Fatal(err)
+	}
+	conflict("tkt_c") // queued, below the highest
+	conflict("tkt_z") // queued, the highest
+	release()
+	if err := s.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conflict("tkt_z") // applied: in the file now
+	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{ID: "tkt_a", Key: "k-a", ExpiresAt: far}); err != nil {
+		t.Fatalf("a free id below the highest: %v", err)
 	}
 }

@@ -57,12 +57,8 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 		return store.Ticket{}, err
 	}
 	t.ExpiresAt = t.ExpiresAt.UTC()
-	v, err := json.Marshal(t) // the journal's form; the file keeps the compact one (ticketcodec.go)
-	if err != nil {
-		return store.Ticket{}, err
-	}
-	stored := t
-	if _, err := s.reserve(ctx, budget, day, t.ReservationID, amountMicros, capMicros, &stored, v); err != nil {
+	stored := t // the applier's, until the next commit; the caller's t may change
+	if _, err := s.reserve(ctx, budget, day, t.ReservationID, amountMicros, capMicros, &stored); err != nil {
 		return store.Ticket{}, err
 	}
 	return t, nil

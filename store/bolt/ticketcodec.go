@@ -5,7 +5,6 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"go.etcd.io/bbolt"
 
@@ -26,14 +25,6 @@ func decodeTicket(key string, v []byte, perKey *bbolt.Bucket) (store.Ticket, err
 		shared = func() []byte { return perKey.Get(optionKey) }
 	}
 	return store.DecodeTicket(key, v, shared)
-}
-
-// decodeJournalTicket reads a journaled ticket (ledgerlog.go): the journal is JSON, and keeps a ticket in
-// its JSON form (with its key), which lives only until the next group commit.
-func decodeJournalTicket(v []byte) (store.Ticket, error) {
-	var t store.Ticket
-	err := json.Unmarshal(v, &t)
-	return t, err
 }
 
 // putTicketEntry stores t as the next entry of perKey: with the bucket's shared option when t's is the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/payguard/payguard/store"
@@ -37,9 +36,9 @@ func (s *Store) ReserveTicketAhead(ctx context.Context, budget, day, host string
 	if err != nil {
 		return store.Ahead{}, err
 	}
-	keys = append(keys, s.alarmKeys()[0])
+	keys = append(keys, s.alarmsK)
 	args = append(args, host)
-	res, err := s.run(ctx, reserveTicketAheadScript, keys, args...).Slice()
+	res, err := s.runOwned(ctx, reserveTicketAheadScript, keys, args).Slice()
 	if err != nil {
 		return store.Ahead{}, fmt.Errorf("store/redis: reserve in budget %s on %s: %w", budget, day, s.lost(err))
 	}
@@ -81,13 +80,17 @@ func (s *Store) ticketArgs(budget, day string, amountMicros, capMicros int64, t 
 	t.ExpiresAt = t.ExpiresAt.UTC()
 	now := s.now()
 	ttl := max(t.ExpiresAt.Sub(now), 0) + ticketGrace
-	keys := append(s.ledgerKeys(budget, day),
+	// Room for the alarms key (ReserveTicketAhead) and the epoch's key (run), so neither copies the slice.
+	keys := make([]string, 0, 8)
+	keys = append(keys, s.ledgerKey(budget, day), s.key("lease:", day, ":", budget),
 		s.key("tq:", t.Key), s.key("topt:", t.Key), s.tidBucket(t.ID), s.key("tid:", t.ID))
-	entry := append([]byte(sortable(t.ExpiresAt)), store.EncodeTicket(&t, true)...)
-	args := []any{strconv.FormatInt(amountMicros, 10), strconv.FormatInt(-amountMicros, 10),
-		strconv.FormatInt(capMicros, 10), t.ReservationID, millis(LedgerRetention), unixMillis(now),
-		unixMillis(t.ExpiresAt.Add(store.TicketReleaseGrace)),
-		entry, t.ID, []byte(t.Option), millis(ttl), unixMillis(now.Add(ttl)),
-		sortable(now.Add(-store.TicketReleaseGrace))}
+	entry := appendSortable(make([]byte, 0, 20+store.TicketSizeMax(&t)), t.ExpiresAt)
+	entry = store.AppendTicket(entry, &t, true)
+	// Numbers as int64: go-redis writes them in decimal as strconv would, without a string of their own.
+	args := make([]any, 0, 15)
+	args = append(args, amountMicros, -amountMicros, capMicros, t.ReservationID, millis(LedgerRetention),
+		unixMillisInt(now), unixMillisInt(t.ExpiresAt.Add(store.TicketReleaseGrace)),
+		entry, t.ID, []byte(t.Option), millis(ttl), unixMillisInt(now.Add(ttl)),
+		sortable(now.Add(-store.TicketReleaseGrace)))
 	return t, keys, args, nil
 }

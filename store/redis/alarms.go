@@ -42,7 +42,7 @@ return redis.call('HDEL', KEYS[1], ARGV[1])
 // listAlarmsScript: KEYS alarms hash. Every alarm's JSON (at most store.MaxAlarms).
 var listAlarmsScript = guarded(`return redis.call('HVALS', KEYS[1])`)
 
-func (s *Store) alarmKeys() []string { return []string{s.key("alarms"), s.key("alarms:at")} }
+func (s *Store) alarmKeys() []string { return []string{s.alarmsK, s.alarmsAtK} }
 
 // RaiseAlarm implements store.Alarms in one script.
 func (s *Store) RaiseAlarm(ctx context.Context, a store.Alarm) error {

@@ -36,13 +36,19 @@ end
 // guarded is a script whose body runs only while the epoch is the one this store opened with.
 func guarded(body string) *goredis.Script { return goredis.NewScript(epochGuard + body) }
 
-func (s *Store) epochKey() string { return s.key("epoch") }
+func (s *Store) epochKey() string { return s.epochK }
 
 // run runs a guarded script with the epoch key and value appended.
 func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, args ...any) *goredis.Cmd {
 	keys = append(keys[:len(keys):len(keys)], s.epochKey())
 	args = append(args[:len(args):len(args)], s.epoch)
 	return sc.Run(ctx, s.rdb, keys, args...)
+}
+
+// runOwned is run for keys and args the caller made for this call alone: the epoch's key and value are
+// appended in place (in the room left for them) instead of to copies.
+func (s *Store) runOwned(ctx context.Context, sc *goredis.Script, keys []string, args []any) *goredis.Cmd {
+	return sc.Run(ctx, s.rdb, append(keys, s.epochKey()), append(args, s.epoch)...)
 }
 
 // lost maps the guard's reply to store.ErrLedgerLost and passes every other error through.

@@ -143,8 +143,11 @@ func (s *Store) ledgerKeys(budget, day string) []string {
 }
 
 // unixMillis is t in whole unix milliseconds, rounded up, as a decimal string.
-func unixMillis(t time.Time) string {
-	return strconv.FormatInt((t.UnixNano()+int64(time.Millisecond)-1)/int64(time.Millisecond), 10)
+func unixMillis(t time.Time) string { return strconv.FormatInt(unixMillisInt(t), 10) }
+
+// unixMillisInt is t in whole unix milliseconds, rounded up.
+func unixMillisInt(t time.Time) int64 {
+	return (t.UnixNano() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
 }
 
 // Reserve implements store.Ledger in one script.

@@ -149,7 +149,7 @@ return false
 
 // tidBucket is the tids: hash that holds id.
 func (s *Store) tidBucket(id string) string {
-	return s.key("tids:", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(id))%tidBuckets), 16))
+	return s.tids[crc32.ChecksumIEEE([]byte(id))%tidBuckets]
 }
 
 // ReserveTicket implements store.Tickets: the leased reservation and the ticket in one script.
@@ -158,7 +158,7 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 	if err != nil {
 		return store.Ticket{}, err
 	}
-	res, err := s.run(ctx, reserveTicketScript, keys, args...).Slice()
+	res, err := s.runOwned(ctx, reserveTicketScript, keys, args).Slice()
 	err = s.reserveReply(res, err, budget, day, amountMicros, capMicros)
 	if errors.Is(err, store.ErrConflict) {
 		return store.Ticket{}, fmt.Errorf("%w: ticket %s already exists", store.ErrConflict, t.ID)

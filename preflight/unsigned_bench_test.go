@@ -1,0 +1,81 @@
+//go:build unix
+
+package preflight
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/payguard/payguard/index"
+	"github.com/payguard/payguard/internal/benchcpu"
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/screening/domain"
+	"github.com/payguard/payguard/screening/sanctions"
+	"github.com/payguard/payguard/store"
+	"github.com/payguard/payguard/store/memory"
+	"github.com/payguard/payguard/x402"
+)
+
+// proxyBenchChallenge is the v2 402 the proxy's end-to-end 402 bench decides (proxy-bench's upstream, the
+// official npm seller's field order): one exact option on Base Sepolia USDC.
+const proxyBenchChallenge = `{"x402Version":2,"error":"Payment required","resource":{"url":"http://127.0.0.1:18080/402",` +
+	`"description":"Weather report (proxy-bench upstream)","mimeType":"application/json"},` +
+	`"accepts":[{"scheme":"exact","network":"eip155:84532","amount":"10000",` +
+	`"asset":"0x036CbD53842c5426634e7929541eC2318f3dCF7e","payTo":"0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E",` +
+	`"maxTimeoutSeconds":60,"extra":{"name":"USDC","version":"2"}}]}`
+
+// BenchmarkDecideUnsigned402 is the engine's part of the proxy's decided 402 alone (issue 36): DecideUnsigned
+// of the input the proxy builds for an allowed v2 challenge (resource URL and method, the ledger's spend,
+// the agent and rule set hash), with what the proxy decides with: the rules the end-to-end bench gives
+// (Base Sepolia allowed, a large cap), a loaded sanctions list (the real index, a small list), the offline
+// domain checker's answer (unknown), and the Endpoint Index through a warm index.Cache holding the
+// endpoint's observation and its site's payee record, as the proxy's Index writer leaves them. No
+// signature: an allowed 402 is released with its receipt id alone.
+func BenchmarkDecideUnsigned402(b *testing.B) {
+	e, in := unsigned402(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	start := benchcpu.Now()
+	for b.Loop() {
+		res, err := e.DecideUnsigned(ctx, in)
+		if err != nil || res.Decision != "allow" {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+	benchcpu.Report(b, start)
+}
+
+// unsigned402 is BenchmarkDecideUnsigned402's engine and input (also checked by TestUnsigned402Bench).
+func unsigned402(t testing.TB) (*Engine, *Input) {
+	t.Helper()
+	pr, err := x402.ParsePaymentRequired([]byte(proxyBenchChallenge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const url = "http://127.0.0.1:18080/402"
+	list, err := sanctions.LoadDir("../screening/sanctions/testdata/basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now() // the index.Cache reads its own clock: its entries must be fresh for it
+	st := memory.New()
+	o := index.FromChallenge(url, "GET", pr, now.Add(-time.Minute))
+	if err := st.PutObservation(context.Background(), o, store.Retention{}); err != nil {
+		t.Fatal(err)
+	}
+	site, entries := index.SitePayeesOf(o)
+	for _, p := range entries {
+		if err := st.PutSitePayee(context.Background(), site, p, store.Retention{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rules := policy.DefaultRules()
+	rules.AllowedNetworks = []string{"eip155:84532"}
+	rules.DailyCapUSD = 1_000_000_000 * policy.MicrosPerUSD
+	e := New(Options{Rules: rules, Sanctions: sanctions.NewScreener(list), Domains: domain.New(domain.Options{Offline: true}), Signer: testKeys(t),
+		Now: func() time.Time { return now }, Index: index.NewCache(st, time.Hour), IndexMaxAge: 30 * 24 * time.Hour})
+	in := &Input{Challenge: pr, ResourceURL: url, ResourceMethod: "GET",
+		Context: &Context{SpentTodayUSD: 123_450_000, AgentID: "default", ConfigSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
+	return e, in
+}
