@@ -26,8 +26,9 @@ const (
 
 // WriterOptions configure a Writer.
 type WriterOptions struct {
-	// Queue bounds the observations waiting to be written; when it is full an observation is dropped and
-	// counted, never waited for (default DefaultQueue).
+	// Queue bounds the observations waiting for the writer to take them (it may hold as many more while it
+	// writes them); when it is full an observation is dropped and counted, never waited for (default
+	// DefaultQueue).
 	Queue int
 	// Keep is the retention every write enforces.
 	Keep store.Retention
@@ -48,8 +49,9 @@ type WriterOptions struct {
 	// takes the next one (default DefaultGather; negative: not at all). Why: the writer goroutine blocked on
 	// an empty queue is woken by every Observe, and on the proxy's 402 path that was one goroutine handoff
 	// per decided 402 (a wake-up of another thread, and the writer's run competing with the request's next
-	// steps for the CPU). While the writer sleeps, Observe's send into the buffered queue wakes nobody, so
-	// under a steady stream it wakes about once per Gather instead of once per 402. The first observation
+	// steps for the CPU). While the writer sleeps, Observe's append to the queue wakes nobody (only the first
+	// observation into an empty queue kicks, into a one-slot channel no one waits on meanwhile), so under a
+	// steady stream it wakes about once per Gather instead of once per 402. The first observation
 	// after a quiet spell is still taken at once. An observation reaches the store at most Gather later;
 	// Close cuts the wait short.
 	Gather time.Duration
@@ -64,12 +66,19 @@ type Writer struct {
 	categories store.CategoryPrices
 	sitePayees store.SitePayees
 
-	keep    store.Retention
-	queue   chan store.Observation
-	log     *slog.Logger
-	done    chan struct{}
-	mu      sync.RWMutex // Observe holds it shared; Close exclusively, so no send races the channel's close
+	keep store.Retention
+	log  *slog.Logger
+	done chan struct{}
+	// The queue: observations not yet taken by the writer goroutine. A slice that grows to the largest burst
+	// rather than a channel of Queue observations: a channel's buffer is one object the collector scans whole
+	// at every cycle, full or empty (4,096 × 208 bytes of pointer-holding Observations, ~16% of the proxy's
+	// scannable heap), while these two arrays stay as small as what gathers between batches.
+	mu      sync.Mutex
+	pending []store.Observation // appended to by Observe, taken whole by the writer
+	spare   []store.Observation // the array taken last, for the next swap (the writer goroutine's alone)
+	limit   int                 // WriterOptions.Queue: past it Observe drops
 	closed  bool
+	kick    chan struct{} // one slot: Observe's first observation into an empty queue wakes a waiting writer
 	gather  time.Duration // WriterOptions.Gather; 0: none
 	closing chan struct{} // closed by Close: the writer stops gathering
 
@@ -132,7 +141,7 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 	case o.Gather < 0:
 		o.Gather = 0
 	}
-	w := &Writer{gather: o.Gather, closing: make(chan struct{}), st: st, keep: o.Keep, queue: make(chan store.Observation, o.Queue), log: o.Logger, done: make(chan struct{}),
+	w := &Writer{gather: o.Gather, closing: make(chan struct{}), st: st, keep: o.Keep, limit: o.Queue, kick: make(chan struct{}, 1), log: o.Logger, done: make(chan struct{}),
 		coalesce: o.Coalesce, last: map[string]*urlMemory{}, sites: map[string]lastWrite{}, writing: o.Writing,
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "payguard_index_observations_coalesced_total",
 			Help: "Endpoint observations not written because they repeated the last one of their endpoint within index.coalesce."}),
@@ -160,16 +169,25 @@ func NewWriter(st store.Endpoints, o WriterOptions) *Writer {
 // Observe queues o; when the queue is full (or the writer is closed) it drops o and counts it. It never
 // blocks on the store.
 func (w *Writer) Observe(o store.Observation) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
+	w.mu.Lock()
 	if w.closed {
+		w.mu.Unlock()
 		w.dropped.WithLabelValues("closed").Inc()
 		return
 	}
-	select {
-	case w.queue <- o:
-	default:
+	if len(w.pending) >= w.limit {
+		w.mu.Unlock()
 		w.dropped.WithLabelValues("queue_full").Inc()
+		return
+	}
+	w.pending = append(w.pending, o)
+	first := len(w.pending) == 1
+	w.mu.Unlock()
+	if first {
+		select {
+		case w.kick <- struct{}{}:
+		default: // a kick is already waiting
+		}
 	}
 }
 
@@ -179,7 +197,6 @@ func (w *Writer) Close() {
 	w.mu.Lock()
 	if !w.closed {
 		w.closed = true
-		close(w.queue)
 		close(w.closing)
 	}
 	w.mu.Unlock()
@@ -190,30 +207,52 @@ func (w *Writer) Close() {
 	}
 }
 
+// run is the writer goroutine: it waits for a kick (or Close), then takes what is queued, writes it in
+// batches of at most maxBatch, lets the next ones gather, and takes again until the queue is found empty.
 func (w *Writer) run() {
 	defer close(w.done)
-	batch := make([]store.Observation, 0, maxBatch)
 	timer := time.NewTimer(time.Hour) // wait's, reused
 	timer.Stop()
-	for o := range w.queue {
-		batch = append(batch[:0], o)
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case more, ok := <-w.queue:
-				if !ok {
-					break drain
+	for {
+		select {
+		case <-w.kick:
+		case <-w.closing:
+		}
+		for {
+			taken, closed := w.take()
+			if len(taken) == 0 {
+				if closed {
+					return
 				}
-				batch = append(batch, more)
-			default:
-				break drain
+				break
+			}
+			for len(taken) > 0 {
+				n := min(len(taken), maxBatch)
+				w.write(taken[:n])
+				taken = taken[n:]
+			}
+			if !closed {
+				w.wait(timer)
 			}
 		}
-		w.write(batch)
-		if len(batch) < maxBatch { // the queue was emptied: let the next ones gather (a full batch: more wait now)
-			w.wait(timer)
-		}
 	}
+}
+
+// take swaps the queue for the spare array and returns what it held, and whether Close was called; the
+// array returned becomes the next spare, emptied (its observations released) and dropped when a burst made
+// it large.
+func (w *Writer) take() ([]store.Observation, bool) {
+	spare := w.spare // the previous take's, written by now (spare is the writer goroutine's alone)
+	clear(spare)     // its observations released, not kept alive by the array
+	w.mu.Lock()
+	taken, closed := w.pending, w.closed
+	w.pending = spare[:0]
+	w.mu.Unlock()
+	w.spare = nil
+	if cap(taken) <= 4*maxBatch {
+		w.spare = taken
+	}
+	return taken, closed
 }
 
 // wait lets observations gather (WriterOptions.Gather) before the next batch; Close cuts it short.

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -421,5 +422,29 @@ func TestWriterGathersObservationsAfterABatch(t *testing.T) {
 	w.Close() // cuts the hour short
 	if st.wrote != 1+more || st.calls != 1+3 {
 		t.Fatalf("wrote %d observations in %d calls; want %d in 1 + 3 (batches of %d)", st.wrote, st.calls, 1+more, maxBatch)
+	}
+}
+
+// The queue holds what gathers between two batches, not Queue observations' worth of memory: a writer with
+// nothing queued holds no large array (a channel of DefaultQueue Observations was one 852 KB object the
+// collector scanned whole at every cycle), and after a burst the arrays it used are dropped, not kept.
+func TestWriterQueueHoldsOnlyWhatIsQueued(t *testing.T) {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	w := NewWriter(memory.New(), WriterOptions{Gather: -1})
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 256<<10 {
+		t.Fatalf("NewWriter allocated %d bytes; want no queue sized by DefaultQueue", got)
+	}
+	for i := range 3000 { // a burst, taken in whatever pieces
+		w.Observe(store.Observation{URL: fmt.Sprintf("https://seller.example/api/%d", i), Method: "GET",
+			ObservedAt: t0, Source: store.SourceChallenge, Status: 402})
+	}
+	w.Close()
+	if cap(w.pending) > 4*maxBatch || cap(w.spare) > 4*maxBatch {
+		t.Fatalf("after the burst the queue keeps arrays of %d and %d observations; want at most %d", cap(w.pending), cap(w.spare), 4*maxBatch)
+	}
+	if got := value(t, w.written.WithLabelValues(store.SourceChallenge)); got != 3000 {
+		t.Fatalf("written %v of 3000", got)
 	}
 }
