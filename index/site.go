@@ -115,19 +115,20 @@ func SiteChange(site string, entries []store.SitePayee, network, asset, payTo st
 		}
 		judgedFrom = mine.FirstAt
 	}
-	c := &SitePayeeChange{Site: site}
+	var others []string // the change is made only when payTo is new (the common answer is nil)
+	var since time.Time
 	for _, e := range rest {
 		if !e.FirstAt.Before(judgedFrom) {
 			continue // named no earlier than payTo: not a history payTo departs from
 		}
-		c.Others = addSorted(c.Others, e.PayTo)
-		if c.Since.IsZero() || e.FirstAt.Before(c.Since) {
-			c.Since = e.FirstAt.UTC()
+		others = addSorted(others, e.PayTo)
+		if since.IsZero() || e.FirstAt.Before(since) {
+			since = e.FirstAt.UTC()
 		}
 	}
-	if len(c.Others) == 0 {
+	if len(others) == 0 {
 		return nil
 	}
-	sort.Strings(c.Others)
-	return c
+	sort.Strings(others)
+	return &SitePayeeChange{Site: site, Others: others, Since: since}
 }

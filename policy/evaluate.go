@@ -13,7 +13,7 @@ type optionVerdict struct {
 }
 
 // judgeOption applies the per-option rules. Order here is the order reasons are listed in.
-func judgeOption(o Option, r *Rules) optionVerdict {
+func judgeOption(o Option, r *Rules, l *Lists) optionVerdict {
 	var v optionVerdict
 	add := func(x Reason) {
 		for _, have := range v.reasons {
@@ -57,9 +57,9 @@ func judgeOption(o Option, r *Rules) optionVerdict {
 	if o.Priced() && o.USD > r.MaxPerPaymentUSD {
 		add(reasonAboveMax(amountWord(o), o.USD, r.MaxPerPaymentUSD))
 	}
-	if payeeListed(o.PayTo, r.PayToBlocklist) {
+	if payeeBlockedBy(o.PayTo, r, l) {
 		add(reasonPayToBlocked(o.PayTo))
-	} else if r.StrictAllowlist && len(r.PayToAllowlist) > 0 && o.PayTo != "" && !payeeListed(o.PayTo, r.PayToAllowlist) {
+	} else if r.StrictAllowlist && len(r.PayToAllowlist) > 0 && o.PayTo != "" && !payeeAllowedBy(o.PayTo, r, l) {
 		// A blocklisted payee is not also reported as unapproved: the block says it all.
 		add(reasonPayToNotAllowlisted(o.PayTo))
 	}
@@ -90,8 +90,9 @@ func choose(f Facts) (chosen, rejected int, best optionVerdict) {
 		opts = opts[:MaxOptions]
 	}
 	chosen, rejected = -1, -1
+	l := f.lists()
 	for i, o := range opts {
-		v := judgeOption(o, &f.Rules)
+		v := judgeOption(o, &f.Rules, l)
 		if len(v.reasons) == 0 {
 			if chosen < 0 || o.USD < opts[chosen].USD {
 				chosen = i
@@ -132,8 +133,9 @@ func Evaluate(f Facts) Outcome {
 	var reasons []Reason
 
 	domain := f.MerchantDomain
-	domainBlocked := domainListed(domain, r.DomainBlocklist)
-	domainAllowed := !domainBlocked && domainListed(domain, r.DomainAllowlist)
+	l := f.lists()
+	domainBlocked := domainBlockedBy(domain, r, l)
+	domainAllowed := !domainBlocked && domainAllowedBy(domain, r, l)
 	switch {
 	case domain == "":
 		reasons = append(reasons, reasonNoMerchantDomain())

@@ -22,6 +22,9 @@ type Facts struct {
 	Index IndexFacts
 	// Rules are the effective rules (the deployment's, overlaid by the request's).
 	Rules Rules
+	// Lists, when set, are Rules' lists prepared once (Rules.Lists); lists made from other rules are not
+	// used (each list is then compared entry by entry).
+	Lists *Lists
 }
 
 // AmountProblem says why an option's amount could not be read.

@@ -396,7 +396,7 @@ func FuzzEvaluate(f *testing.F) {
 		if out.Chosen >= 0 {
 			// The chosen option is acceptable, or it is the held option a person approves (SPEC §4.2): its
 			// own reasons, if any, are holds, and the outcome is then never allow.
-			for _, r := range judgeOption(facts.Options[out.Chosen], &facts.Rules).reasons {
+			for _, r := range judgeOption(facts.Options[out.Chosen], &facts.Rules, nil).reasons {
 				if r.Decision != Hold || out.Decision == Allow {
 					t.Fatalf("chosen option has its own reason %q, outcome %s", r, out.Decision)
 				}

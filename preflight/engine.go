@@ -44,17 +44,18 @@ type Options struct {
 
 // Engine decides preflight inputs. It is safe for concurrent use.
 type Engine struct {
-	opts Options
-	asOf timefmt.RFC3339 // the receipt's data_as_of, formatted once per list
-	ts   timefmt.Seconds // the receipt's ts, formatted once per second
+	opts  Options
+	lists *policy.Lists   // opts.Rules' lists prepared once: a decision on the deployment's rules uses them
+	asOf  timefmt.RFC3339 // the receipt's data_as_of, formatted once per list
+	ts    timefmt.Seconds // the receipt's ts, formatted once per second
 }
 
-// New returns an Engine.
+// New returns an Engine. Its rules are not changed once given (their lists are prepared here).
 func New(opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Engine{opts: opts}
+	return &Engine{opts: opts, lists: opts.Rules.Lists()}
 }
 
 // DataUnknown is data_as_of when no sanctions list is loaded.
@@ -365,7 +366,9 @@ func (e *Engine) evaluate(ctx context.Context, in *Input, now time.Time, b *resu
 			}
 		}()
 	}
-	f = policy.Facts{Rules: rules, MerchantDomain: in.MerchantDomain()}
+	// The prepared lists are used only while they are rules' own (policy.Facts.Lists): a request's patch
+	// that changes a list is compared entry by entry.
+	f = policy.Facts{Rules: rules, Lists: e.lists, MerchantDomain: in.MerchantDomain()}
 	if in.Challenge != nil {
 		f.Options = make([]policy.Option, 0, len(in.Challenge.Accepts))
 		for i := range in.Challenge.Accepts {

@@ -4,6 +4,7 @@ package preflight
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -78,4 +79,44 @@ func unsigned402(t testing.TB) (*Engine, *Input) {
 	in := &Input{Challenge: pr, ResourceURL: url, ResourceMethod: "GET",
 		Context: &Context{SpentTodayUSD: 123_450_000, AgentID: "default", ConfigSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
 	return e, in
+}
+
+// BenchmarkDecideUnsigned402Lists is BenchmarkDecideUnsigned402 with full rule lists (policy.MaxListEntries
+// domains and payees in each of the four lists, none matching the payee or its host): with the lists
+// prepared once per rule set (the engine's), and compared entry by entry on every decision (as a request's
+// patched lists are, and as every decision was before).
+func BenchmarkDecideUnsigned402Lists(b *testing.B) {
+	for _, prepared := range []bool{true, false} {
+		name := "prepared"
+		if !prepared {
+			name = "entry_by_entry"
+		}
+		b.Run(name, func(b *testing.B) {
+			e, in := unsigned402(b)
+			r := e.opts.Rules
+			r.DomainAllowlist, r.DomainBlocklist, r.PayToAllowlist, r.PayToBlocklist = nil, nil, nil, nil
+			for i := range policy.MaxListEntries {
+				r.DomainAllowlist = append(r.DomainAllowlist, fmt.Sprintf("Shop%d.Example.com", i))
+				r.DomainBlocklist = append(r.DomainBlocklist, fmt.Sprintf("evil%d.example", i))
+				r.PayToAllowlist = append(r.PayToAllowlist, fmt.Sprintf("0x%040X", i+1))
+				r.PayToBlocklist = append(r.PayToBlocklist, fmt.Sprintf("0x%040x", i+1000))
+			}
+			opts := e.opts
+			opts.Rules = r
+			e = New(opts)
+			if !prepared {
+				e.lists = nil
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			start := benchcpu.Now()
+			for b.Loop() {
+				res, err := e.DecideUnsigned(ctx, in)
+				if err != nil || res.Decision != "allow" {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+			benchcpu.Report(b, start)
+		})
+	}
 }

@@ -55,26 +55,42 @@ func (p *Proxy) logDecision(stage string, req *http.Request, v verdict, start ti
 		holdID = v.Hold.ID
 	}
 	p.recordDecision(stage, req, v, amount, payTo, holdID)
-	// LogAttrs, not Info's key-value list: the same line without boxing each value (issue 36's profile).
-	p.log.LogAttrs(context.Background(), slog.LevelInfo, "decision",
-		slog.String("stage", stage),
-		slog.String("decision", v.Decision),
-		slog.String("agent", agent),
-		slog.String("shadow", v.Shadow), // shadow.go: "would_block" / "would_hold" when report mode let it through
-		slog.Any("reasons", v.Reasons),
-		slog.String("reason_class", v.Class),
-		slog.String("method", req.Method),
-		slog.String("host", req.URL.Host),
-		slog.String("path", req.URL.Path),
-		slog.String("amount_usd", amount),
-		slog.String("pay_to", payTo),
-		slog.String("amount_atomic", atomic),
-		slog.String("network", network),
-		slog.String("scheme", clipScheme(scheme)),
-		slog.String("receipt_id", v.receiptID()),
-		slog.String("hold_id", holdID),
-		slog.Float64("latency_ms", float64(latency.Microseconds())/1000),
-	)
+	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	l := decisionLine{stage: stage, decision: v.Decision, agent: agent, shadow: v.Shadow, reasons: v.Reasons,
+		class: v.Class, method: req.Method, host: req.URL.Host, path: req.URL.Path, amount: amount, payTo: payTo,
+		atomic: atomic, network: network, scheme: clipScheme(scheme), receipt: v.receiptID(), holdID: holdID,
+		latencyMs: float64(latency.Microseconds()) / 1000}
+	// The app's handler takes the line encoded by hand (logline.go): the same bytes as below.
+	if lw, ok := p.log.Handler().(LineWriter); ok && writeDecisionLine(lw, time.Now(), &l) {
+		return
+	}
+	p.log.LogAttrs(context.Background(), slog.LevelInfo, "decision", decisionAttrs(&l)...)
+}
+
+// decisionAttrs are the decision line's attributes as slog gets them: the one list of its fields, in their
+// order (appendDecisionLine writes the same; TestDecisionLineAsSlogWritesIt compares the two).
+func decisionAttrs(l *decisionLine) []slog.Attr {
+	return []slog.Attr{
+		slog.String("stage", l.stage),
+		slog.String("decision", l.decision),
+		slog.String("agent", l.agent),
+		slog.String("shadow", l.shadow), // shadow.go: "would_block" / "would_hold" when report mode let it through
+		slog.Any("reasons", l.reasons),
+		slog.String("reason_class", l.class),
+		slog.String("method", l.method),
+		slog.String("host", l.host),
+		slog.String("path", l.path),
+		slog.String("amount_usd", l.amount),
+		slog.String("pay_to", l.payTo),
+		slog.String("amount_atomic", l.atomic),
+		slog.String("network", l.network),
+		slog.String("scheme", l.scheme),
+		slog.String("receipt_id", l.receipt),
+		slog.String("hold_id", l.holdID),
+		slog.Float64("latency_ms", l.latencyMs),
+	}
 }
 
 func usdString(micros int64) string { return policy.USD(micros).String() }

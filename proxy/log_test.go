@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/internal/logbuf"
+	"github.com/payguard/payguard/internal/logout"
 	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
@@ -31,15 +33,42 @@ func logLines(t *testing.T, logs *logbuf.Buffer, msg string) []map[string]any {
 	return out
 }
 
-// Every decision writes exactly one canonical JSON line with the fields an operator searches by.
+// Every decision writes exactly one canonical JSON line with the fields an operator searches by: through
+// slog's JSON handler, and through the app's handler (logout), which takes the line encoded by hand.
 func TestOneCanonicalLogLinePerDecision(t *testing.T) {
-	logs := &logbuf.Buffer{}
+	t.Run("slog", func(t *testing.T) {
+		logs := &logbuf.Buffer{}
+		oneCanonicalLogLinePerDecision(t, logs, slog.New(slog.NewJSONHandler(logs, nil)), func() {})
+	})
+	t.Run("logout", func(t *testing.T) {
+		logs := &logbuf.Buffer{}
+		out := logout.NewWriter(logs, time.Hour)
+		h := &countingLineWriter{Handler: logout.NewHandler(out, slog.LevelInfo)}
+		oneCanonicalLogLinePerDecision(t, logs, slog.New(h), func() { out.Flush() })
+		if h.lines != 5 {
+			t.Fatalf("%d lines written by hand, want the 5 decisions'", h.lines)
+		}
+	})
+}
+
+// countingLineWriter is logout's handler counting the lines the proxy hands it.
+type countingLineWriter struct {
+	*logout.Handler
+	lines int
+}
+
+func (c *countingLineWriter) WriteLine(line []byte) error {
+	c.lines++
+	return c.Handler.WriteLine(line)
+}
+
+func oneCanonicalLogLinePerDecision(t *testing.T, logs *logbuf.Buffer, logger *slog.Logger, flush func()) {
 	s := newSeller(t, x402.V2, false,
 		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
 	pricey := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar))
 	held := newSeller(t, x402.V2, false, offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, halfDollar))
 	h := newHarness(t, memory.New(), testRules(), func(o *setup) {
-		o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		o.Logger = logger
 	})
 	b := h.buyer()
 	ex := b.pay(s.url("/weather"), nil)                            // challenge allow + payment allow
@@ -47,6 +76,7 @@ func TestOneCanonicalLogLinePerDecision(t *testing.T) {
 	holdResp, _ := b.get(held.url("/weather"), nil)                // challenge hold
 	b.get(s.url("/free"), nil)                                     // no decision
 	b.get(s.url("/weather"), http.Header{ex.header: {ex.payment}}) // payment block (replay)
+	flush()
 
 	lines := logLines(t, logs, "decision")
 	type want struct{ stage, decision, class string }

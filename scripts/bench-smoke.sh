@@ -10,6 +10,8 @@ go test ./proxy -run '^$' -benchtime 1x -benchmem \
 # here: proxy/internal/hostload/bench-rss.sh (RSS after 100,000 decisions) and bench-passthrough.sh.
 bash -n proxy/internal/hostload/bench-rss.sh proxy/internal/hostload/bench-passthrough.sh
 go test ./store/bolt -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkReserveTicket$'
+# The engine's part of an allowed 402, with empty and with full rule lists (docs/benchmarks/preflight.md).
+go test ./preflight -run '^$' -benchtime 1x -benchmem -bench 'BenchmarkDecideUnsigned402'
 # The Redis side of an allowed 402: scripts, their commands and redis-server's CPU per decision (skips without
 # redis-server).
 go test ./store/redis -run '^$' -benchtime 1x -bench 'BenchmarkDecision402$'

@@ -46,10 +46,34 @@ func NewID() string {
 
 // CheckDay rejects a day that is not a valid "2006-01-02" date.
 func CheckDay(day string) error {
-	if t, err := time.Parse(DayLayout, day); err != nil || t.Format(DayLayout) != day {
+	if !isDay(day) {
 		return fmt.Errorf("%w: day %q is not a UTC day in the form 2006-01-02", ErrInvalid, day)
 	}
 	return nil
+}
+
+// isDay reports whether day is a calendar day in DayLayout: what time.Parse then Format giving it back
+// accepts, without their allocations (every reservation checks its day: issue 36, store402).
+func isDay(day string) bool {
+	if len(day) != 10 || day[4] != '-' || day[7] != '-' {
+		return false
+	}
+	num := func(s string) int {
+		n := 0
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return -1
+			}
+			n = n*10 + int(s[i]-'0')
+		}
+		return n
+	}
+	y, m, d := num(day[:4]), num(day[5:7]), num(day[8:])
+	if y < 0 || m < 1 || m > 12 || d < 1 {
+		return false
+	}
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	return t.Day() == d && t.Month() == time.Month(m) // not past the month's end
 }
 
 // CheckName rejects an empty, oversized, NUL-containing or invalid UTF-8 name; what says which argument.

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/logout"
 )
 
 // --log-level overrides log.level; both refuse what is not a level.
@@ -52,5 +54,36 @@ func TestLogLevel(t *testing.T) {
 		if code := runMain([]string{cmd, "--config", cfgFile, "--log-level", "chatty"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "chatty") {
 			t.Errorf("%s --log-level chatty: exit %d, %s", cmd, code, errb.String())
 		}
+	}
+}
+
+// The proxy's logger (buffered: logout) keeps the level the same way; a WARN line is written at once, an
+// INFO line by Close at the latest.
+func TestProxyLogLevel(t *testing.T) {
+	cfg, err := config.Parse([]byte("log:\n  level: warn\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	out := logout.NewWriter(&buf, time.Hour)
+	log, err := app.NewProxyLogger(out, cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("quiet")
+	log.Warn("loud")
+	if strings.Contains(buf.String(), "quiet") || !strings.Contains(buf.String(), "loud") {
+		t.Errorf("log.level warn wrote %q", buf.String())
+	}
+	if log, err = app.NewProxyLogger(out, cfg, "debug"); err != nil {
+		t.Fatal(err)
+	}
+	log.Debug("detail")
+	out.Close()
+	if !strings.Contains(buf.String(), "detail") {
+		t.Errorf("--log-level debug wrote %q", buf.String())
+	}
+	if _, err := app.NewProxyLogger(out, cfg, "chatty"); err == nil {
+		t.Error("--log-level chatty accepted")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/internal/cli"
+	"github.com/payguard/payguard/internal/logout"
 )
 
 func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -39,13 +40,18 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		cfg.Proxy.Listen = *listen
 	}
-	log, err := app.NewLogger(stderr, cfg, *logLevel)
+	// The log's lines are buffered (logout: INFO at most FlushDelay late); what waits is written before
+	// anything else this function writes to stderr, and when it returns.
+	logOut := logout.NewWriter(stderr, logout.FlushDelay)
+	defer logOut.Close()
+	log, err := app.NewProxyLogger(logOut, cfg, *logLevel)
 	if err != nil {
 		fmt.Fprintln(stderr, "payguard proxy: --log-level:", err)
 		return 2
 	}
 	ln, err := app.ListenProxy(cfg)
 	if err != nil {
+		logOut.Close()
 		fmt.Fprintln(stderr, "payguard proxy:", err)
 		return 1
 	}
@@ -53,6 +59,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	run := app.ProxyRun{Flags: app.Flags{Offline: *offline, SanctionsDir: *sanctionsDir}, ConfigPath: *configPath, Log: log, Banner: stdout}
 	if err := app.RunProxy(ctx, cfg, ln, run); err != nil {
+		logOut.Close()
 		fmt.Fprintln(stderr, "payguard proxy:", err)
 		return 1
 	}

@@ -5,22 +5,41 @@ import (
 	"log/slog"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/internal/logout"
 )
 
-// NewLogger is the JSON logger `proxy` and `serve` write to stderr: at flagLevel when set (--log-level),
-// else at the configuration's log.level. The configuration's Deprecations are its first lines (warnings).
+// NewLogger is the JSON logger `serve` writes to stderr: at flagLevel when set (--log-level), else at the
+// configuration's log.level. The configuration's Deprecations are its first lines (warnings).
 func NewLogger(stderr io.Writer, cfg *config.Config, flagLevel string) (*slog.Logger, error) {
+	l, err := logLevel(cfg, flagLevel)
+	if err != nil {
+		return nil, err
+	}
+	return withDeprecations(slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: l})), cfg), nil
+}
+
+// NewProxyLogger is NewLogger for `proxy`: the same lines, written through out (logout: INFO lines at most
+// logout.FlushDelay late, WARN and ERROR at once), and its handler takes the proxy's hand-encoded decision
+// lines (proxy.LineWriter). The caller closes out when the proxy stops, which writes what waits.
+func NewProxyLogger(out *logout.Writer, cfg *config.Config, flagLevel string) (*slog.Logger, error) {
+	l, err := logLevel(cfg, flagLevel)
+	if err != nil {
+		return nil, err
+	}
+	return withDeprecations(slog.New(logout.NewHandler(out, l)), cfg), nil
+}
+
+func logLevel(cfg *config.Config, flagLevel string) (slog.Level, error) {
 	level := cfg.Log.Level
 	if flagLevel != "" {
 		level = flagLevel
 	}
-	l, err := config.ParseLogLevel(level)
-	if err != nil {
-		return nil, err
-	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: l}))
+	return config.ParseLogLevel(level)
+}
+
+func withDeprecations(log *slog.Logger, cfg *config.Config) *slog.Logger {
 	for _, d := range cfg.Deprecations() {
 		log.Warn("config: " + d)
 	}
-	return log, nil
+	return log
 }

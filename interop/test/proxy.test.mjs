@@ -87,6 +87,14 @@ function decisionLines(g) {
   }
   return out;
 }
+// decisionLinesOf waits (up to 5 s) until n decision lines name receipt: payguard proxy writes its INFO lines
+// at most 50 ms late (internal/logout's FlushDelay), so a line may follow the response it is about.
+async function decisionLinesOf(g, receipt, n) {
+  for (const deadline = Date.now() + 5000; ; await new Promise((r) => setTimeout(r, 20))) {
+    const lines = decisionLines(g).filter((l) => l.receipt_id === receipt);
+    if (lines.length >= n || Date.now() > deadline) return lines;
+  }
+}
 const viaGuard = (url, opts = {}) => buy(url, { proxy: guard.proxyUrl, ca: guard.caPem, ...opts });
 
 // The buyer/seller pairs every flow runs over: the official v2 and v1 clients, plain HTTP and MITM'd HTTPS.
@@ -114,7 +122,7 @@ describe('allow: the payment goes through and is settled once', () => {
       // The paid 200 names the decision that let the payment through: the challenge's allow, by receipt id.
       const receipt = r.headers['x-payguard-receipt'];
       assert.match(receipt ?? '', /^rcpt_[0-9a-f]{32}$/);
-      const lines = decisionLines(guard).filter((l) => l.receipt_id === receipt);
+      const lines = await decisionLinesOf(guard, receipt, 2);
       assert.deepEqual(lines.map((l) => [l.stage, l.decision]), [['challenge', 'allow'], ['payment', 'allow']]);
       const s = await facStats();
       assert.equal(s.settle.success, 1);

@@ -140,25 +140,44 @@ func (c *Checker) Facts(ctx context.Context, domain string) screening.DomainFact
 		now   = c.opts.Now()
 		jobs  []func()
 	)
-	// Cached answers are read here; only the misses are looked up, concurrently.
+	// Cached answers are read here; only the misses are looked up, concurrently. A lookup writes its answer
+	// through a pointer of its own, made only for a miss: answers the jobs wrote to directly would be on the
+	// heap for every call, hits too.
+	var regOut *registration
+	var aOut, mxOut *dnsAnswer
 	if n.SharedSuffix != "" {
 		reg = sharedSuffixRegistration(n)
 	} else if r, ok := c.ages.peek(n.Registrable); ok {
 		reg = r
 	} else {
-		jobs = append(jobs, func() { reg = c.registration(ctx, n) })
+		out := new(registration)
+		regOut = out
+		jobs = append(jobs, func() { *out = c.registration(ctx, n) })
 	}
 	if r, ok := c.records.peek(recordKey(n.Host, dns.TypeA)); ok {
 		a = r
 	} else {
-		jobs = append(jobs, func() { a = c.lookup(ctx, n.Host, dns.TypeA) })
+		out := new(dnsAnswer)
+		aOut = out
+		jobs = append(jobs, func() { *out = c.lookup(ctx, n.Host, dns.TypeA) })
 	}
 	if r, ok := c.records.peek(recordKey(n.Registrable, dns.TypeMX)); ok {
 		mx = r
 	} else {
-		jobs = append(jobs, func() { mx = c.lookup(ctx, n.Registrable, dns.TypeMX) })
+		out := new(dnsAnswer)
+		mxOut = out
+		jobs = append(jobs, func() { *out = c.lookup(ctx, n.Registrable, dns.TypeMX) })
 	}
 	runConcurrently(jobs)
+	if regOut != nil {
+		reg = *regOut
+	}
+	if aOut != nil {
+		a = *aOut
+	}
+	if mxOut != nil {
+		mx = *mxOut
+	}
 
 	switch {
 	case reg.at.IsZero():
@@ -166,9 +185,11 @@ func (c *Checker) Facts(ctx context.Context, domain string) screening.DomainFact
 	case reg.at.After(now):
 		f.AgeError = "RDAP registration date " + reg.at.Format(time.RFC3339) + " is in the future"
 	default:
-		at := reg.at
-		days := int(now.Sub(at) / (24 * time.Hour))
-		f.RegisteredAt, f.AgeDays = &at, &days
+		age := &struct { // the two facts in one allocation
+			at   time.Time
+			days int
+		}{reg.at, int(now.Sub(reg.at) / (24 * time.Hour))}
+		f.RegisteredAt, f.AgeDays = &age.at, &age.days
 	}
 	f.HasA, f.HasMX = a.has, mx.has
 	var errs []string

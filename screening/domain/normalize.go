@@ -64,7 +64,7 @@ func Normalize(input string) (Name, error) {
 	if host == "" {
 		return Name{}, errors.New("no host name")
 	}
-	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+	if h := strings.Trim(host, "[]"); mayBeIP(h) && net.ParseIP(h) != nil {
 		return Name{}, errIPAddress
 	}
 	ascii, err := profile.ToASCII(host)
@@ -94,6 +94,20 @@ func Normalize(input string) (Name, error) {
 
 // errIPAddress is Normalize's error for an IP address (the engine asks about IP hosts too, on every decision).
 var errIPAddress = errors.New("an IP address, not a domain name")
+
+// mayBeIP reports whether net.ParseIP could read s: an IPv6 address has a colon, an IPv4 address only
+// digits and dots (a name's failed parse allocates its error several times).
+func mayBeIP(s string) bool {
+	if strings.IndexByte(s, ':') >= 0 {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '.' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // bareHost reports whether s is a host name alone: letters, digits, '.', '-' and '_' (the engine's merchant
 // domain, the common input), which url.Parse takes whole as the host of "http://" + s.

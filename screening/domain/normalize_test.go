@@ -2,6 +2,7 @@ package domain
 
 import (
 	"math/rand/v2"
+	"net"
 	"strings"
 	"testing"
 )
@@ -118,5 +119,33 @@ func TestBareHostAsParsed(t *testing.T) {
 		if bareHost(s) {
 			t.Fatalf("%q is taken as a bare host", s)
 		}
+	}
+}
+
+// mayBeIP is false only for what net.ParseIP refuses: Normalize skips the parse (and its allocations) for
+// a name, never for an address.
+func TestMayBeIP(t *testing.T) {
+	const alphabet = "0123456789.:abcdefxX%"
+	r := rand.New(rand.NewPCG(36, 8))
+	inputs := []string{"127.0.0.1", "::1", "::ffff:127.0.0.1", "1.2.3.4", "www.example.com", "1.2.3.4a", "fe80::1%eth0", "", "0x7f.1"}
+	for i := 0; i < 100_000; i++ {
+		b := make([]byte, 1+r.IntN(16))
+		for j := range b {
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		inputs = append(inputs, string(b))
+	}
+	ips := 0
+	for _, s := range inputs {
+		ip := net.ParseIP(s) != nil
+		if ip && !mayBeIP(s) {
+			t.Fatalf("%q is an IP address, and mayBeIP says it cannot be", s)
+		}
+		if ip {
+			ips++
+		}
+	}
+	if ips < 100 {
+		t.Fatalf("only %d addresses among the inputs", ips)
 	}
 }

@@ -473,7 +473,6 @@ func (s *Store) wait(ctx context.Context, op *ledgerOp) error {
 		return nil
 	}
 	l := &s.log
-	hurried := false
 	for {
 		l.mu.Lock()
 		if l.applied >= op.Seq {
@@ -483,10 +482,9 @@ func (s *Store) wait(ctx context.Context, op *ledgerOp) error {
 		}
 		done := l.batchDone
 		l.mu.Unlock()
-		if !hurried {
-			s.hurry()
-			hurried = true
-		}
+		// Again after a commit that did not hold op (it was queued while that one was being written): op
+		// is in the next batch, which is then waited for too.
+		s.hurry()
 		select {
 		case <-done:
 		case <-ctx.Done():

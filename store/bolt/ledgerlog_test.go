@@ -477,3 +477,47 @@ func TestTicketIDConflictsAroundTheFastPath(t *testing.T) {
 		t.Fatalf("a free id below the highest: %v", err)
 	}
 }
+
+// A caller waiting for its operation's commit (Reserve, TakeTicket's flush) is woken by each commit and
+// returns only at the one that holds its operation: here the operation is queued while an earlier batch is
+// being committed, so the first wake-up is not its own, and it must still return once its batch is written,
+// without waiting for a commit delay of an hour.
+func TestWaitSpansTheCommitBeforeIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	s, err := Open(path, Options{CommitDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	release := holdCommits(t, s)
+	defer release()
+	if _, err := s.ReserveTicket(ctx, "agent", logDay, 1, 100, store.Ticket{Key: "first", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	s.hurry() // the applier takes the first batch at once and waits at the gate with it
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		s.log.mu.Lock()
+		defer s.log.mu.Unlock()
+		return len(s.log.queue) == 0
+	}, "the applier took the first batch")
+	done := make(chan error, 1)
+	go func() { _, err := s.Reserve(ctx, "agent", logDay, 2, 100); done <- err }()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		s.log.mu.Lock()
+		defer s.log.mu.Unlock()
+		return len(s.log.queue) == 1
+	}, "the Reserve is queued behind the batch being committed")
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("Reserve: %v", err)
+	}
+	var reserved int64
+	s.db.View(func(tx *bbolt.Tx) error {
+		_, reserved = readBudget(tx.Bucket(bucketBudgets), budgetKey("agent", logDay))
+		return nil
+	})
+	if reserved != 3 {
+		t.Fatalf("the file's reserved after Reserve returned = %d, want 3 (both operations committed)", reserved)
+	}
+}

@@ -125,6 +125,29 @@ func testLedgerOverflow(t *testing.T, s store.Store) {
 	_, err = s.Reserve(ctx, "exact", day, 1, p)
 	wantErr(t, "Reserve 1 over 2^53+1", err, store.ErrBudgetExceeded)
 	wantState(t, s, "exact", day, 0, p)
+	// Around 10^15, where a store may compare small figures as numbers and larger ones otherwise (redis): a
+	// cap of 15 digits and one of 16, a total on either side of 10^15, exactly at the cap and one past it.
+	for _, c := range []struct {
+		name      string
+		cap, held int64
+	}{
+		{"15-digit cap", 999_999_999_999_999, 999_999_999_999_990},
+		{"16-digit cap", 1_000_000_000_000_000, 999_999_999_999_990},
+		{"16-digit cap, total past 10^15", 1_000_000_000_000_005, 999_999_999_999_990},
+	} {
+		b := "edge " + c.name
+		_, err = s.Reserve(ctx, b, day, c.held, c.cap)
+		must(t, "Reserve "+c.name, err)
+		_, err = s.Reserve(ctx, b, day, c.cap-c.held+1, c.cap)
+		wantErr(t, "Reserve 1 past the "+c.name, err, store.ErrBudgetExceeded)
+		_, err = s.Reserve(ctx, b, day, c.cap-c.held, c.cap)
+		must(t, "Reserve up to the "+c.name, err)
+		_, err = s.Reserve(ctx, b, day, 1, c.cap)
+		wantErr(t, "Reserve 1 past the full "+c.name, err, store.ErrBudgetExceeded)
+		_, err = s.Reserve(ctx, b, day, 0, c.cap)
+		must(t, "Reserve 0 at the full "+c.name, err)
+		wantState(t, s, b, day, 0, c.cap)
+	}
 }
 
 // testSettle: an upto payment settles its usage, at most the reservation; the rest is released at once.
