@@ -187,7 +187,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
-	url := req.URL.String() // once: the decision and the observation key on it
+	url := req.URL.String()                           // once: the decision and the observation key on it
 	defer p.observeChallengeAt(req.Method, url, pr)() // recorded after the decision: it never judges this challenge against itself
 	if st.release != nil {
 		// The seller refused or failed a payment payguard released. Its fresh challenge is passed on with
