@@ -66,7 +66,7 @@ func TestProxyLogLevel(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	out := logout.NewWriter(&buf, time.Hour)
-	log, err := app.NewProxyLogger(out, cfg, "")
+	log, err := app.NewBufferedLogger(out, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestProxyLogLevel(t *testing.T) {
 	if strings.Contains(buf.String(), "quiet") || !strings.Contains(buf.String(), "loud") {
 		t.Errorf("log.level warn wrote %q", buf.String())
 	}
-	if log, err = app.NewProxyLogger(out, cfg, "debug"); err != nil {
+	if log, err = app.NewBufferedLogger(out, cfg, "debug"); err != nil {
 		t.Fatal(err)
 	}
 	log.Debug("detail")
@@ -83,7 +83,7 @@ func TestProxyLogLevel(t *testing.T) {
 	if !strings.Contains(buf.String(), "detail") {
 		t.Errorf("--log-level debug wrote %q", buf.String())
 	}
-	if _, err := app.NewProxyLogger(out, cfg, "chatty"); err == nil {
+	if _, err := app.NewBufferedLogger(out, cfg, "chatty"); err == nil {
 		t.Error("--log-level chatty accepted")
 	}
 }

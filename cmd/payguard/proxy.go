@@ -44,7 +44,7 @@ func runProxy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// anything else this function writes to stderr, and when it returns.
 	logOut := logout.NewWriter(stderr, logout.FlushDelay)
 	defer logOut.Close()
-	log, err := app.NewProxyLogger(logOut, cfg, *logLevel)
+	log, err := app.NewBufferedLogger(logOut, cfg, *logLevel)
 	if err != nil {
 		fmt.Fprintln(stderr, "payguard proxy: --log-level:", err)
 		return 2

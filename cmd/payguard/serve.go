@@ -12,6 +12,7 @@ import (
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/app"
 	"github.com/payguard/payguard/internal/cli"
+	"github.com/payguard/payguard/internal/logout"
 	"github.com/payguard/payguard/server/fees"
 )
 
@@ -40,19 +41,26 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		cfg.Server.Listen = *listen
 	}
-	// The log goes to stderr, as the proxy's does; stdout is left for what a command prints.
-	log, err := app.NewLogger(stderr, cfg, *logLevel)
+	// The log goes to stderr, as the proxy's does; stdout is left for what a command prints. Its lines are
+	// buffered as the proxy's (logout: INFO, the request lines, at most FlushDelay late; WARN and ERROR at
+	// once); what waits is written before anything else this function writes to stderr, and when it returns.
+	logOut := logout.NewWriter(stderr, logout.FlushDelay)
+	defer logOut.Close()
+	log, err := app.NewBufferedLogger(logOut, cfg, *logLevel)
 	if err != nil {
+		logOut.Close()
 		fmt.Fprintln(stderr, "payguard serve: --log-level:", err)
 		return 2
 	}
 	terms, err := fees.TermsFromConfig(cfg.Server.Fees)
 	if err := app.ServeStartProblems(err, cfg.Server); err != nil {
+		logOut.Close()
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 2
 	}
 	ln, err := app.ListenServe(cfg)
 	if err != nil {
+		logOut.Close()
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 1
 	}
@@ -60,6 +68,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	run := app.ServeRun{Flags: app.Flags{Offline: *offline, SanctionsDir: *sanctionsDir}, Terms: terms, Log: log, Banner: stdout}
 	if err := app.RunServe(ctx, cfg, ln, run); err != nil {
+		logOut.Close()
 		fmt.Fprintf(stderr, "payguard serve: %v\n", err)
 		return 1
 	}
