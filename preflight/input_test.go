@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -157,5 +159,47 @@ func TestParseInputRepeatedMemberKeepsTheLast(t *testing.T) {
 	}
 	if in.Context == nil || in.Context.AgentID != "two" {
 		t.Fatalf("context %+v", in.Context)
+	}
+}
+
+// ParseInputOwned parses as ParseInput does (the same Input, the same error) but keeps the body it is given
+// instead of a copy; ParseInput's Input is its own: changing the caller's buffer afterwards changes nothing.
+func TestParseInputOwned(t *testing.T) {
+	raw, err := os.ReadFile(vectorsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file vectorFile
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	bodies := [][]byte{[]byte(`{}`), []byte(`{"cart":{"total_usd":0.1,"pay_to":"0x1"},"context":{"spent_today_usd":2}}`),
+		[]byte(`{"challenge":`), []byte("{\"resource_url\":\"\xff\"}"), []byte(`{"contxt":{}}`), fourOptionInput(`,"rules":{"usdc_only":false}`)}
+	for _, v := range file.Vectors {
+		bodies = append(bodies, v.Input)
+	}
+	for _, body := range bodies {
+		copied, cerr := ParseInput(bytes.Clone(body))
+		owned, oerr := ParseInputOwned(body)
+		if (cerr == nil) != (oerr == nil) || cerr != nil && cerr.Error() != oerr.Error() {
+			t.Fatalf("%s: ParseInput %v, ParseInputOwned %v", body, cerr, oerr)
+		}
+		if cerr != nil {
+			continue
+		}
+		if !reflect.DeepEqual(copied, owned) {
+			t.Fatalf("%s: ParseInputOwned's Input differs from ParseInput's", body)
+		}
+		if len(body) > 0 && &owned.raw[0] != &body[0] {
+			t.Fatalf("%s: ParseInputOwned copied the body", body)
+		}
+		mine := bytes.Clone(body)
+		in, _ := ParseInput(mine)
+		for i := range mine {
+			mine[i] = 'x'
+		}
+		if !reflect.DeepEqual(in, copied) {
+			t.Fatalf("%s: ParseInput's Input changed with the caller's buffer", body)
+		}
 	}
 }

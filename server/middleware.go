@@ -20,7 +20,11 @@ type recorder struct {
 	payment  string // "trial", "paid", ""
 	decision string
 	receipt  string
+	deadline bool // the body's read deadline is set (core.BodyDeadline)
 }
+
+// BodyDeadlineSet says the middleware has set the request body's read deadline (core.BodyDeadline).
+func (r *recorder) BodyDeadlineSet() bool { return r.deadline }
 
 func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
@@ -63,13 +67,14 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.requests.Add(1)
+		rec := &recorder{ResponseWriter: w}
 		if r.ContentLength != 0 {
 			// Every body must arrive within core.BodyReadTimeout, read or not: Go's server drains a body the
 			// handler did not read before it answers, and a sender that stalls would hold the connection and
-			// the answer forever. ReadBody clears the deadline once it has the whole body.
-			http.NewResponseController(w).SetReadDeadline(start.Add(core.BodyReadTimeout))
+			// the answer forever. ReadBody clears the deadline once it has the whole body (and does not set
+			// it again: core.BodyDeadline).
+			rec.deadline = http.NewResponseController(w).SetReadDeadline(start.Add(core.BodyReadTimeout)) == nil
 		}
-		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -17,6 +17,13 @@ const (
 	BodyReadTimeout = 10 * time.Second  // the whole body must arrive within this
 )
 
+// BodyDeadline is a ResponseWriter that knows whether its connection's read deadline for this request's
+// body (BodyReadTimeout from the request's start) is already set: the server's middleware sets it for every
+// request with a body, before any handler runs.
+type BodyDeadline interface {
+	BodyDeadlineSet() bool
+}
+
 // ReadBody reads at most max bytes of r's body within BodyReadTimeout: the HTTP API with MaxBodyBytes, MCP
 // with a larger max for its JSON-RPC envelope. It counts the bytes actually read (a lying or absent Content-Length changes
 // nothing) and sets a read deadline on the connection, so a slow sender gets 408 instead of holding a
@@ -34,8 +41,14 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *Error) 
 	}
 	rc := http.NewResponseController(w)
 	// Not every ResponseWriter supports deadlines (an httptest recorder does not); the limit on bytes still
-	// holds. A socket deadline runs on the wall clock, not the injected one.
-	deadlineSet := rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
+	// holds. A socket deadline runs on the wall clock, not the injected one. The server's middleware has
+	// already set this request's deadline (BodyDeadline): setting it again would move it by the
+	// microseconds since, for a call into the runtime's timers.
+	preset := false
+	if d, ok := w.(BodyDeadline); ok {
+		preset = d.BodyDeadlineSet()
+	}
+	deadlineSet := preset || rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
 	body, err := readAll(r.Body, r.ContentLength, max+1)
 	if err == nil && deadlineSet {
 		// Clear the deadline only after a complete read: after a failure it stays expired, so the server's

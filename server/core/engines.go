@@ -17,9 +17,10 @@ func CheckerPort(c *screening.Checker) Checker { return checkerPort{c} }
 
 type preflightPort struct{ e *preflight.Engine }
 
-// Parse's errors are ParseInput's: every one a *preflight.InputError, which Service.Preflight answers.
+// Parse's errors are ParseInput's: every one a *preflight.InputError, which Service.Preflight answers. The
+// input keeps body (ParseInputOwned): Preflight.Parse's callers give it away.
 func (p preflightPort) Parse(body []byte) (any, error) {
-	in, err := preflight.ParseInput(body)
+	in, err := preflight.ParseInputOwned(body)
 	if err != nil {
 		return nil, err
 	}

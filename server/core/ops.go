@@ -57,7 +57,8 @@ func (s *Service) Check(q CheckQuery) (*Op, *Error) {
 }
 
 // Preflight prepares the preflight operation from the PreflightInput as sent (the engine's parser enforces
-// SPEC §10's limits; the receipt's input_sha256 hashes these bytes), and a sanctions list loaded.
+// SPEC §10's limits; the receipt's input_sha256 hashes these bytes), and a sanctions list loaded. The
+// operation keeps body (its parsed input aliases it): the caller never changes body afterwards.
 func (s *Service) Preflight(body []byte) (*Op, *Error) {
 	input, err := s.o.Preflight.Parse(body)
 	if err != nil {

@@ -8,7 +8,8 @@ import (
 // Preflight is the decision engine behind the preflight operation (preflight.ParseInput and Engine.Decide;
 // PreflightPort). The parsed input is opaque here so that tests can put a fake engine behind the server.
 type Preflight interface {
-	// Parse checks a body against SPEC §10's limits; errors are *preflight.InputError.
+	// Parse checks a body against SPEC §10's limits; errors are *preflight.InputError. The input may keep
+	// body as it is: the caller never changes body afterwards.
 	Parse(body []byte) (any, error)
 	// Decide decides a parsed input. An error wrapping receipts.ErrSigningUnavailable means 503.
 	Decide(ctx context.Context, input any) (*Decision, error)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -215,7 +216,8 @@ func (h *Handler) checkPayee(ctx context.Context, req *sdk.CallToolRequest, _ Ch
 func (h *Handler) preflight(ctx context.Context, req *sdk.CallToolRequest, _ PreflightArgs) (*sdk.CallToolResult, any, error) {
 	// The arguments as sent are the PreflightInput: the engine's own parser enforces SPEC §10's limits on them and
 	// the receipt's input_sha256 hashes them, as it hashes the HTTP body.
-	raw := []byte(req.Params.Arguments)
+	// A copy: the operation keeps the bytes it is given (core.Service.Preflight), and these are the SDK's.
+	raw := bytes.Clone(req.Params.Arguments)
 	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
 		raw = []byte("{}")
 	}
