@@ -18,6 +18,7 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/benchcpu"
+	"github.com/payguard/payguard/internal/logout"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/receipts"
@@ -125,7 +126,7 @@ func BenchmarkCheckTrial(b *testing.B) {
 const benchRateBody = `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/data"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]},"rules":{"max_per_payment_usd":1}}`
 
 // BenchmarkPreflightTrialBolt is the call rate.sh measures (STORE=bolt), in process: rate.sh's body, the
-// embedded default store (a bbolt file, the trial counter journaled), serve's JSON request log to a file and
+// embedded default store (a bbolt file, the trial counter journaled), serve's buffered JSON request log to a file and
 // its metrics registry. What it leaves out is net/http's connection handling and the loopback socket
 // (the floor server's share). docs/benchmarks/server.md has its figures.
 func BenchmarkPreflightTrialBolt(b *testing.B) {
@@ -140,7 +141,9 @@ func BenchmarkPreflightTrialBolt(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer logf.Close()
-	s := benchServerWith(b, st, slog.New(slog.NewJSONHandler(logf, nil)), prometheus.NewRegistry())
+	logOut := logout.NewWriter(logf, logout.FlushDelay) // serve's log (app.NewBufferedLogger)
+	defer logOut.Close()
+	s := benchServerWith(b, st, slog.New(logout.NewHandler(logOut, slog.LevelInfo)), prometheus.NewRegistry())
 	h := s.Handler()
 	b.ReportAllocs()
 	start := benchcpu.Now()

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"errors"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -85,24 +84,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 					s.writeError(rec, errorf(http.StatusInternalServerError, core.CodeInternal, "internal error"))
 				}
 			}
-			// On the stack, with room for every attribute: appending past a literal's length would move
-			// the slice to the heap on every request.
-			var room [9]slog.Attr
-			attrs := append(room[:0],
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
-				slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
-			)
-			if rec.errCode != "" {
-				attrs = append(attrs, slog.String("error", rec.errCode))
-			}
-			if rec.payment != "" {
-				attrs = append(attrs, slog.String("payment", rec.payment))
-			}
-			if rec.decision != "" {
-				attrs = append(attrs, slog.String("decision", rec.decision), slog.String("receipt_id", rec.receipt))
-			}
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			l := requestLine{method: r.Method, path: r.URL.Path, status: rec.status, bytes: rec.bytes,
+				latencyMs: float64(time.Since(start).Microseconds()) / 1000, errCode: rec.errCode,
+				payment: rec.payment, decision: rec.decision, rcpt: rec.receipt}
+			l.log(r.Context(), s.log)
 			s.metrics.record(r.URL.Path, rec.status, time.Since(start))
 		}()
 		next.ServeHTTP(rec, r)
