@@ -69,11 +69,20 @@ var newline = []byte{'\n'}
 // writeHeaders writes a JSON answer's headers and status. The body's length is stated: without it net/http
 // sends an answer over 2 KiB (a preflight's, with its receipt) chunked.
 func (s *Server) writeHeaders(w http.ResponseWriter, status, length int) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Data-As-Of", s.dataAsOf())
-	h.Set("Content-Length", strconv.Itoa(length))
+	setHeaders(w.Header(), "Content-Type", "application/json", "X-Data-As-Of", s.dataAsOf(),
+		"Content-Length", strconv.Itoa(length))
 	w.WriteHeader(status)
+}
+
+// setHeaders is Header.Set of each key and value in kv (key, value, key, value…), with one allocation for
+// all the values where Set makes a one-string slice for each. Each key's slice has its own capacity of one,
+// so an Add to one of them copies it rather than writing into the next.
+func setHeaders(h http.Header, kv ...string) {
+	vals := make([]string, len(kv)/2)
+	for i := range vals {
+		vals[i] = kv[2*i+1]
+		h[http.CanonicalHeaderKey(kv[2*i])] = vals[i : i+1 : i+1]
+	}
 }
 
 // writeText writes a non-JSON document; its data freshness is in the X-Data-As-Of header.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,7 +16,25 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	payments *prometheus.CounterVec
 	trials   *prometheus.CounterVec
+
+	// served caches each route and status's two series once asked for (record): WithLabelValues hashes
+	// its labels and looks the series up on every call, and the status's label was a new string each time.
+	mu     sync.RWMutex
+	served map[servedKey]servedSeries
 }
+
+type servedKey struct {
+	route  string
+	status int
+}
+
+type servedSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// maxServedSeries bounds the cache (a handler may write any status); past it, record asks the vectors.
+const maxServedSeries = 256
 
 // countPayment adds one sale outcome under route (an HTTP route, or /mcp for the MCP tools); an empty
 // outcome is not counted. core.Service counts through it.
@@ -39,6 +58,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Fee payment outcomes by route."}, []string{"route", "outcome"}),
 		trials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payguard_server_trial_calls_total",
 			Help: "Free-trial calls by result (granted, exhausted, error)."}, []string{"result"}),
+		served: map[servedKey]servedSeries{},
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.payments, m.trials, buildinfo.NewCollector())
@@ -63,9 +83,28 @@ func routeLabel(path string) string {
 
 // record counts one served request and its latency by route (a metric, not an Endpoint Index observation).
 func (m *metrics) record(path string, status int, d time.Duration) {
-	route := routeLabel(path)
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(d.Seconds())
+	s := m.servedSeries(routeLabel(path), status)
+	s.requests.Inc()
+	s.latency.Observe(d.Seconds())
+}
+
+// servedSeries is the route and status's series, created as WithLabelValues creates them (on first use:
+// no series is exported before a request has it).
+func (m *metrics) servedSeries(route string, status int) servedSeries {
+	k := servedKey{route, status}
+	m.mu.RLock()
+	s, ok := m.served[k]
+	m.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = servedSeries{m.requests.WithLabelValues(route, strconv.Itoa(status)), m.latency.WithLabelValues(route)}
+	m.mu.Lock()
+	if len(m.served) < maxServedSeries {
+		m.served[k] = s
+	}
+	m.mu.Unlock()
+	return s
 }
 
 func (m *metrics) payment(path, outcome string) {

@@ -44,10 +44,8 @@ func (s *Server) sell(w http.ResponseWriter, r *http.Request, op *core.Op, trial
 	case out.Required != nil:
 		s.paymentRequired(w, offer, payment, out.Required)
 	case out.Trial != nil:
-		h := w.Header()
-		h.Set("X-Trial-Limit", strconv.Itoa(out.Trial.Limit))
-		h.Set("X-Trial-Remaining", strconv.Itoa(out.Trial.Limit-out.Trial.Used))
-		h.Set("Cache-Control", "private, no-store")
+		setHeaders(w.Header(), "X-Trial-Limit", strconv.Itoa(out.Trial.Limit),
+			"X-Trial-Remaining", strconv.Itoa(out.Trial.Limit-out.Trial.Used), "Cache-Control", "private, no-store")
 		s.done(w, out.Done)
 	default:
 		value, err := fees.EncodeSettleResponse(out.Settled)
