@@ -72,7 +72,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			// handler did not read before it answers, and a sender that stalls would hold the connection and
 			// the answer forever. ReadBody clears the deadline once it has the whole body (and does not set
 			// it again: core.BodyDeadline).
-			rec.deadline = http.NewResponseController(w).SetReadDeadline(start.Add(core.BodyReadTimeout)) == nil
+			rec.deadline = setReadDeadline(w, start.Add(core.BodyReadTimeout))
 		}
 		defer func() {
 			if p := recover(); p != nil {
@@ -92,6 +92,15 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// setReadDeadline is http.ResponseController's SetReadDeadline without allocating the controller when w
+// is net/http's own ResponseWriter (which has the method), as it is in front of the middleware.
+func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
+	if d, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return d.SetReadDeadline(t) == nil
+	}
+	return http.NewResponseController(w).SetReadDeadline(t) == nil
 }
 
 // note records log fields on the request's recorder, if there is one.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/internal/logout"
+	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/store/memory"
 )
 
@@ -112,5 +113,30 @@ func TestRequestLineThroughLogout(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "secret") || strings.Contains(out.String(), "api.example.com") {
 		t.Fatalf("the query or the body is in the log: %s", out.String())
+	}
+}
+
+// Behind a real net/http server the middleware sets the body's read deadline itself (so ReadBody does not set
+// it again) for a request with a body, and not for one without.
+func TestMiddlewareSetsTheBodyDeadline(t *testing.T) {
+	s := benchServerWith(t, memory.New(), nil, nil)
+	got := make(chan bool, 1)
+	srv := httptest.NewServer(s.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, ok := w.(core.BodyDeadline)
+		got <- ok && d.BodyDeadlineSet()
+	})))
+	defer srv.Close()
+	for _, c := range []struct {
+		body string
+		want bool
+	}{{"{}", true}, {"", false}} {
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if set := <-got; set != c.want {
+			t.Errorf("body %q: deadline set %v, want %v", c.body, set, c.want)
+		}
 	}
 }

@@ -18,19 +18,26 @@ func clientIP(r *http.Request, trusted []netip.Prefix) string {
 	if !isTrusted(peer, trusted) {
 		return peer.String()
 	}
-	var hops []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(v, ",")...)
-	}
+	// The hops are every X-Forwarded-For value split at its commas, in order; they are walked from the last
+	// without building that list.
 	client := peer
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			break
-		}
-		client = a.Unmap()
-		if !isTrusted(client, trusted) {
-			break
+	vals := r.Header.Values("X-Forwarded-For")
+	for vi := len(vals) - 1; vi >= 0; vi-- {
+		v := vals[vi]
+		for {
+			i := strings.LastIndexByte(v, ',')
+			a, err := netip.ParseAddr(strings.TrimSpace(v[i+1:]))
+			if err != nil {
+				return client.String()
+			}
+			client = a.Unmap()
+			if !isTrusted(client, trusted) {
+				return client.String()
+			}
+			if i < 0 {
+				break
+			}
+			v = v[:i]
 		}
 	}
 	return client.String()
