@@ -101,7 +101,8 @@ func ParseInput(body []byte) (*Input, error) {
 	// The members are read from the Input's own copy of the body (they alias it, read-only), never from
 	// the caller's buffer.
 	in := &Input{raw: bytes.Clone(body)}
-	m, err := objectMembers(in.raw, "input", "challenge", "cart", "resource_url", "resource_method", "rules", "context")
+	var room [8]jsonscan.Member // the members on the stack: the input has at most seven
+	m, err := objectMembers(room[:0], in.raw, "input", "challenge", "cart", "resource_url", "resource_method", "rules", "context")
 	if err != nil {
 		return nil, err
 	}
@@ -111,22 +112,22 @@ func ParseInput(body []byte) (*Input, error) {
 	if err := textMember(m, "", "resource_method", &in.ResourceMethod); err != nil {
 		return nil, err
 	}
-	if raw, ok := m["challenge"]; ok && !isNull(raw) {
+	if raw, ok := m.get("challenge"); ok && !isNull(raw) {
 		if in.Challenge, err = parseChallenge(raw); err != nil {
 			return nil, err
 		}
 	}
-	if raw, ok := m["cart"]; ok && !isNull(raw) {
+	if raw, ok := m.get("cart"); ok && !isNull(raw) {
 		if in.Cart, err = parseCart(raw); err != nil {
 			return nil, err
 		}
 	}
-	if raw, ok := m["rules"]; ok && !isNull(raw) {
+	if raw, ok := m.get("rules"); ok && !isNull(raw) {
 		if in.Rules, err = parseRules(raw); err != nil {
 			return nil, err
 		}
 	}
-	if raw, ok := m["context"]; ok && !isNull(raw) {
+	if raw, ok := m.get("context"); ok && !isNull(raw) {
 		if in.Context, err = parseContext(raw); err != nil {
 			return nil, err
 		}
@@ -165,7 +166,8 @@ func parseChallenge(raw json.RawMessage) (*x402.PaymentRequired, error) {
 }
 
 func parseCart(raw json.RawMessage) (*Cart, error) {
-	m, err := objectMembers(raw, "cart", "merchant_domain", "total_usd", "pay_to", "merchant_name")
+	var room [8]jsonscan.Member
+	m, err := objectMembers(room[:0], raw, "cart", "merchant_domain", "total_usd", "pay_to", "merchant_name")
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +179,7 @@ func parseCart(raw json.RawMessage) (*Cart, error) {
 			return nil, err
 		}
 	}
-	total, ok := m["total_usd"]
+	total, ok := m.get("total_usd")
 	switch {
 	case !ok || isNull(total):
 		c.TotalProblem = policy.AmountMalformed
@@ -198,7 +200,8 @@ func parseCart(raw json.RawMessage) (*Cart, error) {
 }
 
 func parseContext(raw json.RawMessage) (*Context, error) {
-	m, err := objectMembers(raw, "context", "spent_today_usd", "agent_id")
+	var room [4]jsonscan.Member
+	m, err := objectMembers(room[:0], raw, "context", "spent_today_usd", "agent_id")
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +209,7 @@ func parseContext(raw json.RawMessage) (*Context, error) {
 	if err := textMember(m, "context.", "agent_id", &c.AgentID); err != nil {
 		return nil, err
 	}
-	if v, ok := m["spent_today_usd"]; ok && !isNull(v) {
+	if v, ok := m.get("spent_today_usd"); ok && !isNull(v) {
 		if err := json.Unmarshal(v, &c.SpentTodayUSD); err != nil {
 			return nil, inputErr("invalid_field", "context.spent_today_usd: %v", err)
 		}
@@ -260,11 +263,11 @@ func vetRules(raw json.RawMessage) (*policy.RulesPatch, error) {
 //
 // jsonscan splits the object without reflection and accepts exactly what encoding/json accepts; on a
 // refusal encoding/json decodes again for its error message. Values alias data.
-func objectMembers(data []byte, what string, known ...string) (map[string]json.RawMessage, error) {
+func objectMembers(room []jsonscan.Member, data []byte, what string, known ...string) (members, error) {
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
 		return nil, inputErr("invalid_json", "%s must be a JSON object", what)
 	}
-	ms, ok := jsonscan.Object(data)
+	ms, ok := jsonscan.AppendObject(room, data)
 	if !ok { // encoding/json refuses the same documents; ask it for the error message
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(data, &m); err != nil {
@@ -272,19 +275,32 @@ func objectMembers(data []byte, what string, known ...string) (map[string]json.R
 		}
 		return nil, inputErr("invalid_json", "%s is not a valid JSON object", what)
 	}
-	m := make(map[string]json.RawMessage, len(ms))
 	for _, mb := range ms {
 		if !slices.Contains(known, mb.Name) { // the first unknown name in document order
 			return nil, inputErr("unknown_field", "%s has an unknown member %q (known: %v)", what, mb.Name, known)
 		}
-		m[mb.Name] = mb.Value // a repeated name keeps its last value, as encoding/json and JSON.parse do
 	}
-	return m, nil
+	return members(ms), nil
+}
+
+// members are an object's members in document order (objectMembers): a few known names, looked up without
+// building a map.
+type members []jsonscan.Member
+
+// get is the value of the last member named name: a repeated name keeps its last value, as encoding/json
+// and JSON.parse do.
+func (ms members) get(name string) (json.RawMessage, bool) {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Name == name {
+			return ms[i].Value, true
+		}
+	}
+	return nil, false
 }
 
 // textMember reads the string member name of m; prefix ("cart.") only makes error messages precise.
-func textMember(m map[string]json.RawMessage, prefix, name string, dst *string) error {
-	raw, ok := m[name]
+func textMember(m members, prefix, name string, dst *string) error {
+	raw, ok := m.get(name)
 	if !ok || isNull(raw) {
 		return nil
 	}

@@ -135,3 +135,27 @@ func TestX402ReadsSPECsOptionLimit(t *testing.T) {
 		t.Fatalf("x402.MaxOptions = %d, preflight.MaxOptions = %d", x402.MaxOptions, MaxOptions)
 	}
 }
+
+// A repeated member keeps its last value, as encoding/json and JSON.parse do, at every level the input
+// reads by name (the input, cart, context).
+func TestParseInputRepeatedMemberKeepsTheLast(t *testing.T) {
+	in, err := ParseInput([]byte(`{"resource_url":"https://a.example/x","resource_url":"https://b.example/y",` +
+		`"cart":{"merchant_domain":"a.example","total_usd":1,"merchant_domain":"b.example","total_usd":2,"pay_to":"x"},` +
+		`"context":{"agent_id":"one","agent_id":"two"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		ResourceURL string `json:"resource_url"`
+	}
+	json.Unmarshal([]byte(`{"resource_url":"https://a.example/x","resource_url":"https://b.example/y"}`), &want)
+	if in.ResourceURL != want.ResourceURL || in.ResourceURL != "https://b.example/y" {
+		t.Fatalf("resource_url %q, encoding/json %q", in.ResourceURL, want.ResourceURL)
+	}
+	if in.Cart == nil || in.Cart.MerchantDomain != "b.example" || in.Cart.TotalUSD != 2*policy.USD(1_000_000) {
+		t.Fatalf("cart %+v", in.Cart)
+	}
+	if in.Context == nil || in.Context.AgentID != "two" {
+		t.Fatalf("context %+v", in.Context)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/payguard/payguard/x402"
@@ -111,9 +112,9 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 		return nil, true, nil
 	}
 	orig := resp.Body
-	timer := time.AfterFunc(challengeReadTimeout, func() { orig.Close() })
-	prefix, err = io.ReadAll(io.LimitReader(orig, maxChallengeBody+1))
-	if !timer.Stop() && err == nil {
+	d := startReadDeadline(orig, challengeReadTimeout)
+	prefix, err = readPrefix(orig, maxChallengeBody+1, resp.ContentLength)
+	if !d.stop() && err == nil {
 		err = errors.New("read deadline exceeded")
 	}
 	if err != nil {
@@ -122,7 +123,7 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 	}
 	if len(prefix) <= maxChallengeBody {
 		orig.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(prefix))
+		resp.Body = newPeekedBody(prefix)
 		return prefix, true, nil
 	}
 	resp.Body = struct {
@@ -130,6 +131,90 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(prefix), orig), orig}
 	return prefix, false, nil
+}
+
+// readPrefix reads r up to limit bytes or its end, as io.ReadAll(io.LimitReader(r, limit)) does, into one
+// buffer sized from the response's Content-Length when it names one within the limit (a 402 body is
+// usually small and announced: issue 36).
+func readPrefix(r io.Reader, limit, contentLength int64) ([]byte, error) {
+	size := int64(512)
+	if contentLength >= 0 && contentLength < limit {
+		size = contentLength + 1 // room to read the end without growing
+	}
+	b := make([]byte, 0, min(size, limit))
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow as append does
+		}
+		room := min(int64(cap(b)), limit)
+		n, err := r.Read(b[len(b):room])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// peekedBody is a 402 body read whole, read again from memory; closing it does nothing (one allocation
+// instead of io.NopCloser's and bytes.NewReader's).
+type peekedBody struct{ bytes.Reader }
+
+func newPeekedBody(b []byte) *peekedBody {
+	p := &peekedBody{}
+	p.Reset(b)
+	return p
+}
+
+func (*peekedBody) Close() error { return nil }
+
+// readDeadline closes a body that is still being read when its time is up (SPEC §10's body read deadline).
+// Its timer is made once and used again (a pool), instead of a time.AfterFunc per 402: it goes back to the
+// pool only when stop found it not fired, so a late firing never closes a later body.
+type readDeadline struct {
+	t    *time.Timer
+	mu   sync.Mutex
+	body io.Closer // the body being read; nil between uses
+}
+
+var readDeadlines = sync.Pool{New: func() any {
+	d := &readDeadline{}
+	d.t = time.AfterFunc(time.Hour, d.fire)
+	d.t.Stop()
+	return d
+}}
+
+func startReadDeadline(body io.Closer, after time.Duration) *readDeadline {
+	d := readDeadlines.Get().(*readDeadline)
+	d.mu.Lock()
+	d.body = body
+	d.mu.Unlock()
+	d.t.Reset(after)
+	return d
+}
+
+func (d *readDeadline) fire() {
+	d.mu.Lock()
+	b := d.body
+	d.mu.Unlock()
+	if b != nil {
+		b.Close()
+	}
+}
+
+// stop reports whether the deadline was stopped before it fired (false: the body was closed, or is being).
+func (d *readDeadline) stop() bool {
+	if !d.t.Stop() {
+		return false // fired: not used again
+	}
+	d.mu.Lock()
+	d.body = nil
+	d.mu.Unlock()
+	readDeadlines.Put(d)
+	return true
 }
 
 // hasX402Version reports whether body is a JSON object with a top-level x402Version member. jsonscan
@@ -148,18 +233,24 @@ func hasX402Version(body []byte) bool {
 // re-encoded; a body challenge is re-encoded with its length fixed. When a v2 header comes with a v1 body
 // challenge too (sellers serving both generations), the body is narrowed to the entry that names the same
 // terms, or emptied if none does, so no client can pay an unapproved option.
-func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, body challengeBody, src challengeSource) error {
-	narrowed := pr.Narrowed(chosen)
+// Its headers are set through hv (intercept.go), with the ones the caller sets after.
+func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, body challengeBody, src challengeSource, hv *headerValues) error {
+	// A view of pr narrowed, encoded at once and not kept: no deep copy (issue 36). It encodes as
+	// pr.Narrowed(chosen) does (x402's FuzzDecodeSameAsReference compares the two).
+	narrowed := pr.NarrowedView(chosen)
+	if narrowed == nil {
+		return fmt.Errorf("chosen option %d is not among the challenge's %d", chosen, len(pr.Accepts))
+	}
 	switch src {
 	case fromHeader:
-		v, err := x402.EncodeHeaderJSON(narrowed)
+		v, err := x402.EncodePaymentRequiredHeader(narrowed)
 		if err != nil {
 			return fmt.Errorf("re-encode PAYMENT-REQUIRED: %w", err)
 		}
-		resp.Header.Set(paymentRequiredKey, v)
+		hv.set(resp.Header, paymentRequiredKey, v)
 		return rewriteBody(resp, body, func(b *x402.PaymentRequired) *x402.PaymentRequired {
 			if idx := matchingOption(b, narrowed.Accepts[0]); idx >= 0 {
-				return b.Narrowed(idx)
+				return b.NarrowedView(idx)
 			}
 			return nil
 		})

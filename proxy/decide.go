@@ -166,12 +166,14 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 			return failClosed("ledger_error", "agent budget ledger unavailable: "+err.Error()), nil, false, false
 		}
 	}
-	input = &preflight.Input{
-		Challenge:      in,
-		ResourceURL:    url,
-		ResourceMethod: method,
-		Context:        &preflight.Context{SpentTodayUSD: policy.USD(spent), AgentID: ag.id, ConfigSHA256: rs.hash},
-	}
+	// The input and its context in one allocation (issue 36).
+	both := &struct {
+		in  preflight.Input
+		ctx preflight.Context
+	}{in: preflight.Input{Challenge: in, ResourceURL: url, ResourceMethod: method},
+		ctx: preflight.Context{SpentTodayUSD: policy.USD(spent), AgentID: ag.id, ConfigSHA256: rs.hash}}
+	both.in.Context = &both.ctx
+	input = &both.in
 	res, err := p.deciderOf(ag).DecideUnsigned(ctx, input)
 	if err != nil || res == nil {
 		return failClosed("engine_error", fmt.Sprintf("preflight unavailable: %v", err)), nil, false, false
@@ -185,9 +187,9 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 	v = verdict{Decision: res.Decision, Reasons: res.Reasons, Result: res, Chosen: res.ChosenIndex,
 		Option: res.ChosenOption, Class: reasonClass(res), Judged: judgedOption(pr, res), rs: rs, ag: ag}
 	if res.ChosenIndex >= 0 && res.ChosenIndex < len(pr.Accepts) {
-		// The option as the seller wrote it (the engine saw the copy with the real resource URL).
-		opt := pr.Accepts[res.ChosenIndex]
-		v.Option = &opt
+		// The option as the seller wrote it (the engine saw the copy with the real resource URL): the entry
+		// of pr itself, which nothing changes once decoded (no copy: issue 36).
+		v.Option = &pr.Accepts[res.ChosenIndex]
 	}
 	var tk *ticketFor
 	if withTicket {
@@ -247,23 +249,31 @@ func (p *Proxy) signed(v verdict, in *preflight.Input) verdict {
 // back to the input's resource_url (that same URL): the URL is never repeated per option, where a long one
 // (a 16 KB URL reached by a redirect) would multiply into the receipt's input hash.
 func decisionChallenge(pr *x402.PaymentRequired, url string) *x402.PaymentRequired {
-	c := *pr
+	// The copy, its resource and (for the usual one option) its accepts in one allocation (issue 36).
+	c := &struct {
+		pr  x402.PaymentRequired
+		res x402.ResourceInfo
+		one [1]x402.Requirement
+	}{pr: *pr}
 	if pr.Resource != nil || pr.X402Version == x402.V2 {
-		r := x402.ResourceInfo{}
 		if pr.Resource != nil {
-			r = *pr.Resource
+			c.res = *pr.Resource
 		}
-		r.URL = url
-		c.Resource = &r
+		c.res.URL = url
+		c.pr.Resource = &c.res
 	}
-	c.Accepts = make([]x402.Requirement, len(pr.Accepts))
+	if len(pr.Accepts) == 1 {
+		c.pr.Accepts = c.one[:]
+	} else {
+		c.pr.Accepts = make([]x402.Requirement, len(pr.Accepts))
+	}
 	for i, a := range pr.Accepts {
 		if a.Version == x402.V1 || pr.X402Version == x402.V1 {
 			a.Resource = ""
 		}
-		c.Accepts[i] = a
+		c.pr.Accepts[i] = a
 	}
-	return &c
+	return &c.pr
 }
 
 func hostOf(rawURL string) string {

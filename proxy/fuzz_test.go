@@ -53,7 +53,7 @@ func FuzzGuardInputs(f *testing.F) {
 			t.Fatalf("body with x402Version passed as not x402: %q", body)
 		}
 		if (src == fromHeader || src == fromBody) && len(pr.Accepts) > 0 {
-			if err := narrowResponse(resp, pr, 0, raw, src); err == nil && src == fromBody {
+			if err := narrowResponse(resp, pr, 0, raw, src, &headerValues{}); err == nil && src == fromBody {
 				out, _ := io.ReadAll(resp.Body)
 				if _, err := x402.ParsePaymentRequired(out); err != nil {
 					t.Fatalf("narrowed body unreadable: %v: %s", err, out)

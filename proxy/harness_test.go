@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payguard/payguard/internal/logout"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy/admin"
@@ -80,7 +81,7 @@ func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOptio
 }
 
 // newTestProxy is the proxy the harness and the benchmarks use: a fresh MITM CA and receipt key, the real
-// preflight engine over the listed test sanctions (its receipt signatures counted), decision logs discarded.
+// preflight engine over the listed test sanctions (its receipt signatures counted), the log discarded.
 func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOption) (*Proxy, *tls.Certificate, *receipts.KeySet) {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -92,9 +93,13 @@ func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOp
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// The log as payguard proxy writes it (internal/logout: the decision line written by hand, buffered),
+	// discarded.
+	logOut := logout.NewWriter(io.Discard, logout.FlushDelay)
+	tb.Cleanup(func() { logOut.Close() })
 	su := setup{
 		Options: Options{Store: st, CA: ca, Rules: rules, HoldWait: 0, HoldTTL: 10 * time.Minute,
-			Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))},
+			Logger: slog.New(logout.NewHandler(logOut, slog.LevelInfo))},
 		sanctions: screeningtest.Listed(sanctionedPayTo),
 	}
 	for _, f := range opts {

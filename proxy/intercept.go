@@ -187,7 +187,8 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
-	defer p.observeChallenge(req, pr)() // recorded after the decision: it never judges this challenge against itself
+	url := req.URL.String()                           // once: the decision and the observation key on it
+	defer p.observeChallengeAt(req.Method, url, pr)() // recorded after the decision: it never judges this challenge against itself
 	if st.release != nil {
 		// The seller refused or failed a payment payguard released. Its fresh challenge is passed on with
 		// nothing left to pay: the agent learns why (error is kept) and pays again only through a new
@@ -199,11 +200,12 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		p.metrics.paymentsFailed.Inc()
 		return resp
 	}
-	out := p.decideChallenge(req.Context(), req.Method, req.URL.String(), pr)
+	out := p.decideChallenge(req.Context(), req.Method, url, pr)
+	var hv headerValues
 	if out.Decision == allow {
 		// The reservation and the ticket are written; a challenge that cannot be narrowed is refused and its
 		// ticket expires unused (the reservation stays, like any abandoned payment's).
-		if err := narrowResponse(resp, pr, out.Chosen, body, src); err != nil {
+		if err := narrowResponse(resp, pr, out.Chosen, body, src, &hv); err != nil {
 			out = failClosed("challenge_malformed", "allowed challenge could not be narrowed: "+err.Error())
 		}
 	}
@@ -212,17 +214,31 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		resp.Body.Close()
 		return refusal(req, out, p.opts.RetryAfter)
 	}
-	resp.Header.Set(HeaderDecision, allow)
+	hv.set(resp.Header, HeaderDecision, allow)
 	if out.Shadow != "" {
-		resp.Header.Set(ShadowHeader, out.Shadow) // shadow.go
+		hv.set(resp.Header, ShadowHeader, out.Shadow) // shadow.go
 	}
 	if id := out.receiptID(); id != "" {
-		resp.Header.Set(HeaderReceipt, id)
+		hv.set(resp.Header, HeaderReceipt, id)
 	}
 	if out.Hold != nil {
-		resp.Header.Set(HeaderHold, out.Hold.ID)
+		hv.set(resp.Header, HeaderHold, out.Hold.ID)
 	}
 	return resp
+}
+
+// headerValues sets headers to one value each from one allocation (http.Header.Set makes a slice per
+// header: issue 36 counted three per allowed 402). Each value slice is capped at its one element, so an
+// Add to one header never writes into the next's.
+type headerValues struct{ free []string }
+
+func (hv *headerValues) set(h http.Header, key, value string) {
+	if len(hv.free) == 0 {
+		hv.free = make([]string, 4)
+	}
+	hv.free[0] = value
+	h[http.CanonicalHeaderKey(key)] = hv.free[0:1:1]
+	hv.free = hv.free[1:]
 }
 
 // decideChallenge is the one decision of a challenge, whatever carried it (a 402 here, an MCP result in

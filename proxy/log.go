@@ -12,7 +12,7 @@ import (
 )
 
 // logDecision writes the one canonical log line for a decision and counts it (its metrics). It is not an
-// Endpoint Index observation: those are observe.go's (observeChallenge, observePaid).
+// Endpoint Index observation: those are observe.go's (observeChallengeAt, observePaid).
 func (p *Proxy) logDecision(stage string, req *http.Request, v verdict, start time.Time) {
 	latency := p.opts.Now().Sub(start)
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
@@ -66,13 +66,17 @@ func (p *Proxy) logDecision(stage string, req *http.Request, v verdict, start ti
 	if lw, ok := p.log.Handler().(LineWriter); ok && writeDecisionLine(lw, time.Now(), &l) {
 		return
 	}
-	p.log.LogAttrs(context.Background(), slog.LevelInfo, "decision", decisionAttrs(&l)...)
+	var attrs [decisionFields]slog.Attr // on the stack: LogAttrs copies them
+	p.log.LogAttrs(context.Background(), slog.LevelInfo, "decision", decisionAttrs(&attrs, &l)...)
 }
+
+// decisionFields is how many fields a decision line has after time, level and msg.
+const decisionFields = 17
 
 // decisionAttrs are the decision line's attributes as slog gets them: the one list of its fields, in their
 // order (appendDecisionLine writes the same; TestDecisionLineAsSlogWritesIt compares the two).
-func decisionAttrs(l *decisionLine) []slog.Attr {
-	return []slog.Attr{
+func decisionAttrs(dst *[decisionFields]slog.Attr, l *decisionLine) []slog.Attr {
+	*dst = [decisionFields]slog.Attr{
 		slog.String("stage", l.stage),
 		slog.String("decision", l.decision),
 		slog.String("agent", l.agent),
@@ -91,6 +95,7 @@ func decisionAttrs(l *decisionLine) []slog.Attr {
 		slog.String("hold_id", l.holdID),
 		slog.Float64("latency_ms", l.latencyMs),
 	}
+	return dst[:]
 }
 
 func usdString(micros int64) string { return policy.USD(micros).String() }

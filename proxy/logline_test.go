@@ -15,7 +15,8 @@ import (
 func slogDecisionLine(t testing.TB, now time.Time, l *decisionLine) []byte {
 	var buf bytes.Buffer
 	r := slog.NewRecord(now, slog.LevelInfo, "decision", 0)
-	r.AddAttrs(decisionAttrs(l)...)
+	var attrs [decisionFields]slog.Attr
+	r.AddAttrs(decisionAttrs(&attrs, l)...)
 	if err := slog.NewJSONHandler(&buf, nil).Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}

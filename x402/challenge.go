@@ -2,8 +2,11 @@ package x402
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"unsafe"
 
 	"github.com/payguard/payguard/x402/jsonscan"
 )
@@ -124,8 +127,11 @@ func decodeVersion(m *objectMembers, what string, dst *int) error {
 
 // MarshalJSON writes the challenge in the member order of the SDKs, each accepts[] entry under the amount
 // name of p.X402Version (`maxAmountRequired` for v1, `amount` for v2), then every Unknown member verbatim.
-func (p PaymentRequired) MarshalJSON() ([]byte, error) {
-	w := newObjectWriter()
+func (p PaymentRequired) MarshalJSON() ([]byte, error) { return p.appendJSON(make([]byte, 0, 256)) }
+
+// appendJSON is MarshalJSON appending to dst.
+func (p *PaymentRequired) appendJSON(dst []byte) ([]byte, error) {
+	w := newObjectWriterOn(dst)
 	w.value("x402Version", p.X402Version)
 	if p.Error != "" {
 		w.str("error", p.Error)
@@ -260,4 +266,51 @@ func rawArray(data []byte) ([][]byte, error) {
 		out[i] = e
 	}
 	return out, nil
+}
+
+// NarrowedView returns p as Narrowed(i) encodes, without copying anything: a shallow copy of p whose
+// Accepts is entry i alone, sharing every other value with p. It is for encoding (the proxy narrows every
+// allowed challenge it passes on: issue 36); a caller that keeps or changes the result wants Narrowed. It
+// returns nil when i is out of range.
+func (p *PaymentRequired) NarrowedView(i int) *PaymentRequired {
+	if p == nil || i < 0 || i >= len(p.Accepts) {
+		return nil
+	}
+	v := *p
+	v.Accepts = p.Accepts[i : i+1 : i+1]
+	return &v
+}
+
+// EncodePaymentRequiredHeader is EncodeHeaderJSON(p): the same header value, with the JSON written into
+// a pooled buffer and the base64 into the one string returned.
+func EncodePaymentRequiredHeader(p *PaymentRequired) (string, error) {
+	if p == nil {
+		return "", fmt.Errorf("x402: encode header: no challenge")
+	}
+	bp := encodePool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 64<<10 {
+			encodePool.Put(bp)
+		}
+	}()
+	b, err := p.appendJSON((*bp)[:0])
+	if err != nil {
+		return "", fmt.Errorf("x402: encode header: %w", err)
+	}
+	*bp = b
+	if !jsonscan.Valid(b) { // as marshalNoEscape checks every MarshalJSON's output
+		return "", fmt.Errorf("x402: encode header: %T.MarshalJSON wrote invalid JSON", p)
+	}
+	return encodeBase64String(b), nil
+}
+
+// encodePool holds the buffers EncodePaymentRequiredHeader writes the JSON in.
+var encodePool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// encodeBase64String is base64.StdEncoding.EncodeToString(src) in one allocation: the bytes encoded into
+// are the string's and are never written again (as strings.Builder makes its string).
+func encodeBase64String(src []byte) string {
+	dst := make([]byte, base64.StdEncoding.EncodedLen(len(src)))
+	base64.StdEncoding.Encode(dst, src)
+	return unsafe.String(unsafe.SliceData(dst), len(dst))
 }

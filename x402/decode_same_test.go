@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -116,10 +117,43 @@ func checkSameAsReference(t *testing.T, doc []byte) {
 	got, err := ParsePaymentRequired(doc)
 	want, wantErr := refParsePaymentRequired(doc)
 	sameDecode(t, "ParsePaymentRequired", doc, got, err, want, wantErr)
+	if err == nil {
+		checkSameEncoding(t, got)
+	}
 	for _, value := range []string{base64.StdEncoding.EncodeToString(doc), string(doc)} {
 		got, err := DecodePaymentRequiredHeader(value)
 		want, wantErr := refDecodePaymentRequiredHeader(value)
 		sameDecode(t, "DecodePaymentRequiredHeader", []byte(value), got, err, want, wantErr)
+	}
+}
+
+// checkSameEncoding: EncodePaymentRequiredHeader writes what EncodeHeaderJSON writes, and NarrowedView(i)
+// encodes (as a header, and with json.Marshal as the proxy re-encodes a body) as Narrowed(i) does.
+func checkSameEncoding(t *testing.T, p *PaymentRequired) {
+	t.Helper()
+	want, wantErr := EncodeHeaderJSON(p)
+	got, err := EncodePaymentRequiredHeader(p)
+	if got != want || (err == nil) != (wantErr == nil) {
+		t.Fatalf("EncodePaymentRequiredHeader = %q, %v; EncodeHeaderJSON %q, %v", got, err, want, wantErr)
+	}
+	for i := -1; i <= len(p.Accepts); i++ {
+		view, copied := p.NarrowedView(i), p.Narrowed(i)
+		if (view == nil) != (copied == nil) {
+			t.Fatalf("NarrowedView(%d) = %v, Narrowed %v", i, view, copied)
+		}
+		if view == nil {
+			continue
+		}
+		want, wantErr := EncodeHeaderJSON(copied)
+		got, err := EncodePaymentRequiredHeader(view)
+		if got != want || (err == nil) != (wantErr == nil) {
+			t.Fatalf("narrowed %d: header %q, %v; from the copy %q, %v", i, got, err, want, wantErr)
+		}
+		wantBody, wantErr := json.Marshal(copied)
+		gotBody, err := json.Marshal(view)
+		if !bytes.Equal(gotBody, wantBody) || (err == nil) != (wantErr == nil) {
+			t.Fatalf("narrowed %d: body %s, %v; from the copy %s, %v", i, gotBody, err, wantBody, wantErr)
+		}
 	}
 }
 

@@ -316,9 +316,11 @@ func (m *objectMembers) integer(key, what string, dst *int64) error {
 		m.takeAt(at, key)
 		return nil
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	var v int64 // not dst: handing dst to encoding/json would move every caller's integer to the heap
+	if err := json.Unmarshal(raw, &v); err != nil {
 		return malformed("%s.%s: want an integer: %v", what, key, err)
 	}
+	*dst = v
 	m.takeAt(at, key)
 	return nil
 }
