@@ -283,7 +283,7 @@ func receiptEnd(payload []byte, r Receipt) (end int, ok bool) {
 	}
 	// Found exactly once: no second occurrence after the first (bytes.Index is vectorized; LastIndex is not).
 	at := bytes.Index(payload, was)
-	if at < 0 || bytes.Index(payload[at+1:], was) >= 0 {
+	if at < 0 || bytes.Contains(payload[at+1:], was) {
 		return 0, false
 	}
 	return at + len(was) - 1, true

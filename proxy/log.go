@@ -12,7 +12,7 @@ import (
 )
 
 // logDecision writes the one canonical log line for a decision and counts it (its metrics). It is not an
-// Endpoint Index observation: those are observe.go's (observeChallenge, observePaid).
+// Endpoint Index observation: those are observe.go's (observeChallengeAt, observePaid).
 func (p *Proxy) logDecision(stage string, req *http.Request, v verdict, start time.Time) {
 	latency := p.opts.Now().Sub(start)
 	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()

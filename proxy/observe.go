@@ -16,14 +16,10 @@ type Observer interface {
 	Observe(store.Observation)
 }
 
-// observeChallenge makes the observation of a decoded 402 (allowed, held or blocked alike) as the seller
-// sent it, and returns the function that records it: the caller defers that until after the decision, so a
-// decision never judges the challenge against itself.
-func (p *Proxy) observeChallenge(req *http.Request, pr *x402.PaymentRequired) (record func()) {
-	return p.observeChallengeAt(req.Method, req.URL.String(), pr)
-}
-
-// observeChallengeAt is observeChallenge for the endpoint method url (an MCP tool's is mcpEndpoint's).
+// observeChallengeAt makes the observation of a decoded 402 (allowed, held or blocked alike) for the
+// endpoint method url (an MCP tool's is mcpEndpoint's), as the seller sent it, and returns the function that
+// records it: the caller defers that until after the decision, so a decision never judges the challenge
+// against itself.
 func (p *Proxy) observeChallengeAt(method, rawURL string, pr *x402.PaymentRequired) (record func()) {
 	if p.opts.Observer == nil {
 		return func() {}

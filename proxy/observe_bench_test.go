@@ -41,7 +41,7 @@ func BenchmarkObserveHook(b *testing.B) {
 	req, _ := http.NewRequest("GET", "https://seller.example/weather?city=Lisbon", nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		p.observeChallenge(req, pr)()
+		p.observeChallengeAt(req.Method, req.URL.String(), pr)()
 	}
 }
 

@@ -32,7 +32,7 @@ if [ -n "$out" ]; then echo "$out"; fail=1; fi
 
 # Packages that exist for tests (their code is reached from tests only, by design), and the functions of
 # production packages that are API for others than this repository's programs, each with its reason.
-test_packages='^(internal/(testredis|testreport|testutil|docscheck|benchcpu|realdata|logbuf)|interop|store/storetest|screening/screeningtest|screening/domain/domaintest|server/internal/(factest|metrictest)|x402/svm/svmtest)/'
+test_packages='^(internal/(testredis|testreport|testutil|docscheck|benchcpu|realdata|logbuf|plainurl/plainurltest)|interop|store/storetest|screening/screeningtest|screening/domain/domaintest|server/internal/(factest|metrictest)|x402/svm/svmtest)/'
 api=(
   'proxy/notify/send.go:[0-9]+:[0-9]+: unreachable func: Verify$'          # docs/approvals.md: a webhook receiver checks signatures with it
   'screening/sanctions/csv.go:[0-9]+:[0-9]+: unreachable func: ParseCSV$'  # the parser of the list's CSV files; screening's integration test (another package) uses it
