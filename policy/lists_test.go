@@ -56,3 +56,24 @@ func TestListsDecideAsTheLists(t *testing.T) {
 		t.Fatal("nothing checked")
 	}
 }
+
+// FuzzListsMatchAsEntries holds the prepared sets to the entry-by-entry checks they replace on any strings
+// (review36): a domain or payee the set misses while the list holds it would let a blocked seller through.
+// entries is split on '|'.
+func FuzzListsMatchAsEntries(f *testing.F) {
+	f.Add("api.example.com", "example.com|evil.example", payeeA, payeeA+"| "+payeeB)
+	f.Add("a..example.com", ".example.com|", "0X"+strings.ToUpper(payeeA[2:]), strings.ToUpper(payeeA)+"|x")
+	f.Add("b\u00fccher.example", "xn--bcher-kva.example|EXAMPLE.", "So1ana", " So1ana |so1ana")
+	f.Fuzz(func(t *testing.T, host, domainEntries, payTo, payeeEntries string) {
+		domain := MerchantDomain(host)
+		dl, pl := strings.Split(domainEntries, "|"), strings.Split(payeeEntries, "|")
+		r := &Rules{DomainBlocklist: dl, PayToBlocklist: pl}
+		l := r.Lists()
+		if got, want := domainBlockedBy(domain, r, l), domainListed(domain, dl); got != want {
+			t.Fatalf("domain %q (of %q) in %q: set says %v, entries say %v", domain, host, dl, got, want)
+		}
+		if got, want := payeeBlockedBy(payTo, r, l), payeeListed(payTo, pl); got != want {
+			t.Fatalf("payee %q in %q: set says %v, entries say %v", payTo, pl, got, want)
+		}
+	})
+}

@@ -3,11 +3,14 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/payguard/payguard/internal/logout"
 )
 
 // slogDecisionLine is the line slog's JSON handler writes for l at now: what logDecision writes through
@@ -81,5 +84,33 @@ func FuzzDecisionLine(f *testing.F) {
 			method: s, host: s, path: s, amount: s, payTo: s, atomic: s, network: s, scheme: s, receipt: s, holdID: s,
 			latencyMs: float64(micros) / 1000}
 		checkDecisionLine(t, time.Unix(0, nanos).UTC(), &l)
+	})
+}
+
+// BenchmarkDecisionLine is the decision line of an allowed 402, through slog's JSON handler (as every decision
+// was logged before issue 36's decode402) and written by hand into logout's buffered output, both discarded.
+func BenchmarkDecisionLine(b *testing.B) {
+	l := decisionLine{stage: "challenge", decision: "allow", agent: "default", reasons: []string{"allow: all rules passed"},
+		class: "all_rules_passed", method: "GET", host: "127.0.0.1:18443", path: "/402", amount: "0.01",
+		payTo: "0xf54127927F219FB78C8D1A1fF3D7dc6D7f70C98E", atomic: "10000", network: "eip155:84532", scheme: "exact",
+		receipt: "rcpt_0123456789abcdef0123456789abcdef", latencyMs: 0.123}
+	b.Run("slog", func(b *testing.B) {
+		log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+		b.ReportAllocs()
+		for b.Loop() {
+			var attrs [decisionFields]slog.Attr
+			log.LogAttrs(context.Background(), slog.LevelInfo, "decision", decisionAttrs(&attrs, &l)...)
+		}
+	})
+	b.Run("hand", func(b *testing.B) {
+		out := logout.NewWriter(io.Discard, logout.FlushDelay)
+		defer out.Close()
+		h := logout.NewHandler(out, slog.LevelInfo)
+		b.ReportAllocs()
+		for b.Loop() {
+			if !writeDecisionLine(h, time.Now(), &l) {
+				b.Fatal("left to slog")
+			}
+		}
 	})
 }

@@ -26,3 +26,17 @@ func TestIsDayIsParseThenFormat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIsDay holds isDay to time.Parse then Format on any string (review36): a day CheckDay lets through
+// that Parse refuses would key a ledger day no other path names.
+func FuzzIsDay(f *testing.F) {
+	for _, s := range []string{"2026-11-27", "2024-02-29", "2026-02-29", "0000-01-01", "9999-12-31", "2026-1-022", "-026-11-22"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := time.Parse(DayLayout, s)
+		if want := err == nil && d.Format(DayLayout) == s; isDay(s) != want {
+			t.Fatalf("isDay(%q) = %v, time.Parse and Format say %v", s, !want, want)
+		}
+	})
+}

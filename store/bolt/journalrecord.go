@@ -89,8 +89,11 @@ func appendString(b []byte, s string) []byte {
 
 // readJournal returns the operations of the whole records at the start of data. It stops at the first
 // incomplete or damaged record: a torn tail, whose operations were never applied, so no payment was released
-// for them. A whole record this version cannot read (a newer form, an unknown operation) is returned as an
-// operation that fails to apply, so Open stops with an error instead of dropping it.
+// for them. An empty record (length 0, and CRC 0, the CRC-32C of nothing) is a torn tail too: no payguard
+// writes one, but a crash while the file grew can leave its tail as zeros, which read as such records. A
+// whole record this version cannot read (a newer form, an unknown operation, fields it cannot parse: its CRC
+// says some payguard wrote it whole) is returned as an operation that fails to apply, so Open stops with an
+// error instead of dropping it and every record after it.
 func readJournal(data []byte) []*ledgerOp {
 	var ops []*ledgerOp
 	for len(data) >= 8 {
@@ -102,17 +105,20 @@ func readJournal(data []byte) []*ledgerOp {
 		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(data[4:]) {
 			break
 		}
+		if n == 0 {
+			break // zeros: a torn tail (see above)
+		}
 		var op *ledgerOp
-		switch {
-		case len(payload) > 0 && payload[0] == recordBinary:
+		switch payload[0] {
+		case recordBinary:
 			op = readBinaryRecord(payload[1:])
-		case len(payload) > 0 && payload[0] == '{':
+		case '{':
 			op = readJSONRecord(payload)
 		default:
 			op = &ledgerOp{bad: fmt.Errorf("a journal record of a form this version does not know (written by a newer payguard?)")}
 		}
 		if op == nil {
-			break
+			op = &ledgerOp{bad: fmt.Errorf("a whole journal record (its CRC holds) of %d bytes this version cannot read (written by a newer payguard?)", n)}
 		}
 		ops = append(ops, op)
 		data = data[8+n:]
