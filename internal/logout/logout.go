@@ -1,6 +1,6 @@
-// Package logout is the output of payguard proxy's JSON log: lines gathered in memory and written to the
-// process's stderr in one write(2) at most FlushDelay after the first of them, at once when MaxPending bytes
-// wait, when a line at WARN or above is logged, and when the proxy stops (Close).
+// Package logout is the output of payguard proxy's and serve's JSON log: lines gathered in memory and
+// written to the process's stderr in one write(2) at most FlushDelay after the first of them, at once when
+// MaxPending bytes wait, when a line at WARN or above is logged, and when the process stops (Close).
 //
 // Issue 36: with a write(2) per decision line, writing the log was a tenth of the proxy's CPU per decided
 // 402. What buffering costs: a crash (SIGKILL, a panic, the machine) loses the INFO lines of its last
@@ -110,7 +110,8 @@ func (w *Writer) Close() error {
 
 // Handler is slog's JSON handler writing to a Writer: it flushes after each record at WARN or above, and it
 // implements proxy.LineWriter (a handler without attributes or groups writing one ordered stream), so
-// that the proxy writes its decision lines into the same stream without slog's per-attribute work.
+// that the proxy writes its decision lines, and serve its request lines, into the same stream without
+// slog's per-attribute work.
 type Handler struct {
 	json *slog.JSONHandler
 	w    *Writer
