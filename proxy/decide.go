@@ -471,12 +471,14 @@ func ticketKey(method, url, scheme, network, payTo, amount string) (string, erro
 	}
 	// The parts joined by NUL, as strings.Join wrote them, into one buffer (keys are kept in stores, so the
 	// bytes hashed must not change); the key is written into one string with its prefix.
-	b := make([]byte, 0, len(method)+len(url)+len(scheme)+len(n)+len(payTo)+32)
-	b = append(append(b, strings.ToUpper(method)...), 0)
+	// A common key's parts fit the stack buffer (no allocation: issue 36); a longer URL grows it on the heap.
+	var buf [512]byte
+	b := append(buf[:0], strings.ToUpper(method)...)
+	b = append(b, 0)
 	b = append(append(b, url...), 0)
 	b = append(append(b, scheme...), 0)
 	b = append(append(b, n...), 0)
-	b = append(append(b, x402.CanonicalAddress(payTo)...), 0)
+	b = append(x402.AppendCanonicalAddress(b, payTo), 0)
 	b = strconv.AppendUint(b, a, 10)
 	sum := sha256.Sum256(b)
 	var key [len("tk1:") + 2*sha256.Size]byte
@@ -502,5 +504,10 @@ func holdKey(method, url string, v verdict, pr *x402.PaymentRequired) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// newID is a hold or ticket id: the prefix and store.NewID (time-ordered, so the bolt store appends them).
-func newID(prefix string) string { return prefix + "_" + store.NewID() }
+// newID is a hold or ticket id: the prefix and store.NewID (time-ordered, so the bolt store appends them),
+// written into one string (issue 36).
+func newID(prefix string) string {
+	var buf [48]byte
+	b := append(append(buf[:0], prefix...), '_')
+	return string(store.AppendNewID(b))
+}
