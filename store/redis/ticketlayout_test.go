@@ -155,3 +155,32 @@ func TestTicketKeysOutliveTheirTickets(t *testing.T) {
 		}
 	}
 }
+
+// One PTTL stands for tq:<key> and topt:<key> (redis402b): topt:<key> is made with its expiry, so a key's
+// option made again beside a list that still has a long expiry (lost alone, or the list's expiry far enough
+// to leave) never lives without one; and a list made again beside an option still there extends both.
+func TestTicketOptionKeyAlwaysExpires(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s, rdb, prefix := clockStore(t, &now)
+	day := now.UTC().Format("2006-01-02")
+	put := func(id string, life time.Duration) {
+		t.Helper()
+		if _, err := s.ReserveTicket(ctx, "b", day, 1, 1<<40, store.Ticket{ID: id, Key: "k", ExpiresAt: now.Add(life)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("tkt_1", 30*time.Minute)
+	rdb.Del(ctx, prefix+"topt:k") // the option lost alone: the list's expiry is far enough to be left
+	put("tkt_2", time.Minute)
+	if ttl, err := rdb.PTTL(ctx, prefix+"topt:k").Result(); err != nil || ttl < 61*time.Minute-time.Second || ttl > 62*time.Minute+time.Second {
+		t.Fatalf("topt:k made again: PTTL %v (%v); want its ticket's minute + an hour, + at most a minute", ttl, err)
+	}
+	rdb.Del(ctx, prefix+"tq:k") // the list gone (emptied), its option still there: both are extended
+	put("tkt_3", 30*time.Minute)
+	for _, k := range []string{"tq:k", "topt:k"} {
+		if ttl, err := rdb.PTTL(ctx, prefix+k).Result(); err != nil || ttl < 90*time.Minute-time.Second || ttl > 91*time.Minute+time.Second {
+			t.Errorf("%s: PTTL %v (%v); want the new ticket's 30 minutes + an hour, + at most a minute", k, ttl, err)
+		}
+	}
+}

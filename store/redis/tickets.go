@@ -72,9 +72,11 @@ if n >= ` + strconv.Itoa(tidSweepAt) + ` and n % 16 == 0 then
     if tonumber(all[i + 1]) < now then redis.call('HDEL', KEYS[5], all[i]) end
   end
 end
+local ttl = tonumber(ARGV[11])
 local opt = redis.call('GET', KEYS[4])
 if not opt then
-  redis.call('SET', KEYS[4], ARGV[10])
+  -- made with its expiry: from here on it is extended together with tq:<key>, never on its own
+  redis.call('SET', KEYS[4], ARGV[10], 'PX', ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
   opt = ARGV[10]
 end
 local len
@@ -90,10 +92,13 @@ if len % ` + strconv.Itoa(tqPruneEvery) + ` == 0 then
     redis.call('LPOP', KEYS[3])
   end
 end
-local ttl = tonumber(ARGV[11])
-for i = 3, 5 do
-  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl + ` + strconv.Itoa(ttlSlackMillis) + `) end
+-- tq:<key> and topt:<key> are given the same expiry whenever either is extended, and topt:<key> is made with
+-- one, so the list's expiry stands for both: one PTTL for the two (issue 36, redis402b).
+if redis.call('PTTL', KEYS[3]) < ttl then
+  redis.call('PEXPIRE', KEYS[3], ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
+  redis.call('PEXPIRE', KEYS[4], ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
 end
+if redis.call('PTTL', KEYS[5]) < ttl then redis.call('PEXPIRE', KEYS[5], ttl + ` + strconv.Itoa(ttlSlackMillis) + `) end
 return {1}
 end
 `
