@@ -184,3 +184,61 @@ func TestTicketOptionKeyAlwaysExpires(t *testing.T) {
 		}
 	}
 }
+
+// A ledger day's expiry is set on its first reservation and then once an hour (redis402b), never left to
+// fall below LedgerRetention after a reservation: by the hash's field x (the expiry last set, unix ms), on
+// both paths that reserve (ReserveTicketAhead reads x with the day's figures, ReserveTicket on its own), and
+// again when the hash is made anew.
+func TestLedgerExpiryIsExtendedOncePerHour(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now().Truncate(time.Millisecond)
+	now := start
+	s, rdb, prefix := clockStore(t, &now)
+	day := now.UTC().Format("2006-01-02")
+	lk := prefix + "ledger:" + day + ":b"
+	n := 0
+	reserve := func(ahead bool) {
+		t.Helper()
+		n++
+		tk := store.Ticket{ID: fmt.Sprint("tkt_x", n), Key: "k", ExpiresAt: now.Add(time.Minute)}
+		var err error
+		if ahead {
+			_, err = s.ReserveTicketAhead(ctx, "b", day, "seller.example", 1, 1<<40, tk, now)
+		} else {
+			_, err = s.ReserveTicket(ctx, "b", day, 1, 1<<40, tk)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := func() int64 {
+		t.Helper()
+		v, err := rdb.HGet(ctx, lk, "x").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	want := func(at time.Time) int64 { return at.Add(redis.LedgerRetention + time.Hour).UnixMilli() }
+	for _, ahead := range []bool{false, true} {
+		rdb.Del(ctx, lk) // a day's first reservation, or its hash made again: x and the expiry are set
+		now = start
+		reserve(ahead)
+		if got := x(); got != want(now) {
+			t.Fatalf("ahead=%v: first reservation: x %d, want %d", ahead, got, want(now))
+		}
+		if ttl, err := rdb.PTTL(ctx, lk).Result(); err != nil || ttl <= redis.LedgerRetention {
+			t.Fatalf("ahead=%v: PTTL %v (%v)", ahead, ttl, err)
+		}
+		now = start.Add(59 * time.Minute) // far enough: left
+		reserve(ahead)
+		if got := x(); got != want(start) {
+			t.Fatalf("ahead=%v: within the hour: x %d, want it left at %d", ahead, got, want(start))
+		}
+		now = start.Add(61 * time.Minute) // an hour on: extended
+		reserve(ahead)
+		if got := x(); got != want(now) {
+			t.Fatalf("ahead=%v: after the hour: x %d, want %d", ahead, got, want(now))
+		}
+	}
+}
