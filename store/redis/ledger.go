@@ -77,7 +77,8 @@ if over then
   return refused()
 end
 redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[1])
--- The hash's field x is the unix ms its expiry was last set to. Set on a day's first reservation (or a hash
+-- The hash's field x is the unix ms (the replica's clock) its expiry was last set to; the expiry itself is
+-- relative (PEXPIRE), so a replica's clock far off never sets it in the past. Set on a day's first reservation (or a hash
 -- made again) and then once per ledgerSlackMillis, not on every reservation (redis402b: one call less per
 -- decision where the caller read x already, ledger_x): the day expires at least LedgerRetention and at most
 -- LedgerRetention + ledgerSlackMillis after its last reservation.

@@ -62,7 +62,7 @@ func TestTicketIDsAreHeldThenSwept(t *testing.T) {
 	bucket := ""
 	keys, _ := rdb.Keys(ctx, prefix+"tids:*").Result()
 	for _, k := range keys {
-		if n, _ := rdb.HLen(ctx, k).Result(); n == 80 {
+		if n, _ := rdb.HLen(ctx, k).Result(); n == 81 { // the 80 ids and the bucket's expiry ('')
 			bucket = k
 		}
 	}
@@ -82,8 +82,8 @@ func TestTicketIDsAreHeldThenSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, _ := rdb.HLen(ctx, bucket).Result(); n != 16 {
-		t.Fatalf("the bucket holds %d ids after its sweep, want the 16 still held", n)
+	if n, _ := rdb.HLen(ctx, bucket).Result(); n != 17 {
+		t.Fatalf("the bucket holds %d fields after its sweep, want the 16 ids still held and its expiry", n)
 	}
 	if enc, _ := rdb.ObjectEncoding(ctx, bucket).Result(); enc != "listpack" && enc != "ziplist" {
 		t.Fatalf("the bucket is a %s", enc)
@@ -241,4 +241,46 @@ func TestLedgerExpiryIsExtendedOncePerHour(t *testing.T) {
 			t.Fatalf("ahead=%v: after the hour: x %d, want %d", ahead, got, want(now))
 		}
 	}
+}
+
+// A tids: bucket outlives every id it holds by the hour's grace (redis402b: its expiry is recorded in its
+// field '' and extended when a put's held-until comes near it, not read with a PTTL on every put): a later
+// id held longer extends it, and a bucket whose record is gone (or never was: one written by an older
+// replica) has its expiry set again.
+func TestTicketIDBucketOutlivesItsIDs(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	s, rdb, prefix := clockStore(t, &now)
+	byBucket := map[uint32][]string{}
+	var ids []string
+	for i := 0; ids == nil; i++ {
+		id := fmt.Sprint("tkt_b", i)
+		b := crc32.ChecksumIEEE([]byte(id)) % 1024
+		if byBucket[b] = append(byBucket[b], id); len(byBucket[b]) == 3 {
+			ids = byBucket[b]
+		}
+	}
+	bucket := fmt.Sprintf("%stids:%x", prefix, crc32.ChecksumIEEE([]byte(ids[0]))%1024)
+	put := func(id string, life time.Duration) {
+		t.Helper()
+		tk := store.Ticket{ID: id, Key: "k:" + id, ExpiresAt: now.Add(life)}
+		if _, err := s.ReserveTicket(ctx, "b", now.UTC().Format("2006-01-02"), 1, 1<<40, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ttlAtLeast := func(want time.Duration) {
+		t.Helper()
+		ttl, err := rdb.PTTL(ctx, bucket).Result()
+		if err != nil || ttl < want {
+			t.Fatalf("bucket PTTL %v (%v), want at least %v", ttl, err, want)
+		}
+	}
+	put(ids[0], time.Minute)
+	ttlAtLeast(time.Hour + time.Minute)
+	put(ids[1], 30*time.Minute) // held well past the bucket's expiry: extended
+	ttlAtLeast(time.Hour + 30*time.Minute)
+	rdb.HDel(ctx, bucket, "")             // the record gone
+	rdb.PExpire(ctx, bucket, time.Minute) // and an expiry too short for what it holds
+	put(ids[2], time.Minute)
+	ttlAtLeast(time.Hour + time.Minute)
 }

@@ -27,7 +27,8 @@ import (
 // 128 ids (131,072 ids across the buckets, an hour's worth of tickets at 36 a second), a few bytes of
 // overhead per id where a key of its own with an expiry costs about 130; its expired ids are swept when it
 // grows past 64. Redis expires no single field (before 7.4), so expiry is the held-until value, compared in
-// the scripts.
+// the scripts. A bucket's field '' records its own expiry (the unix ms it was last set to), so that a put
+// reads it with the id instead of a PTTL (redis402b).
 //
 // Each ticket once cost a tid:<id> key with an expiry, an entry in tlist:<key> and a field in the hash
 // tdata:<key> (the layout before 2026-11-27, 700–725 bytes per unpaid 402 with the ledger's lease): that layout
@@ -60,11 +61,20 @@ var reserveTicketLua = `
 local function reserve_ticket()
 local now = tonumber(ARGV[6])
 if redis.call('EXISTS', KEYS[6]) == 1 then return {2} end
-local held = redis.call('HGET', KEYS[5], ARGV[9])
-if held and tonumber(held) >= now then return {2} end
+-- The bucket's field '' (no id is empty) is the unix ms (the replica's clock) its expiry was last set to,
+-- tidExpirySlack beyond the held-until of the id that set it: read with the id, so a put needs no PTTL of
+-- the bucket (redis402b); the expiry is extended (relative: PEXPIRE) when the id's held-until comes within
+-- half the slack of it, which leaves room for replicas' clocks to differ by that much.
+local held = redis.call('HMGET', KEYS[5], ARGV[9], '')
+if held[1] and tonumber(held[1]) >= now then return {2} end
 local res = reserve()
 if res[1] ~= 1 then return res end
-redis.call('HSET', KEYS[5], ARGV[9], ARGV[12])
+if (not held[2]) or tonumber(held[2]) < tonumber(ARGV[12]) + ` + strconv.Itoa(tidExpirySlack/2) + ` then
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[12], '', tonumber(ARGV[12]) + ` + strconv.Itoa(tidExpirySlack) + `)
+  redis.call('PEXPIRE', KEYS[5], tonumber(ARGV[11]) + ` + strconv.Itoa(tidExpirySlack) + `)
+else
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[12])
+end
 local n = redis.call('HLEN', KEYS[5])
 if n >= ` + strconv.Itoa(tidSweepAt) + ` and n % 16 == 0 then
   local all = redis.call('HGETALL', KEYS[5])
@@ -98,10 +108,14 @@ if redis.call('PTTL', KEYS[3]) < ttl then
   redis.call('PEXPIRE', KEYS[3], ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
   redis.call('PEXPIRE', KEYS[4], ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
 end
-if redis.call('PTTL', KEYS[5]) < ttl then redis.call('PEXPIRE', KEYS[5], ttl + ` + strconv.Itoa(ttlSlackMillis) + `) end
 return {1}
 end
 `
+
+// tidExpirySlack (ms): a tids: bucket's expiry is set this far beyond the held-until of the id that sets it,
+// and set again when an id's held-until comes within half of it (so once per 5 minutes per bucket, not a
+// PTTL on every put).
+const tidExpirySlack = 600_000
 
 // tqPruneEvery: a ticket list whose length after a put is a multiple of it drops up to twice as many released
 // entries from its head (the rate of two per put, in one pass every so often: a list's head is read once per
