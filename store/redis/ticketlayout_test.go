@@ -244,7 +244,7 @@ func TestLedgerExpiryIsExtendedOncePerHour(t *testing.T) {
 }
 
 // A tids: bucket outlives every id it holds by the hour's grace (redis402b: its expiry is recorded in its
-// field '' and extended when a put's held-until comes near it, not read with a PTTL on every put): a later
+// field ” and extended when a put's held-until comes near it, not read with a PTTL on every put): a later
 // id held longer extends it, and a bucket whose record is gone (or never was: one written by an older
 // replica) has its expiry set again.
 func TestTicketIDBucketOutlivesItsIDs(t *testing.T) {
