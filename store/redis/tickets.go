@@ -25,10 +25,12 @@ import (
 // And the ticket ids, which are unique across keys while their ticket may be stored: tids:<bucket>, 1,024
 // hashes (crc32 of the id), field id → the unix ms until which it is held. A bucket stays a listpack up to
 // 128 ids (131,072 ids across the buckets, an hour's worth of tickets at 36 a second), a few bytes of
-// overhead per id where a key of its own with an expiry costs about 130; its expired ids are swept when it
-// grows past 64. Redis expires no single field (before 7.4), so expiry is the held-until value, compared in
+// overhead per id where a key of its own with an expiry costs about 130; its expired ids are swept (below).
+// Redis expires no single field (before 7.4), so expiry is the held-until value, compared in
 // the scripts. A bucket's field '' records its own expiry (the unix ms it was last set to), so that a put
-// reads it with the id instead of a PTTL (redis402b).
+// reads it with the id instead of a PTTL, and the expiry is extended, and the expired ids swept, when a put's
+// held-until comes within tidExpirySlack/2 of it: once per 5 minutes of held-until per bucket, where before
+// 2026-11-27 17:00 a bucket counted its ids (HLEN) on every put and swept them past 64, every 16th put.
 //
 // Each ticket once cost a tid:<id> key with an expiry, an entry in tlist:<key> and a field in the hash
 // tdata:<key> (the layout before 2026-11-27, 700–725 bytes per unpaid 402 with the ledger's lease): that layout
@@ -40,8 +42,6 @@ import (
 // tidBuckets is how many tids:<bucket> hashes hold the ticket ids.
 const tidBuckets = 1024
 
-// tidSweepAt: a bucket whose length reaches it (and every 16 ids after) drops its expired ids.
-const tidSweepAt = 64
 
 // reserveTicketScript is reserveScript and the ticket's keys in one script (one round trip per allowed 402):
 // KEYS the ledger's two, then tq:<key>, topt:<key>, tids:<bucket>, and the older layout's tid:<id>; ARGV
@@ -72,15 +72,13 @@ if res[1] ~= 1 then return res end
 if (not held[2]) or tonumber(held[2]) < tonumber(ARGV[12]) + ` + strconv.Itoa(tidExpirySlack/2) + ` then
   redis.call('HSET', KEYS[5], ARGV[9], ARGV[12], '', tonumber(ARGV[12]) + ` + strconv.Itoa(tidExpirySlack) + `)
   redis.call('PEXPIRE', KEYS[5], tonumber(ARGV[11]) + ` + strconv.Itoa(tidExpirySlack) + `)
-else
-  redis.call('HSET', KEYS[5], ARGV[9], ARGV[12])
-end
-local n = redis.call('HLEN', KEYS[5])
-if n >= ` + strconv.Itoa(tidSweepAt) + ` and n % 16 == 0 then
+  -- and its expired ids leave it, at the same moments (redis402b: no HLEN on every put)
   local all = redis.call('HGETALL', KEYS[5])
   for i = 1, #all, 2 do
     if tonumber(all[i + 1]) < now then redis.call('HDEL', KEYS[5], all[i]) end
   end
+else
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[12])
 end
 local ttl = tonumber(ARGV[11])
 local opt = redis.call('GET', KEYS[4])
