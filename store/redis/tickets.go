@@ -42,7 +42,6 @@ import (
 // tidBuckets is how many tids:<bucket> hashes hold the ticket ids.
 const tidBuckets = 1024
 
-
 // reserveTicketScript is reserveScript and the ticket's keys in one script (one round trip per allowed 402):
 // KEYS the ledger's two, then tq:<key>, topt:<key>, tids:<bucket>, and the older layout's tid:<id>; ARGV
 // reserveScript's seven (ARGV[6] is now in unix ms), then the list entry (sortable expiry and the shared
