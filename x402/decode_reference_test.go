@@ -2,6 +2,7 @@ package x402
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 )
 
 // This file keeps the challenge decoder as it was before issue 36's decode402 work (a map of members per
-// object, a copy per string value), unchanged but for its names: the differential fuzz test
+// object, a copy per string value, the header's alphabet checked byte by byte), unchanged but for its names: the differential fuzz test
 // (FuzzDecodeSameAsReference) holds the faster decoder to the same accepted language, the same values and
 // the same error messages.
 
@@ -24,7 +25,7 @@ func refParsePaymentRequired(body []byte) (*PaymentRequired, error) {
 }
 
 func refDecodePaymentRequiredHeader(value string) (*PaymentRequired, error) {
-	doc, err := decodeHeader(value)
+	doc, err := refDecodeHeader(value)
 	if err != nil {
 		return nil, err
 	}
@@ -280,4 +281,34 @@ func (m refObjectMembers) rest() map[string]json.RawMessage {
 		return nil
 	}
 	return map[string]json.RawMessage(m)
+}
+
+func refDecodeHeader(value string) ([]byte, error) {
+	if value == "" {
+		return nil, malformed("empty header value")
+	}
+	if len(value) > MaxHeaderBytes {
+		return nil, malformed("header value is %d bytes, larger than the %d byte limit", len(value), MaxHeaderBytes)
+	}
+	body, pad := value, 0
+	for pad < 2 && len(body) > 0 && body[len(body)-1] == '=' {
+		body, pad = body[:len(body)-1], pad+1
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return nil, malformed("header value is not standard base64 (byte %q at offset %d)", c, i)
+		}
+	}
+	if len(body)%4 == 1 || (pad > 0 && (len(body)+pad)%4 != 0) {
+		return nil, malformed("header value has an invalid base64 length")
+	}
+	doc, err := base64.RawStdEncoding.DecodeString(body)
+	if err != nil {
+		return nil, malformed("header value is not standard base64: %v", err)
+	}
+	if err := checkDocument(doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }

@@ -120,7 +120,10 @@ func checkSameAsReference(t *testing.T, doc []byte) {
 	if err == nil {
 		checkSameEncoding(t, got)
 	}
-	for _, value := range []string{base64.StdEncoding.EncodeToString(doc), string(doc)} {
+	enc := base64.StdEncoding.EncodeToString(doc)
+	for _, value := range []string{enc, string(doc), base64.RawStdEncoding.EncodeToString(doc), enc + "=",
+		strings.Replace(enc, "A", "\n", 1), strings.Replace(enc, "Q", "\r", 1), strings.Replace(enc, "g", "-", 1),
+		strings.Replace(enc, "w", "=", 1), "=" + enc} {
 		got, err := DecodePaymentRequiredHeader(value)
 		want, wantErr := refDecodePaymentRequiredHeader(value)
 		sameDecode(t, "DecodePaymentRequiredHeader", []byte(value), got, err, want, wantErr)
