@@ -16,7 +16,8 @@ import (
 var ErrInvalid = errors.New("store: invalid argument")
 
 // LedgerRetention is how long a budget's day stays readable: bolt and memory drop days whose start is
-// more than this long ago; redis expires a day this long after its last reservation. A Commit that arrives
+// more than this long ago; redis expires a day this long after its last reservation, and at most an hour more
+// (its expiry is set once an hour, store/redis reserveLua). A Commit that arrives
 // later finds nothing (ErrNotFound), which no payment flow comes near.
 const LedgerRetention = 35 * 24 * time.Hour
 
