@@ -118,13 +118,9 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	}
 	in := decisionChallenge(pr, url)
 	at := targetOf(url) // the URL parsed once for the whole decision, its retries included
-	if d := p.opts.Domains; d != nil {
-		// Gather the domain facts first: the engine then finds them in the checker's cache, however many
-		// times the challenge is decided.
-		if at.host != "" {
-			d.Facts(ctx, at.host)
-		}
-	}
+	// The domain facts are the engine's to ask (domainFacts): its first attempt fills the checker's cache,
+	// which a retry then reads. (Asked here first when decisions held a budget lock, to keep the DNS and
+	// RDAP lookups outside it; no lock is held now, and asking twice cost a cache lookup per decision.)
 	p.prefetchIndex(ctx, method, url) // observe.go: the Index read, once per challenge
 	var v verdict
 	var input *preflight.Input
@@ -285,24 +281,21 @@ func hostOf(rawURL string) string {
 }
 
 // target is a decision's URL with what the decision keys on it, parsed once (issue 36: a decided 402
-// parsed its URL for each of them, and again on each retry of the decision): host is the domain checker's
-// (hostOf), alarmSite a seller alarm's key (alarmSite), ticketSite the unpaid-ticket bound's (siteOfTicket).
-type target struct{ url, host, alarmSite, ticketSite string }
+// parsed its URL for each of them, and again on each retry of the decision): alarmSite a seller alarm's key
+// (alarmSite), ticketSite the unpaid-ticket bound's (siteOfTicket).
+type target struct{ url, alarmSite, ticketSite string }
 
 func targetOf(url string) target {
 	t := target{url: url}
-	if u, ok := plainurl.Parse(url); ok { // the common URL: its host without a parse (net/url takes it whole)
-		t.host, t.alarmSite = u.Host, index.SiteOf(url)
+	if _, ok := plainurl.Parse(url); ok { // the common URL: its host without a parse (net/url takes it whole)
+		t.alarmSite = index.SiteOf(url)
 		t.ticketSite = t.alarmSite
 		if t.ticketSite == "" {
 			t.ticketSite = url
 		}
 		return t
 	}
-	u, err := neturl.Parse(url)
-	if err == nil {
-		t.host = u.Hostname()
-	}
+	_, err := neturl.Parse(url)
 	if err == nil && strings.Contains(url, "://") {
 		// alarmSite and siteOfTicket of an absolute URL are both index.SiteOf (siteOfTicket falls back
 		// to the URL itself).
@@ -478,12 +471,14 @@ func ticketKey(method, url, scheme, network, payTo, amount string) (string, erro
 	}
 	// The parts joined by NUL, as strings.Join wrote them, into one buffer (keys are kept in stores, so the
 	// bytes hashed must not change); the key is written into one string with its prefix.
-	b := make([]byte, 0, len(method)+len(url)+len(scheme)+len(n)+len(payTo)+32)
-	b = append(append(b, strings.ToUpper(method)...), 0)
+	// A common key's parts fit the stack buffer (no allocation: issue 36); a longer URL grows it on the heap.
+	var buf [512]byte
+	b := append(buf[:0], strings.ToUpper(method)...)
+	b = append(b, 0)
 	b = append(append(b, url...), 0)
 	b = append(append(b, scheme...), 0)
 	b = append(append(b, n...), 0)
-	b = append(append(b, x402.CanonicalAddress(payTo)...), 0)
+	b = append(x402.AppendCanonicalAddress(b, payTo), 0)
 	b = strconv.AppendUint(b, a, 10)
 	sum := sha256.Sum256(b)
 	var key [len("tk1:") + 2*sha256.Size]byte
@@ -509,5 +504,10 @@ func holdKey(method, url string, v verdict, pr *x402.PaymentRequired) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// newID is a hold or ticket id: the prefix and store.NewID (time-ordered, so the bolt store appends them).
-func newID(prefix string) string { return prefix + "_" + store.NewID() }
+// newID is a hold or ticket id: the prefix and store.NewID (time-ordered, so the bolt store appends them),
+// written into one string (issue 36).
+func newID(prefix string) string {
+	var buf [48]byte
+	b := append(append(buf[:0], prefix...), '_')
+	return string(store.AppendNewID(b))
+}

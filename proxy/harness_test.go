@@ -55,12 +55,18 @@ type setup struct {
 	admin     admin.Options // the admin listener's own settings (DecideToken, Hosts...)
 	sanctions screening.Sanctions
 	index     preflight.IndexReader // the engine's Endpoint Index (observe_test.go)
+	domains   screening.Domains     // the engine's domain checker
 }
 
 type harnessOption func(*setup)
 
 func withSanctions(s screening.Sanctions) harnessOption {
 	return func(su *setup) { su.sanctions = s }
+}
+
+// withDomains gives the engine the domain checker d.
+func withDomains(d screening.Domains) harnessOption {
+	return func(su *setup) { su.domains = d }
 }
 
 func newHarness(t *testing.T, st State, rules policy.Rules, opts ...harnessOption) *harness {
@@ -106,7 +112,7 @@ func newTestProxy(tb testing.TB, st State, rules policy.Rules, opts ...harnessOp
 		f(&su)
 	}
 	su.Decider = countingDecider{Engine: preflight.New(preflight.Options{Rules: rules, Signer: keys, Now: time.Now,
-		Sanctions: su.sanctions, Index: su.index}), signs: new(atomic.Int64)}
+		Sanctions: su.sanctions, Index: su.index, Domains: su.domains}), signs: new(atomic.Int64)}
 	p, err := New(su.Options)
 	if err != nil {
 		tb.Fatal(err)

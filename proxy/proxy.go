@@ -19,7 +19,6 @@ import (
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/proxy/mitm"
-	"github.com/payguard/payguard/screening"
 	"github.com/payguard/payguard/store"
 )
 
@@ -49,9 +48,6 @@ type Options struct {
 	Store   State
 	// CA signs the MITM leaf certificates. Never goproxy's built-in CA: its key is public.
 	CA *tls.Certificate
-	// Domains, when set, is the domain checker the engine uses: the proxy asks it first, outside the budget
-	// lock, so that lookups are cached before the serialized decision.
-	Domains screening.Domains
 	// Rules are the deployment's rules; the proxy reads only DailyCapUSD, for the ledger's final guard.
 	Rules policy.Rules
 	// Budget names the ledger budget (config's default, "default", when empty).

@@ -7,7 +7,7 @@ import (
 )
 
 // TestTargetOfMatchesEachKey holds the decision's one parse of its URL (targetOf) to the keys it replaces,
-// each computed on its own as before: the domain checker's host, a seller alarm's key and the unpaid
+// each computed on its own as before: a seller alarm's key and the unpaid
 // bound's site, for every spelling a seller or an agent can make a URL take (other spellings of a host,
 // IPv6, ports, a bare host, no host, unparsable).
 func TestTargetOfMatchesEachKey(t *testing.T) {
@@ -28,7 +28,7 @@ func TestTargetOfMatchesEachKey(t *testing.T) {
 func checkTarget(t *testing.T, u string) {
 	t.Helper()
 	got := targetOf(u)
-	want := target{url: u, host: hostOf(u), alarmSite: alarmSite(u), ticketSite: siteOfTicket(u)}
+	want := target{url: u, alarmSite: alarmSite(u), ticketSite: siteOfTicket(u)}
 	if got != want {
 		t.Fatalf("targetOf(%q) = %+v, want %+v", u, got, want)
 	}

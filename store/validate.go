@@ -16,7 +16,8 @@ import (
 var ErrInvalid = errors.New("store: invalid argument")
 
 // LedgerRetention is how long a budget's day stays readable: bolt and memory drop days whose start is
-// more than this long ago; redis expires a day this long after its last reservation. A Commit that arrives
+// more than this long ago; redis expires a day this long after its last reservation, and at most an hour more
+// (its expiry is set once an hour, store/redis reserveLua). A Commit that arrives
 // later finds nothing (ErrNotFound), which no payment flow comes near.
 const LedgerRetention = 35 * 24 * time.Hour
 
@@ -35,13 +36,19 @@ func Day(t time.Time) string { return t.UTC().Format(DayLayout) }
 // store's reservations and tickets) arrive in order, so an insert touches the tree's last pages instead of a
 // random leaf (the commit-time difference measured is in docs/benchmarks/store.md, "Time-ordered ids").
 func NewID() string {
+	var buf [32]byte
+	return string(AppendNewID(buf[:0]))
+}
+
+// AppendNewID appends a NewID to dst: a caller that prefixes it builds the id in one allocation.
+func AppendNewID(dst []byte) []byte {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixNano()))
 	if _, err := rand.Read(b[8:]); err != nil {
 		// crypto/rand does not fail on supported platforms; if it ever does, nothing safe can continue.
 		panic("store: crypto/rand failed: " + err.Error())
 	}
-	return hex.EncodeToString(b[:])
+	return hex.AppendEncode(dst, b[:])
 }
 
 // CheckDay rejects a day that is not a valid "2006-01-02" date.

@@ -94,6 +94,22 @@ func CanonicalAddress(s string) string {
 	return s
 }
 
+// AppendCanonicalAddress appends CanonicalAddress(s) to dst without building the string: an EVM address
+// is ASCII, so its lower case is a byte at a time.
+func AppendCanonicalAddress(dst []byte, s string) []byte {
+	if !IsEVMAddress(s) {
+		return append(dst, s...)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
 // AssetName is the name people know asset on network by: "USDC" for a known USDC contract. ok is false
 // for any other asset (show the address itself).
 func AssetName(network, asset string) (string, bool) {

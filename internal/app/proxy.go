@@ -117,7 +117,7 @@ func RunProxy(ctx context.Context, cfg *config.Config, ln ProxyListeners, run Pr
 		defer startProber(ctx, cfg.Index, w, metrics.Registry, log)()
 	}
 	opts.Decider, opts.Store, opts.CA, opts.Index, opts.Metrics = shared.Engine, shared.Store, ca, shared.IndexCache, metrics
-	opts.Domains, opts.Logger, opts.OnHoldChange = shared.Screening.Domains, log, kick
+	opts.Logger, opts.OnHoldChange = log, kick // the domain checker is the engine's (parts.go)
 	opts.RuleSet, opts.Journal = ruleSet, journal
 	opts.Reloader = proxyReloader(run.ConfigPath, cfg, shared.decider, log)
 	p, err := proxy.New(opts)

@@ -16,8 +16,9 @@ import (
 // reserved} (over the cap) or {2} (the ticket id is held).
 var reserveTicketAheadScript = guarded(sweepLua + reserveLua + reserveTicketLua + `
 sweep(ARGV[6])
-local f = redis.call('HMGET', KEYS[1], 'spent', 'reserved')
+local f = redis.call('HMGET', KEYS[1], 'spent', 'reserved', 'x')
 local spent, reserved = f[1] or '0', f[2] or '0'
+ledger_x = f[3] -- reserve() needs no read of its own of the ledger's expiry
 local alarm = redis.call('HGET', KEYS[7], ARGV[14])
 if alarm then return {3, spent, reserved, alarm} end
 local res = reserve_ticket()

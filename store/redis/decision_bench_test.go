@@ -134,6 +134,7 @@ func commandStats(b *testing.B, c *goredis.Client) (scripts, calls, usec int64) 
 		if name == "info" || strings.HasPrefix(name, "config") || name == "hello" {
 			continue
 		}
+		b.Log(line) // each command's calls and usec_per_call: where a script's time goes (-v)
 		for _, kv := range strings.Split(rest, ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			n, _ := strconv.ParseInt(v, 10, 64)

@@ -39,11 +39,15 @@ local function sweep(now)
 end
 `
 
+// ledgerSlackMillis: a ledger day's expiry is set this much beyond LedgerRetention, so that the reservations
+// of the next hour find it far enough and leave it (reserveLua's x).
+const ledgerSlackMillis = 3_600_000
+
 // reserveScript: KEYS[1] ledger hash, KEYS[2] its leases; ARGV amount, -amount, cap, id, ttl ms, now ms,
 // lease-until ms (empty: not a lease). Returns {1} or {0, spent, reserved}. HINCRBY is exact and fails on
 // int64 overflow, which can only mean "over the cap"; the sum is compared with the cap as canonical decimal
 // strings, never as Lua numbers.
-const reserveLua = `
+var reserveLua = `
 local function gt(a, b)
   if #a ~= #b then return #a > #b end
   return a > b
@@ -52,6 +56,7 @@ local function refused()
   local f = redis.call('HMGET', KEYS[1], 'spent', 'reserved')
   return {0, f[1] or '0', f[2] or '0'}
 end
+local ledger_x -- the ledger's x when the caller read it (false: absent), nil when it did not
 local function reserve()
 sweep(ARGV[6])
 local r = redis.pcall('HINCRBY', KEYS[1], 'total', ARGV[1])
@@ -72,8 +77,19 @@ if over then
   return refused()
 end
 redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[1])
-redis.call('HSET', KEYS[1], 'r:' .. ARGV[4], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
+-- The hash's field x is the unix ms (the replica's clock) its expiry was last set to; the expiry itself is
+-- relative (PEXPIRE), so a replica's clock far off never sets it in the past. Set on a day's first reservation (or a hash
+-- made again) and then once per ledgerSlackMillis, not on every reservation (redis402b: one call less per
+-- decision where the caller read x already, ledger_x): the day expires at least LedgerRetention and at most
+-- LedgerRetention + ledgerSlackMillis after its last reservation.
+if ledger_x == nil then ledger_x = redis.call('HGET', KEYS[1], 'x') end
+local keep = tonumber(ARGV[6]) + tonumber(ARGV[5])
+if (not ledger_x) or tonumber(ledger_x) < keep then
+  redis.call('HSET', KEYS[1], 'r:' .. ARGV[4], ARGV[1], 'x', keep + ` + strconv.Itoa(ledgerSlackMillis) + `)
+  redis.call('PEXPIRE', KEYS[1], ARGV[5] + ` + strconv.Itoa(ledgerSlackMillis) + `)
+else
+  redis.call('HSET', KEYS[1], 'r:' .. ARGV[4], ARGV[1])
+end
 if ARGV[7] ~= '' then
   redis.call('ZADD', KEYS[2], ARGV[7], ARGV[4])
   redis.call('PEXPIRE', KEYS[2], ARGV[5])

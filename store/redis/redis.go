@@ -21,7 +21,8 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// LedgerRetention is how long a budget's day is kept after its last reservation.
+// LedgerRetention is how long a budget's day is kept after its last reservation (and at most an hour more:
+// reserveLua sets the expiry once an hour, ledgerSlackMillis).
 const LedgerRetention = store.LedgerRetention
 
 // DefaultPrefix starts every key payguard writes.

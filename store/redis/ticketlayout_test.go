@@ -62,7 +62,7 @@ func TestTicketIDsAreHeldThenSwept(t *testing.T) {
 	bucket := ""
 	keys, _ := rdb.Keys(ctx, prefix+"tids:*").Result()
 	for _, k := range keys {
-		if n, _ := rdb.HLen(ctx, k).Result(); n == 80 {
+		if n, _ := rdb.HLen(ctx, k).Result(); n == 81 { // the 80 ids and the bucket's expiry ('')
 			bucket = k
 		}
 	}
@@ -82,8 +82,8 @@ func TestTicketIDsAreHeldThenSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, _ := rdb.HLen(ctx, bucket).Result(); n != 16 {
-		t.Fatalf("the bucket holds %d ids after its sweep, want the 16 still held", n)
+	if n, _ := rdb.HLen(ctx, bucket).Result(); n != 17 {
+		t.Fatalf("the bucket holds %d fields after its sweep, want the 16 ids still held and its expiry", n)
 	}
 	if enc, _ := rdb.ObjectEncoding(ctx, bucket).Result(); enc != "listpack" && enc != "ziplist" {
 		t.Fatalf("the bucket is a %s", enc)
@@ -154,4 +154,133 @@ func TestTicketKeysOutliveTheirTickets(t *testing.T) {
 			t.Errorf("%s: PTTL %v (%v); want the long ticket's 30 minutes + an hour, + at most a minute", k, ttl, err)
 		}
 	}
+}
+
+// One PTTL stands for tq:<key> and topt:<key> (redis402b): topt:<key> is made with its expiry, so a key's
+// option made again beside a list that still has a long expiry (lost alone, or the list's expiry far enough
+// to leave) never lives without one; and a list made again beside an option still there extends both.
+func TestTicketOptionKeyAlwaysExpires(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s, rdb, prefix := clockStore(t, &now)
+	day := now.UTC().Format("2006-01-02")
+	put := func(id string, life time.Duration) {
+		t.Helper()
+		if _, err := s.ReserveTicket(ctx, "b", day, 1, 1<<40, store.Ticket{ID: id, Key: "k", ExpiresAt: now.Add(life)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("tkt_1", 30*time.Minute)
+	rdb.Del(ctx, prefix+"topt:k") // the option lost alone: the list's expiry is far enough to be left
+	put("tkt_2", time.Minute)
+	if ttl, err := rdb.PTTL(ctx, prefix+"topt:k").Result(); err != nil || ttl < 61*time.Minute-time.Second || ttl > 62*time.Minute+time.Second {
+		t.Fatalf("topt:k made again: PTTL %v (%v); want its ticket's minute + an hour, + at most a minute", ttl, err)
+	}
+	rdb.Del(ctx, prefix+"tq:k") // the list gone (emptied), its option still there: both are extended
+	put("tkt_3", 30*time.Minute)
+	for _, k := range []string{"tq:k", "topt:k"} {
+		if ttl, err := rdb.PTTL(ctx, prefix+k).Result(); err != nil || ttl < 90*time.Minute-time.Second || ttl > 91*time.Minute+time.Second {
+			t.Errorf("%s: PTTL %v (%v); want the new ticket's 30 minutes + an hour, + at most a minute", k, ttl, err)
+		}
+	}
+}
+
+// A ledger day's expiry is set on its first reservation and then once an hour (redis402b), never left to
+// fall below LedgerRetention after a reservation: by the hash's field x (the expiry last set, unix ms), on
+// both paths that reserve (ReserveTicketAhead reads x with the day's figures, ReserveTicket on its own), and
+// again when the hash is made anew.
+func TestLedgerExpiryIsExtendedOncePerHour(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now().Truncate(time.Millisecond)
+	now := start
+	s, rdb, prefix := clockStore(t, &now)
+	day := now.UTC().Format("2006-01-02")
+	lk := prefix + "ledger:" + day + ":b"
+	n := 0
+	reserve := func(ahead bool) {
+		t.Helper()
+		n++
+		tk := store.Ticket{ID: fmt.Sprint("tkt_x", n), Key: "k", ExpiresAt: now.Add(time.Minute)}
+		var err error
+		if ahead {
+			_, err = s.ReserveTicketAhead(ctx, "b", day, "seller.example", 1, 1<<40, tk, now)
+		} else {
+			_, err = s.ReserveTicket(ctx, "b", day, 1, 1<<40, tk)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := func() int64 {
+		t.Helper()
+		v, err := rdb.HGet(ctx, lk, "x").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	want := func(at time.Time) int64 { return at.Add(redis.LedgerRetention + time.Hour).UnixMilli() }
+	for _, ahead := range []bool{false, true} {
+		rdb.Del(ctx, lk) // a day's first reservation, or its hash made again: x and the expiry are set
+		now = start
+		reserve(ahead)
+		if got := x(); got != want(now) {
+			t.Fatalf("ahead=%v: first reservation: x %d, want %d", ahead, got, want(now))
+		}
+		if ttl, err := rdb.PTTL(ctx, lk).Result(); err != nil || ttl <= redis.LedgerRetention {
+			t.Fatalf("ahead=%v: PTTL %v (%v)", ahead, ttl, err)
+		}
+		now = start.Add(59 * time.Minute) // far enough: left
+		reserve(ahead)
+		if got := x(); got != want(start) {
+			t.Fatalf("ahead=%v: within the hour: x %d, want it left at %d", ahead, got, want(start))
+		}
+		now = start.Add(61 * time.Minute) // an hour on: extended
+		reserve(ahead)
+		if got := x(); got != want(now) {
+			t.Fatalf("ahead=%v: after the hour: x %d, want %d", ahead, got, want(now))
+		}
+	}
+}
+
+// A tids: bucket outlives every id it holds by the hour's grace (redis402b: its expiry is recorded in its
+// field ” and extended when a put's held-until comes near it, not read with a PTTL on every put): a later
+// id held longer extends it, and a bucket whose record is gone (or never was: one written by an older
+// replica) has its expiry set again.
+func TestTicketIDBucketOutlivesItsIDs(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	s, rdb, prefix := clockStore(t, &now)
+	byBucket := map[uint32][]string{}
+	var ids []string
+	for i := 0; ids == nil; i++ {
+		id := fmt.Sprint("tkt_b", i)
+		b := crc32.ChecksumIEEE([]byte(id)) % 1024
+		if byBucket[b] = append(byBucket[b], id); len(byBucket[b]) == 3 {
+			ids = byBucket[b]
+		}
+	}
+	bucket := fmt.Sprintf("%stids:%x", prefix, crc32.ChecksumIEEE([]byte(ids[0]))%1024)
+	put := func(id string, life time.Duration) {
+		t.Helper()
+		tk := store.Ticket{ID: id, Key: "k:" + id, ExpiresAt: now.Add(life)}
+		if _, err := s.ReserveTicket(ctx, "b", now.UTC().Format("2006-01-02"), 1, 1<<40, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ttlAtLeast := func(want time.Duration) {
+		t.Helper()
+		ttl, err := rdb.PTTL(ctx, bucket).Result()
+		if err != nil || ttl < want {
+			t.Fatalf("bucket PTTL %v (%v), want at least %v", ttl, err, want)
+		}
+	}
+	put(ids[0], time.Minute)
+	ttlAtLeast(time.Hour + time.Minute)
+	put(ids[1], 30*time.Minute) // held well past the bucket's expiry: extended
+	ttlAtLeast(time.Hour + 30*time.Minute)
+	rdb.HDel(ctx, bucket, "")             // the record gone
+	rdb.PExpire(ctx, bucket, time.Minute) // and an expiry too short for what it holds
+	put(ids[2], time.Minute)
+	ttlAtLeast(time.Hour + time.Minute)
 }

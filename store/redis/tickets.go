@@ -25,9 +25,12 @@ import (
 // And the ticket ids, which are unique across keys while their ticket may be stored: tids:<bucket>, 1,024
 // hashes (crc32 of the id), field id → the unix ms until which it is held. A bucket stays a listpack up to
 // 128 ids (131,072 ids across the buckets, an hour's worth of tickets at 36 a second), a few bytes of
-// overhead per id where a key of its own with an expiry costs about 130; its expired ids are swept when it
-// grows past 64. Redis expires no single field (before 7.4), so expiry is the held-until value, compared in
-// the scripts.
+// overhead per id where a key of its own with an expiry costs about 130; its expired ids are swept (below).
+// Redis expires no single field (before 7.4), so expiry is the held-until value, compared in
+// the scripts. A bucket's field '' records its own expiry (the unix ms it was last set to), so that a put
+// reads it with the id instead of a PTTL, and the expiry is extended, and the expired ids swept, when a put's
+// held-until comes within tidExpirySlack/2 of it: once per 5 minutes of held-until per bucket, where before
+// 2026-11-27 17:00 a bucket counted its ids (HLEN) on every put and swept them past 64, every 16th put.
 //
 // Each ticket once cost a tid:<id> key with an expiry, an entry in tlist:<key> and a field in the hash
 // tdata:<key> (the layout before 2026-11-27, 700–725 bytes per unpaid 402 with the ledger's lease): that layout
@@ -38,9 +41,6 @@ import (
 
 // tidBuckets is how many tids:<bucket> hashes hold the ticket ids.
 const tidBuckets = 1024
-
-// tidSweepAt: a bucket whose length reaches it (and every 16 ids after) drops its expired ids.
-const tidSweepAt = 64
 
 // reserveTicketScript is reserveScript and the ticket's keys in one script (one round trip per allowed 402):
 // KEYS the ledger's two, then tq:<key>, topt:<key>, tids:<bucket>, and the older layout's tid:<id>; ARGV
@@ -60,21 +60,30 @@ var reserveTicketLua = `
 local function reserve_ticket()
 local now = tonumber(ARGV[6])
 if redis.call('EXISTS', KEYS[6]) == 1 then return {2} end
-local held = redis.call('HGET', KEYS[5], ARGV[9])
-if held and tonumber(held) >= now then return {2} end
+-- The bucket's field '' (no id is empty) is the unix ms (the replica's clock) its expiry was last set to,
+-- tidExpirySlack beyond the held-until of the id that set it: read with the id, so a put needs no PTTL of
+-- the bucket (redis402b); the expiry is extended (relative: PEXPIRE) when the id's held-until comes within
+-- half the slack of it, which leaves room for replicas' clocks to differ by that much.
+local held = redis.call('HMGET', KEYS[5], ARGV[9], '')
+if held[1] and tonumber(held[1]) >= now then return {2} end
 local res = reserve()
 if res[1] ~= 1 then return res end
-redis.call('HSET', KEYS[5], ARGV[9], ARGV[12])
-local n = redis.call('HLEN', KEYS[5])
-if n >= ` + strconv.Itoa(tidSweepAt) + ` and n % 16 == 0 then
+if (not held[2]) or tonumber(held[2]) < tonumber(ARGV[12]) + ` + strconv.Itoa(tidExpirySlack/2) + ` then
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[12], '', tonumber(ARGV[12]) + ` + strconv.Itoa(tidExpirySlack) + `)
+  redis.call('PEXPIRE', KEYS[5], tonumber(ARGV[11]) + ` + strconv.Itoa(tidExpirySlack) + `)
+  -- and its expired ids leave it, at the same moments (redis402b: no HLEN on every put)
   local all = redis.call('HGETALL', KEYS[5])
   for i = 1, #all, 2 do
     if tonumber(all[i + 1]) < now then redis.call('HDEL', KEYS[5], all[i]) end
   end
+else
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[12])
 end
+local ttl = tonumber(ARGV[11])
 local opt = redis.call('GET', KEYS[4])
 if not opt then
-  redis.call('SET', KEYS[4], ARGV[10])
+  -- made with its expiry: from here on it is extended together with tq:<key>, never on its own
+  redis.call('SET', KEYS[4], ARGV[10], 'PX', ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
   opt = ARGV[10]
 end
 local len
@@ -90,13 +99,20 @@ if len % ` + strconv.Itoa(tqPruneEvery) + ` == 0 then
     redis.call('LPOP', KEYS[3])
   end
 end
-local ttl = tonumber(ARGV[11])
-for i = 3, 5 do
-  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl + ` + strconv.Itoa(ttlSlackMillis) + `) end
+-- tq:<key> and topt:<key> are given the same expiry whenever either is extended, and topt:<key> is made with
+-- one, so the list's expiry stands for both: one PTTL for the two (issue 36, redis402b).
+if redis.call('PTTL', KEYS[3]) < ttl then
+  redis.call('PEXPIRE', KEYS[3], ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
+  redis.call('PEXPIRE', KEYS[4], ttl + ` + strconv.Itoa(ttlSlackMillis) + `)
 end
 return {1}
 end
 `
+
+// tidExpirySlack (ms): a tids: bucket's expiry is set this far beyond the held-until of the id that sets it,
+// and set again when an id's held-until comes within half of it (so once per 5 minutes per bucket, not a
+// PTTL on every put).
+const tidExpirySlack = 600_000
 
 // tqPruneEvery: a ticket list whose length after a put is a multiple of it drops up to twice as many released
 // entries from its head (the rate of two per put, in one pass every so often: a list's head is read once per
