@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -293,5 +295,42 @@ func TestTicketWriteFailureFailsClosed(t *testing.T) {
 	}
 	if resp.Header.Get("Payment-Required") != "" || s.seen.Load() != 0 {
 		t.Error("a challenge whose ticket was not written reached the agent, or a payment reached the seller")
+	}
+}
+
+// A narrowed 402 keeps a Content-Length that matches its new body, over plain HTTP and MITM'd HTTPS, and
+// is not sent chunked: goproxy drops the length of a response whose body is not the one its round trip
+// returned (heldBody, challenge.go). The body is longer than net/http's 2 KiB buffer, which would
+// otherwise size it itself over plain HTTP.
+func TestNarrowed402KeepsItsLength(t *testing.T) {
+	v1 := []x402.Requirement{
+		offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, fiveDollar),
+		offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, cent),
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := json.Marshal(&x402.PaymentRequired{X402Version: 1, Error: strings.Repeat("x", 3000), Accepts: v1})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(402)
+		w.Write(body)
+	})
+	plain := newRawServer(t, h)
+	tlsSrv := httptest.NewTLSServer(h)
+	t.Cleanup(tlsSrv.Close)
+	hs := newHarness(t, memory.New(), testRules(), trustUpstream(&seller{srv: tlsSrv}))
+	b := hs.buyer()
+	for _, url := range []string{plain + "/paid", tlsSrv.URL + "/paid"} {
+		resp, body := b.get(url, nil)
+		if resp.StatusCode != 402 {
+			t.Fatalf("%s: status %d: %s", url, resp.StatusCode, body)
+		}
+		pr, err := x402.ParsePaymentRequired(body)
+		if err != nil || len(pr.Accepts) != 1 || pr.Accepts[0].Amount != cent {
+			t.Fatalf("%s: body not narrowed to the $0.01 option (%v): %.200s", url, err, body)
+		}
+		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("%s: Content-Length %d, Transfer-Encoding %v for a %d-byte body; want the length, not chunked",
+				url, resp.ContentLength, resp.TransferEncoding, len(body))
+		}
 	}
 }
