@@ -21,20 +21,24 @@ func TestLogLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	log, err := app.NewLogger(&buf, cfg, "")
+	lw := logout.NewWriter(&buf, logout.FlushDelay)
+	log, err := app.NewBufferedLogger(lw, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	log.Info("quiet")
 	log.Warn("loud")
+	lw.Close() // what waits is written; buf is read only after
 	if strings.Contains(buf.String(), "quiet") || !strings.Contains(buf.String(), "loud") {
 		t.Errorf("log.level warn wrote %q", buf.String())
 	}
 	buf.Reset()
-	if log, err = app.NewLogger(&buf, cfg, "debug"); err != nil {
+	lw = logout.NewWriter(&buf, logout.FlushDelay)
+	if log, err = app.NewBufferedLogger(lw, cfg, "debug"); err != nil {
 		t.Fatal(err)
 	}
-	if log.Debug("detail"); !strings.Contains(buf.String(), "detail") {
+	log.Debug("detail")
+	if lw.Close(); !strings.Contains(buf.String(), "detail") {
 		t.Errorf("--log-level debug wrote %q", buf.String())
 	}
 	if !log.Enabled(context.Background(), -4) {

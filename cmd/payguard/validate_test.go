@@ -9,6 +9,7 @@ import (
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/app"
+	"github.com/payguard/payguard/internal/logout"
 )
 
 // TestConfigValidateReportsEveryError: one run lists every problem in the file (an unknown key, a value of
@@ -80,7 +81,9 @@ func TestConfigValidateWarnsOfTheOldDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	if _, err := app.NewLogger(&logs, cfg, ""); err != nil || !strings.Contains(logs.String(), `"level":"WARN","msg":"config: proxy.data_dir is data_dir's old name`) {
+	lw := logout.NewWriter(&logs, logout.FlushDelay)
+	_, err = app.NewBufferedLogger(lw, cfg, "")
+	if lw.Close(); err != nil || !strings.Contains(logs.String(), `"level":"WARN","msg":"config: proxy.data_dir is data_dir's old name`) {
 		t.Errorf("start log: %v %q", err, logs.String())
 	}
 }

@@ -1,26 +1,15 @@
 package app
 
 import (
-	"io"
 	"log/slog"
 
 	"github.com/payguard/payguard/config"
 	"github.com/payguard/payguard/internal/logout"
 )
 
-// NewLogger is the JSON logger written straight to stderr (each line at once): at flagLevel when set
-// (--log-level), else at the configuration's log.level. The configuration's Deprecations are its first lines
-// (warnings). `proxy` and `serve` log through NewBufferedLogger.
-func NewLogger(stderr io.Writer, cfg *config.Config, flagLevel string) (*slog.Logger, error) {
-	l, err := logLevel(cfg, flagLevel)
-	if err != nil {
-		return nil, err
-	}
-	return withDeprecations(slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: l})), cfg), nil
-}
-
-// NewBufferedLogger is NewLogger for `proxy` and `serve`: the same lines, written through out (logout: INFO
-// lines at most logout.FlushDelay late, WARN and ERROR at once), and its handler takes hand-encoded lines
+// NewBufferedLogger is the JSON logger of `proxy` and `serve`: at flagLevel when set (--log-level), else at
+// the configuration's log.level, the configuration's Deprecations its first lines (warnings), written through
+// out (logout: INFO lines at most logout.FlushDelay late, WARN and ERROR at once); its handler takes hand-encoded lines
 // (logout.Handler.WriteLine: the proxy's decision line, serve's request line). The caller closes out when
 // the process stops, which writes what waits.
 func NewBufferedLogger(out *logout.Writer, cfg *config.Config, flagLevel string) (*slog.Logger, error) {
