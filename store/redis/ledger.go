@@ -81,10 +81,13 @@ redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[1])
 -- relative (PEXPIRE), so a replica's clock far off never sets it in the past. Set on a day's first reservation (or a hash
 -- made again) and then once per ledgerSlackMillis, not on every reservation (redis402b: one call less per
 -- decision where the caller read x already, ledger_x): the day expires at least LedgerRetention and at most
--- LedgerRetention + ledgerSlackMillis after its last reservation.
+-- LedgerRetention + ledgerSlackMillis after its last reservation. An x beyond keep + ledgerSlackMillis was
+-- written by a replica whose clock runs ahead of this one's: trusting it would leave the expiry it set (on
+-- Redis's clock) to run out up to the skew sooner, so it is set again (attack2: a replica behind sets it on
+-- each reservation, as before redis402b, until its clock passes the time x was set at).
 if ledger_x == nil then ledger_x = redis.call('HGET', KEYS[1], 'x') end
 local keep = tonumber(ARGV[6]) + tonumber(ARGV[5])
-if (not ledger_x) or tonumber(ledger_x) < keep then
+if (not ledger_x) or tonumber(ledger_x) < keep or tonumber(ledger_x) > keep + ` + strconv.Itoa(ledgerSlackMillis) + ` then
   redis.call('HSET', KEYS[1], 'r:' .. ARGV[4], ARGV[1], 'x', keep + ` + strconv.Itoa(ledgerSlackMillis) + `)
   redis.call('PEXPIRE', KEYS[1], ARGV[5] + ` + strconv.Itoa(ledgerSlackMillis) + `)
 else
