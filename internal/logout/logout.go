@@ -73,6 +73,11 @@ func (w *Writer) Write(p []byte) (int, error) {
 func (w *Writer) Flush() error {
 	w.flushMu.Lock()
 	defer w.flushMu.Unlock()
+	return w.flushLocked()
+}
+
+// flushLocked is Flush with flushMu held.
+func (w *Writer) flushLocked() error {
 	w.mu.Lock()
 	b := w.pending
 	w.pending, w.spare = w.spare[:0], nil
@@ -99,13 +104,18 @@ func (w *Writer) keep(b []byte) {
 	w.mu.Unlock()
 }
 
-// Close writes what waits; later writes go straight to out. It may be called more than once.
+// Close writes what waits; later writes go straight to out. It may be called more than once. flushMu is
+// held from before the Writer is marked closed until what waited is written: a write that finds it closed
+// goes straight to out, and must not overtake the lines written before it (attack2: it could, between
+// the mark and the flush).
 func (w *Writer) Close() error {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
 	w.mu.Lock()
 	w.closed = true
 	w.timer.Stop()
 	w.mu.Unlock()
-	return w.Flush()
+	return w.flushLocked()
 }
 
 // Handler is slog's JSON handler writing to a Writer: it flushes after each record at WARN or above, and it
