@@ -106,18 +106,19 @@ func readBody(coding string, raw []byte, complete bool) challengeBody {
 	return b
 }
 
-// heldBody is a 402's body as the round trip returned it (roundTrip), whose content the guard may replace.
-// goproxy sends a response whose body is not the very one its round trip returned without its
+// heldBody is the body of a response the guard may rewrite (a 402, an inspected MCP answer) as the round
+// trip returned it (roundTrip), whose content the guard may replace. goproxy sends a response whose body is not the very one its round trip returned without its
 // Content-Length: over plain HTTP it drops the header (net/http then sizes only a body that fits its 2 KiB
 // buffer and chunks a longer one), and over MITM'd HTTPS it sends the body chunked, in five TLS records and
 // write(2)s instead of two (issue 36: the HTTPS 402 cost ~80 µs more than the plain one). So the guard
-// changes what a 402's body reads (replaceBody), never which body it is, and the 402 goes out with the
-// length setBody states, or the seller's own.
+// changes what such a body reads (replaceBody), never which body it is, and the response goes out with
+// the length setBody states, or the seller's own.
 type heldBody struct{ io.ReadCloser }
 
-// holdBody wraps a 402's body as a heldBody; any other response's body is left as it is.
+// holdBody wraps resp's body as a heldBody. A 101's body stays the raw connection goproxy splices (a
+// wrapper would hide its io.ReadWriter), and no body stays none.
 func holdBody(resp *http.Response) {
-	if resp.StatusCode == http.StatusPaymentRequired && resp.Body != nil && resp.Body != http.NoBody {
+	if resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = &heldBody{resp.Body}
 	}
 }
