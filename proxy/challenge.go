@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payguard/payguard/internal/readlimit"
 	"github.com/payguard/payguard/x402"
 	"github.com/payguard/payguard/x402/jsonscan"
 )
@@ -149,7 +150,7 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 		return nil, true, nil
 	}
 	d := startReadDeadline(orig, challengeReadTimeout)
-	prefix, err = readPrefix(orig, maxChallengeBody+1, resp.ContentLength)
+	prefix, err = readlimit.ReadAll(orig, maxChallengeBody+1, resp.ContentLength)
 	if !d.stop() && err == nil {
 		err = errors.New("read deadline exceeded")
 	}
@@ -167,32 +168,6 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(prefix), orig), orig})
 	return prefix, false, nil
-}
-
-// readPrefix reads r up to limit bytes or its end, as io.ReadAll(io.LimitReader(r, limit)) does, into one
-// buffer sized from the response's Content-Length when it names one within the limit (a 402 body is
-// usually small and announced: issue 36).
-func readPrefix(r io.Reader, limit, contentLength int64) ([]byte, error) {
-	size := int64(512)
-	if contentLength >= 0 && contentLength < limit {
-		size = contentLength + 1 // room to read the end without growing
-	}
-	b := make([]byte, 0, min(size, limit))
-	for int64(len(b)) < limit {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grow as append does
-		}
-		room := min(int64(cap(b)), limit)
-		n, err := r.Read(b[len(b):room])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-	return b, nil
 }
 
 // peekedBody is a 402 body read whole, read again from memory; closing it does nothing (one allocation
