@@ -68,3 +68,38 @@ func TestLedgerExpiryNotShortenedByAReplicaAhead(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// A ledger day whose expiry an operator removed (PERSIST) is kept, never dropped: the hourly refresh
+// (field x) gives it an expiry again at the latest an hour on, and a reservation in between leaves it
+// without one rather than shortening anything (attack2).
+func TestLedgerExpiryAfterPersist(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
+	s, rdb, prefix := clockStore(t, &now)
+	day := now.Format("2006-01-02")
+	lk := prefix + "ledger:" + day + ":b"
+	reserve := func(n int) {
+		t.Helper()
+		if _, err := s.ReserveTicket(ctx, "b", day, 1, 1<<40, store.Ticket{ID: fmt.Sprint("tkt_p", n), Key: "k", ExpiresAt: now.Add(3 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reserve(1)
+	if err := rdb.Persist(ctx, lk).Err(); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(30 * time.Minute)
+	reserve(2)
+	if ttl, _ := rdb.PTTL(ctx, lk).Result(); ttl >= 0 {
+		t.Fatalf("within the hour: PTTL %v, want none (left as the operator made it)", ttl)
+	}
+	now = now.Add(31 * time.Minute)
+	reserve(3)
+	if ttl, _ := rdb.PTTL(ctx, lk).Result(); ttl < redis.LedgerRetention {
+		t.Fatalf("an hour on: PTTL %v, want at least %v", ttl, redis.LedgerRetention)
+	}
+	st, err := s.State(ctx, "b", day)
+	if err != nil || st.Reserved != 3 {
+		t.Fatalf("the day holds %+v (%v), want its 3 reservations", st, err)
+	}
+}
