@@ -57,6 +57,8 @@ func TestHeldBodyFramingAgainstLyingSellers(t *testing.T) {
 			chunk(v1body[:100]) + chunk(v1body[100:]) + "0\r\nX-Payguard-Decision: allow\r\nPayment-Required: " + v2hdr + "\r\n\r\n",
 		"/gzip": "HTTP/1.1 402 Payment Required\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: " +
 			fmt.Sprint(gz.Len()) + "\r\n\r\n" + gz.String(),
+		"/gzip-noae": "HTTP/1.1 402 Payment Required\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: " +
+			fmt.Sprint(gz.Len()) + "\r\n\r\n" + gz.String(),
 		"/big-v2": "HTTP/1.1 402 Payment Required\r\nContent-Type: text/html\r\nPayment-Required: " + v2hdr +
 			"\r\nContent-Length: " + fmt.Sprint(len(big)) + "\r\n\r\n" + string(big),
 		"/big-plain": "HTTP/1.1 402 Payment Required\r\nContent-Type: text/html\r\nContent-Length: " +
@@ -123,7 +125,11 @@ func TestHeldBodyFramingAgainstLyingSellers(t *testing.T) {
 			t.Run(origin[:5]+path, func(t *testing.T) {
 				c, br, prefix := dial(t, origin)
 				host := strings.TrimPrefix(strings.TrimPrefix(origin, "http://"), "https://")
-				fmt.Fprintf(c, "%s %s%s HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: gzip\r\n\r\n", method, prefix, path, host)
+				ae := "Accept-Encoding: gzip\r\n" // an agent that takes gzip; -noae: one that names no coding
+				if strings.HasSuffix(path, "-noae") {
+					ae = ""
+				}
+				fmt.Fprintf(c, "%s %s%s HTTP/1.1\r\nHost: %s\r\n%s\r\n", method, prefix, path, host, ae)
 				req := &http.Request{Method: method}
 				resp, err := http.ReadResponse(br, req)
 				if err != nil {
