@@ -212,3 +212,42 @@ func checkOnlyCent(t *testing.T, resp *http.Response, body []byte) {
 		}
 	}
 }
+
+// A redirect chain that ends in a 402 (attack2): the agent follows it through payguard hop by hop, and the
+// 402 it ends on is narrowed with its length, over plain HTTP and MITM'd HTTPS.
+func TestRedirectChainEndingIn402Narrowed(t *testing.T) {
+	v1 := []x402.Requirement{
+		offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, fiveDollar),
+		offer(x402.V1, "base-sepolia", baseSepoliaUSDC, sellerPayTo, cent),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", http.StatusFound) })
+	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/paid", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/paid", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := json.Marshal(&x402.PaymentRequired{X402Version: 1, Error: strings.Repeat("x", 3000), Accepts: v1})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.WriteHeader(402)
+		w.Write(body)
+	})
+	plain := newRawServer(t, mux)
+	tlsSrv := httptest.NewTLSServer(mux)
+	t.Cleanup(tlsSrv.Close)
+	hs := newHarness(t, memory.New(), testRules(), trustUpstream(&seller{srv: tlsSrv}))
+	b := hs.buyer()
+	for _, u := range []string{plain + "/r1", tlsSrv.URL + "/r1"} {
+		resp, body := b.get(u, nil)
+		if resp.StatusCode != 402 || resp.Request.URL.Path != "/paid" {
+			t.Fatalf("%s: status %d at %s", u, resp.StatusCode, resp.Request.URL)
+		}
+		if resp.ContentLength != int64(len(body)) {
+			t.Errorf("%s: Content-Length %d for %d bytes", u, resp.ContentLength, len(body))
+		}
+		checkOnlyCent(t, resp, body)
+		if pr, err := x402.ParsePaymentRequired(body); err != nil || len(pr.Accepts) != 1 {
+			t.Errorf("%s: body not narrowed to one option (%v)", u, err)
+		}
+	}
+}
