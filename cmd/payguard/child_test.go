@@ -1,7 +1,10 @@
 package main
 
 import (
+	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -50,6 +53,34 @@ func (c *child) waitUp(t *testing.T, what string, up func() error) {
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
+}
+
+// waitHealthz waits until GET base/healthz answers.
+func (c *child) waitHealthz(t *testing.T, what, base string) {
+	t.Helper()
+	c.waitUp(t, what, func() error {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	})
+}
+
+// serveCommand is `payguard serve` from bin, offline, on a free address with serveConfig's configuration
+// (feesExtra under server.fees) and the test sanctions list, in this process's environment. It returns the
+// command, not started, its base URL and the list's directory.
+func serveCommand(t *testing.T, bin, feesExtra string) (cmd *exec.Cmd, base, sanctionsDir string) {
+	t.Helper()
+	sanctionsDir, err := filepath.Abs(filepath.Join("testdata", "check-sanctions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	path := serveConfig(t, t.TempDir(), addr, feesExtra)
+	cmd = exec.Command(bin, "serve", "--config", path, "--offline", "--sanctions-dir", sanctionsDir)
+	cmd.Env = os.Environ()
+	return cmd, "http://" + addr, sanctionsDir
 }
 
 // stop sends SIGTERM, waits for the child to exit and returns all it logged.

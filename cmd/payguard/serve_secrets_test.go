@@ -78,26 +78,13 @@ func TestServeNeverPublishesFacilitatorCredentials(t *testing.T) {
 	}))
 	defer fac.Close()
 
-	dir := t.TempDir()
-	sanctionsDir, err := filepath.Abs(filepath.Join("testdata", "check-sanctions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	path := serveConfig(t, dir, addr, "    facilitator_url: "+fac.URL+"\n    facilitator_auth_header_env: PG_TEST_FACILITATOR_AUTH\n")
-	cmd := exec.Command(bin, "serve", "--config", path, "--offline", "--sanctions-dir", sanctionsDir)
-	cmd.Env = append(os.Environ(), "PG_TEST_FACILITATOR_AUTH="+secret)
+	cmd, base, sanctionsDir := serveCommand(t, bin,
+		"    facilitator_url: "+fac.URL+"\n    facilitator_auth_header_env: PG_TEST_FACILITATOR_AUTH\n")
+	cmd.Env = append(cmd.Env, "PG_TEST_FACILITATOR_AUTH="+secret)
 	out := &syncLog{}
 	cmd.Stdout = out // stdout too: no credential may appear in anything the process writes
 	serve := startChild(t, cmd, out)
-	base := "http://" + addr
-	serve.waitUp(t, "serve", func() error {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	})
+	serve.waitHealthz(t, "serve", base)
 
 	get := func(method, path string, header map[string]string, body string) (int, string) {
 		t.Helper()

@@ -3,9 +3,6 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,24 +15,9 @@ func TestServeLogWrittenAtShutdown(t *testing.T) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	}))
 	defer fac.Close()
-	dir := t.TempDir()
-	sanctionsDir, err := filepath.Abs(filepath.Join("testdata", "check-sanctions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	path := serveConfig(t, dir, addr, "    facilitator_url: "+fac.URL+"\n")
-	cmd := exec.Command(bin, "serve", "--config", path, "--offline", "--sanctions-dir", sanctionsDir)
-	cmd.Env = os.Environ()
+	cmd, base, _ := serveCommand(t, bin, "    facilitator_url: "+fac.URL+"\n")
 	serve := startChild(t, cmd, &syncLog{})
-	base := "http://" + addr
-	serve.waitUp(t, "serve", func() error {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	})
+	serve.waitHealthz(t, "serve", base)
 	body := `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/data"},"accepts":[{"scheme":"exact",` +
 		`"network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",` +
 		`"payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]}}`
