@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payguard/payguard/internal/readlimit"
 	"github.com/payguard/payguard/x402"
 	"github.com/payguard/payguard/x402/jsonscan"
 )
@@ -106,18 +107,19 @@ func readBody(coding string, raw []byte, complete bool) challengeBody {
 	return b
 }
 
-// heldBody is a 402's body as the round trip returned it (roundTrip), whose content the guard may replace.
-// goproxy sends a response whose body is not the very one its round trip returned without its
+// heldBody is the body of a response the guard may rewrite (a 402, an inspected MCP answer) as the round
+// trip returned it (roundTrip), whose content the guard may replace. goproxy sends a response whose body is not the very one its round trip returned without its
 // Content-Length: over plain HTTP it drops the header (net/http then sizes only a body that fits its 2 KiB
 // buffer and chunks a longer one), and over MITM'd HTTPS it sends the body chunked, in five TLS records and
 // write(2)s instead of two (issue 36: the HTTPS 402 cost ~80 µs more than the plain one). So the guard
-// changes what a 402's body reads (replaceBody), never which body it is, and the 402 goes out with the
-// length setBody states, or the seller's own.
+// changes what such a body reads (replaceBody), never which body it is, and the response goes out with
+// the length setBody states, or the seller's own.
 type heldBody struct{ io.ReadCloser }
 
-// holdBody wraps a 402's body as a heldBody; any other response's body is left as it is.
+// holdBody wraps resp's body as a heldBody. A 101's body stays the raw connection goproxy splices (a
+// wrapper would hide its io.ReadWriter), and no body stays none.
 func holdBody(resp *http.Response) {
-	if resp.StatusCode == http.StatusPaymentRequired && resp.Body != nil && resp.Body != http.NoBody {
+	if resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = &heldBody{resp.Body}
 	}
 }
@@ -148,7 +150,7 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 		return nil, true, nil
 	}
 	d := startReadDeadline(orig, challengeReadTimeout)
-	prefix, err = readPrefix(orig, maxChallengeBody+1, resp.ContentLength)
+	prefix, err = readlimit.ReadAll(orig, maxChallengeBody+1, resp.ContentLength)
 	if !d.stop() && err == nil {
 		err = errors.New("read deadline exceeded")
 	}
@@ -166,32 +168,6 @@ func peekBody(resp *http.Response) (prefix []byte, complete bool, err error) {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(prefix), orig), orig})
 	return prefix, false, nil
-}
-
-// readPrefix reads r up to limit bytes or its end, as io.ReadAll(io.LimitReader(r, limit)) does, into one
-// buffer sized from the response's Content-Length when it names one within the limit (a 402 body is
-// usually small and announced: issue 36).
-func readPrefix(r io.Reader, limit, contentLength int64) ([]byte, error) {
-	size := int64(512)
-	if contentLength >= 0 && contentLength < limit {
-		size = contentLength + 1 // room to read the end without growing
-	}
-	b := make([]byte, 0, min(size, limit))
-	for int64(len(b)) < limit {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grow as append does
-		}
-		room := min(int64(cap(b)), limit)
-		n, err := r.Read(b[len(b):room])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-	return b, nil
 }
 
 // peekedBody is a 402 body read whole, read again from memory; closing it does nothing (one allocation

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/payguard/payguard/index"
-	"github.com/payguard/payguard/internal/plainurl"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/store"
@@ -286,27 +285,15 @@ func hostOf(rawURL string) string {
 type target struct{ url, alarmSite, ticketSite string }
 
 func targetOf(url string) target {
-	t := target{url: url}
-	if _, ok := plainurl.Parse(url); ok { // the common URL: its host without a parse (net/url takes it whole)
-		t.alarmSite = index.SiteOf(url)
-		t.ticketSite = t.alarmSite
-		if t.ticketSite == "" {
-			t.ticketSite = url
-		}
-		return t
+	if !strings.Contains(url, "://") {
+		return target{url: url, alarmSite: alarmSite(url), ticketSite: siteOfTicket(url)}
 	}
-	_, err := neturl.Parse(url)
-	if err == nil && strings.Contains(url, "://") {
-		// alarmSite and siteOfTicket of an absolute URL are both index.SiteOf (siteOfTicket falls back
-		// to the URL itself).
-		t.alarmSite = index.SiteOf(url)
-		t.ticketSite = t.alarmSite
-		if t.ticketSite == "" {
-			t.ticketSite = url
-		}
-		return t
+	// alarmSite and siteOfTicket of an absolute URL are both index.SiteOf (siteOfTicket falls back to the URL
+	// itself): found once.
+	t := target{url: url, alarmSite: index.SiteOf(url)}
+	if t.ticketSite = t.alarmSite; t.ticketSite == "" {
+		t.ticketSite = url
 	}
-	t.alarmSite, t.ticketSite = alarmSite(url), siteOfTicket(url)
 	return t
 }
 

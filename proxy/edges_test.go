@@ -334,3 +334,24 @@ func TestNarrowed402KeepsItsLength(t *testing.T) {
 		}
 	}
 }
+
+// An MCP tools/call answer the guard narrows keeps a Content-Length that matches its new body over MITM'd
+// HTTPS, as a 402 does (heldBody): the same mechanism, for every response the guard may rewrite.
+func TestNarrowedMCPAnswerKeepsItsLength(t *testing.T) {
+	s := newMCPSeller(t, "both", false,
+		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, fiveDollar),
+		offer(x402.V2, "eip155:84532", baseSepoliaUSDC, sellerPayTo, cent))
+	tlsSrv := httptest.NewTLSServer(s)
+	t.Cleanup(tlsSrv.Close)
+	hs := newHarness(t, memory.New(), testRules(), trustUpstream(&seller{srv: tlsSrv}))
+	b := hs.mcpBuyer(tlsSrv.URL + "/mcp")
+	resp, msg := b.call(nil)
+	terms := termsOf(t, msg)
+	if len(terms.Accepts) != 1 || terms.Accepts[0].Amount != cent {
+		t.Fatalf("the answer was not narrowed to the $0.01 option: %+v", terms.Accepts)
+	}
+	if resp.ContentLength < 0 || len(resp.TransferEncoding) != 0 {
+		t.Errorf("narrowed MCP answer: Content-Length %d, Transfer-Encoding %v; want its length, not chunked",
+			resp.ContentLength, resp.TransferEncoding)
+	}
+}

@@ -126,7 +126,9 @@ func (p *Proxy) roundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Respo
 		stateOf(ctx).local = true
 		return errorResponse(req, http.StatusBadGateway, e), nil
 	}
-	holdBody(resp) // a 402's body is rewritten in place, so it keeps its length (challenge.go)
+	if resp.StatusCode == http.StatusPaymentRequired || stateOf(ctx).mcp.inspectsAnswers() {
+		holdBody(resp) // a body the guard may rewrite is rewritten in place, so it keeps its length (challenge.go)
+	}
 	return resp, nil
 }
 

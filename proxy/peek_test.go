@@ -1,56 +1,17 @@
 package proxy
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/iotest"
 	"time"
 
+	"github.com/payguard/payguard/internal/readlimit"
 	"github.com/payguard/payguard/x402"
 )
-
-// readPrefix reads what io.ReadAll(io.LimitReader(r, limit)) reads, whatever the Content-Length says
-// (right, wrong, absent) and however the reader cuts its reads.
-func FuzzReadPrefix(f *testing.F) {
-	for _, s := range []string{"", "{}", strings.Repeat("x", 511), strings.Repeat("y", 513), strings.Repeat("z", 5000)} {
-		f.Add([]byte(s), int64(len(s)), uint16(64), uint8(0))
-		f.Add([]byte(s), int64(-1), uint16(4096), uint8(1))
-		f.Add([]byte(s), int64(3), uint16(10), uint8(2))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, contentLength int64, limit uint16, how uint8) {
-		reader := func() io.Reader {
-			r := io.Reader(bytes.NewReader(data))
-			switch how % 4 {
-			case 1:
-				r = iotest.OneByteReader(r)
-			case 2:
-				r = iotest.HalfReader(r)
-			case 3:
-				r = iotest.DataErrReader(r)
-			}
-			return r
-		}
-		want, wantErr := io.ReadAll(io.LimitReader(reader(), int64(limit)))
-		got, err := readPrefix(reader(), int64(limit), contentLength)
-		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
-			t.Fatalf("readPrefix(%d bytes, limit %d, length %d) = %d bytes, %v; io.ReadAll %d, %v",
-				len(data), limit, contentLength, len(got), err, len(want), wantErr)
-		}
-	})
-}
-
-// readPrefix returns a reader's error as io.ReadAll does.
-func TestReadPrefixError(t *testing.T) {
-	boom := errors.New("boom")
-	if _, err := readPrefix(iotest.ErrReader(boom), 100, -1); !errors.Is(err, boom) {
-		t.Fatalf("error %v", err)
-	}
-}
 
 // blockingBody blocks its reads until it is closed.
 type blockingBody struct {
@@ -75,7 +36,7 @@ func (b *blockingBody) Close() error {
 func TestReadDeadline(t *testing.T) {
 	slow := &blockingBody{closed: make(chan struct{})}
 	d := startReadDeadline(slow, time.Millisecond)
-	if _, err := readPrefix(slow, 100, -1); err == nil {
+	if _, err := readlimit.ReadAll(slow, 100, -1); err == nil {
 		t.Fatal("the blocked read ended without an error")
 	}
 	if d.stop() {

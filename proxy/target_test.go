@@ -19,7 +19,7 @@ func TestTargetOfMatchesEachKey(t *testing.T) {
 	} {
 		checkTarget(t, u)
 	}
-	// URLs near the plain form (internal/plainurl), whose keys targetOf takes without a parse.
+	// URLs near the plain form (internal/plainurl), which index.SiteOf reads without a parse.
 	for _, u := range plainurltest.Corpus(20_000) {
 		checkTarget(t, u)
 	}

@@ -33,11 +33,11 @@ const serveHeapHeadroom = 16 << 20
 // the figures.
 const proxyHeapHeadroom = 20 << 20
 
-// The percent serve sets stays within these: below 25 a large heap would be collected very often, and above
+// The percent tuneGC sets (serve and proxy) stays within these: below 25 a large heap would be collected very often, and above
 // 400 the runtime's own heuristics (the first cycles, stack and globals scanning) are no longer sized well.
 const (
-	minServeGCPercent = 25
-	maxServeGCPercent = 400
+	minGCPercent = 25
+	maxGCPercent = 400
 )
 
 // gcRetuneEvery is how often the target follows the live heap (a sanctions refresh changes it).
@@ -46,10 +46,10 @@ const gcRetuneEvery = 10 * time.Second
 // gcPercentFor is the GOGC that gives a live heap of live bytes headroom bytes of room.
 func gcPercentFor(live, headroom uint64) int {
 	if live == 0 {
-		return maxServeGCPercent
+		return maxGCPercent
 	}
 	p := headroom * 100 / live
-	return int(min(max(p, minServeGCPercent), maxServeGCPercent))
+	return int(min(max(p, minGCPercent), maxGCPercent))
 }
 
 // liveHeap is the heap the last collection found live.

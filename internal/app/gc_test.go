@@ -36,13 +36,13 @@ func TestGCPercentIsHeadroom(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, maxServeGCPercent},
-		{2 << 20, maxServeGCPercent}, // 8× would be 16 MiB of room for 2 MiB: capped at 400 % (8 MiB)
+		{0, maxGCPercent},
+		{2 << 20, maxGCPercent}, // 8× would be 16 MiB of room for 2 MiB: capped at 400 % (8 MiB)
 		{4 << 20, 400},
 		{8 << 20, 200},
 		{16 << 20, 100},
 		{32 << 20, 50},
-		{256 << 20, minServeGCPercent},
+		{256 << 20, minGCPercent},
 	} {
 		if got := gcPercentFor(c.live, serveHeapHeadroom); got != c.want {
 			t.Errorf("live %d MiB: %d %%, want %d", c.live>>20, got, c.want)
@@ -57,12 +57,12 @@ func TestProxyGCPercentIsHeadroom(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, maxServeGCPercent},
+		{0, maxGCPercent},
 		{5 << 20, 400},
 		{10 << 20, 200},
 		{12 << 20, 166},
 		{20 << 20, 100},
-		{200 << 20, minServeGCPercent},
+		{200 << 20, minGCPercent},
 	} {
 		if got := gcPercentFor(c.live, proxyHeapHeadroom); got != c.want {
 			t.Errorf("live %d MiB: %d %%, want %d", c.live>>20, got, c.want)

@@ -186,8 +186,8 @@ func TestRunProxySetsTheGCTarget(t *testing.T) {
 	startProxy(t, cfg)
 	p := debug.SetGCPercent(100)
 	debug.SetGCPercent(p)
-	if p <= 100 || p > maxServeGCPercent {
+	if p <= 100 || p > maxGCPercent {
 		t.Fatalf("GC percent in force with the proxy running: %d, want the live heap plus %d MiB (> 100, ≤ %d)",
-			p, proxyHeapHeadroom>>20, maxServeGCPercent)
+			p, proxyHeapHeadroom>>20, maxGCPercent)
 	}
 }

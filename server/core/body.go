@@ -3,11 +3,11 @@ package core
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"time"
 
+	"github.com/payguard/payguard/internal/readlimit"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -49,7 +49,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *Error) 
 		preset = d.BodyDeadlineSet()
 	}
 	deadlineSet := preset || rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) == nil
-	body, err := readAll(r.Body, r.ContentLength, max+1)
+	body, err := readlimit.ReadAll(r.Body, int64(max)+1, r.ContentLength)
 	if err == nil && deadlineSet {
 		// Clear the deadline only after a complete read: after a failure it stays expired, so the server's
 		// own drain of the unread body fails at once instead of waiting for the slow sender.
@@ -67,31 +67,4 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, *Error) 
 		return nil, tooLarge()
 	}
 	return body, nil
-}
-
-// readAll is io.ReadAll of at most limit bytes of b, into a buffer sized for the declared length when there
-// is one (io.ReadAll starts at 512 bytes and grows: two or three buffers for a typical preflight body). The
-// declared length is only a hint: the bytes read are what counts, whatever it says.
-func readAll(b io.Reader, declared int64, limit int) ([]byte, error) {
-	size := 512
-	if declared >= 0 && declared < int64(limit) {
-		size = int(declared) + 1 // +1: room to see EOF (or a longer body than declared) without growing
-	}
-	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := b.Read(buf[len(buf):min(cap(buf), limit)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-		if len(buf) >= limit {
-			return buf, nil
-		}
-	}
 }
