@@ -86,14 +86,7 @@ func (s payeeSet) has(payTo string) bool {
 		return false
 	}
 	if evmaddr.Is(payTo) {
-		var key [42]byte
-		for i := 0; i < len(key); i++ {
-			c := payTo[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			key[i] = c
-		}
+		key := evmaddr.CanonicalKey(payTo)
 		_, ok := s.evm[string(key[:])]
 		return ok
 	}

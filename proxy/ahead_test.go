@@ -36,18 +36,7 @@ func (h *countHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 // assumed one. A refusal at the cap is still the engine's own daily-cap block on the real figures.
 func TestPlainAllowInOneRoundTripOnRedis(t *testing.T) {
 	ctx := context.Background()
-	prefix := fmt.Sprintf("pgtest-ahead-%d:", time.Now().UnixNano())
-	st, err := redis.Open(ctx, redis.Options{URL: testredis.URL(t), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	t.Cleanup(func() {
-		keys, _ := st.Client().Keys(ctx, prefix+"*").Result()
-		if len(keys) > 0 {
-			st.Client().Del(ctx, keys...)
-		}
-	})
+	st := prefixedRedis(t, "pgtest-ahead")
 	rules := testRules()
 	p, _, _ := newTestProxy(t, st, rules, maxUnpaid(1<<20))
 	defer p.Close()
@@ -108,19 +97,7 @@ func out1Amount(t *testing.T, reservedNow, before int64) int64 {
 // bound) is decided again on the ledger's read: its signed receipt names the ledger's spend, never the
 // assumed 0.
 func TestAheadRefusalNamesTheLedgerSpend(t *testing.T) {
-	ctx := context.Background()
-	prefix := fmt.Sprintf("pgtest-ahead-bound-%d:", time.Now().UnixNano())
-	st, err := redis.Open(ctx, redis.Options{URL: testredis.URL(t), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	t.Cleanup(func() {
-		keys, _ := st.Client().Keys(ctx, prefix+"*").Result()
-		if len(keys) > 0 {
-			st.Client().Del(ctx, keys...)
-		}
-	})
+	st := prefixedRedis(t, "pgtest-ahead-bound")
 	p, _, _ := newTestProxy(t, st, testRules(), maxUnpaid(1))
 	defer p.Close()
 	j, path := openTestJournal(t, 1<<20, 2)
@@ -143,4 +120,17 @@ func TestAheadRefusalNamesTheLedgerSpend(t *testing.T) {
 	if err := json.Unmarshal(last.Input, &in); err != nil || in.Context.Spent == nil || *in.Context.Spent <= 0 {
 		t.Fatalf("the refusal's input names %s (%v), want the first allow's reservation", last.Input, err)
 	}
+}
+
+// prefixedRedis is a store on the test Redis under a prefix of its own (name and the time), closed and its
+// keys dropped when the test ends.
+func prefixedRedis(t *testing.T, name string) *redis.Store {
+	t.Helper()
+	prefix := fmt.Sprintf("%s-%d:", name, time.Now().UnixNano())
+	st, err := redis.Open(context.Background(), redis.Options{URL: testredis.URL(t), Prefix: prefix, AllowVolatile: true, InitIfEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropPrefix(t, st, prefix); st.Close() })
+	return st
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/payguard/payguard/internal/logout"
 	"github.com/payguard/payguard/policy"
 )
 
@@ -63,7 +64,7 @@ func (p *Proxy) logDecision(stage string, req *http.Request, v verdict, start ti
 		atomic: atomic, network: network, scheme: clipScheme(scheme), receipt: v.receiptID(), holdID: holdID,
 		latencyMs: float64(latency.Microseconds()) / 1000}
 	// The app's handler takes the line encoded by hand (logline.go): the same bytes as below.
-	if lw, ok := p.log.Handler().(LineWriter); ok && writeDecisionLine(lw, time.Now(), &l) {
+	if lw, ok := p.log.Handler().(logout.LineWriter); ok && writeDecisionLine(lw, time.Now(), &l) {
 		return
 	}
 	var attrs [decisionFields]slog.Attr // on the stack: LogAttrs copies them

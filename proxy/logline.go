@@ -3,23 +3,12 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/payguard/payguard/internal/logout"
 )
-
-// LineWriter is what a log handler offers when it is slog's JSONHandler without attributes, groups,
-// ReplaceAttr or AddSource writing into one ordered stream (internal/logout's Handler): WriteLine adds a
-// whole line, encoded as that handler would encode it, to the same stream. The decision line is then written
-// by hand (appendDecisionLine), the same bytes without slog's per-attribute work (issue 36: the line was
-// 5% of the proxy's CPU per decided 402). A handler without it gets the line through slog.
-type LineWriter interface {
-	WriteLine(line []byte) error
-}
 
 // decisionLine is the canonical decision line's fields, in the order logDecision writes them.
 type decisionLine struct {
@@ -38,7 +27,7 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 // writeDecisionLine encodes l as slog's JSON handler would, at time now, and hands it to w. ok is false
 // when the line is one appendDecisionLine does not write (a time or latency slog would write otherwise):
 // the caller logs it through slog.
-func writeDecisionLine(w LineWriter, now time.Time, l *decisionLine) (ok bool) {
+func writeDecisionLine(w logout.LineWriter, now time.Time, l *decisionLine) (ok bool) {
 	bp := linePool.Get().(*[]byte)
 	line, ok := appendDecisionLine((*bp)[:0], now, l)
 	if ok {
@@ -52,56 +41,36 @@ func writeDecisionLine(w LineWriter, now time.Time, l *decisionLine) (ok bool) {
 }
 
 // appendDecisionLine appends the decision line as slog.NewJSONHandler writes the record logDecision
-// builds: {"time":…,"level":"INFO","msg":"decision", then each field, and a newline. Strings are escaped
-// as slog escapes them (appendJSONString), the reasons as encoding/json writes a []string (slog.Any),
-// latency_ms as encoding/json writes a float64. TestDecisionLineAsSlogWritesIt holds it to slog's bytes.
+// builds: {"time":…,"level":"INFO","msg":"decision", then each field, and a newline. Strings are quoted as
+// slog quotes them (internal/logout), the reasons as encoding/json writes a []string (slog.Any),
+// latency_ms as encoding/json writes a float64. ok is false for a time or latency slog would write
+// otherwise. TestDecisionLineAsSlogWritesIt holds it to slog's bytes.
 func appendDecisionLine(b []byte, now time.Time, l *decisionLine) ([]byte, bool) {
-	now = now.Round(0)
-	lat := math.Abs(l.latencyMs)
-	if y := now.Year(); y < 0 || y >= 10000 || math.IsNaN(l.latencyMs) || lat != 0 && (lat < 1e-6 || lat >= 1e21) {
-		return b, false // slog writes an error or an exponent there: left to slog
+	line, ok := logout.AppendHead(b, now, "decision")
+	if !ok {
+		return b, false
 	}
-	b = append(b, `{"time":"`...)
-	b = now.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","level":"INFO","msg":"decision","stage":`...)
-	b = appendSlogString(b, l.stage)
-	b = append(b, `,"decision":`...)
-	b = appendSlogString(b, l.decision)
-	b = append(b, `,"agent":`...)
-	b = appendSlogString(b, l.agent)
-	b = append(b, `,"shadow":`...)
-	b = appendSlogString(b, l.shadow)
-	b = append(b, `,"reasons":`...)
-	b = appendJSONStrings(b, l.reasons)
-	b = append(b, `,"reason_class":`...)
-	b = appendSlogString(b, l.class)
-	b = append(b, `,"method":`...)
-	b = appendSlogString(b, l.method)
-	b = append(b, `,"host":`...)
-	b = appendSlogString(b, l.host)
-	b = append(b, `,"path":`...)
-	b = appendSlogString(b, l.path)
-	b = append(b, `,"amount_usd":`...)
-	b = appendSlogString(b, l.amount)
-	b = append(b, `,"pay_to":`...)
-	b = appendSlogString(b, l.payTo)
-	b = append(b, `,"amount_atomic":`...)
-	b = appendSlogString(b, l.atomic)
-	b = append(b, `,"network":`...)
-	b = appendSlogString(b, l.network)
-	b = append(b, `,"scheme":`...)
-	b = appendSlogString(b, l.scheme)
-	b = append(b, `,"receipt_id":`...)
-	b = appendSlogString(b, l.receipt)
-	b = append(b, `,"hold_id":`...)
-	b = appendSlogString(b, l.holdID)
-	b = append(b, `,"latency_ms":`...)
-	b = strconv.AppendFloat(b, l.latencyMs, 'f', -1, 64) // encoding/json's format in this range
-	return append(b, "}\n"...), true
+	line = logout.AppendStringAttr(line, "stage", l.stage)
+	line = logout.AppendStringAttr(line, "decision", l.decision)
+	line = logout.AppendStringAttr(line, "agent", l.agent)
+	line = logout.AppendStringAttr(line, "shadow", l.shadow)
+	line = appendJSONStrings(logout.AppendKey(line, "reasons"), l.reasons)
+	line = logout.AppendStringAttr(line, "reason_class", l.class)
+	line = logout.AppendStringAttr(line, "method", l.method)
+	line = logout.AppendStringAttr(line, "host", l.host)
+	line = logout.AppendStringAttr(line, "path", l.path)
+	line = logout.AppendStringAttr(line, "amount_usd", l.amount)
+	line = logout.AppendStringAttr(line, "pay_to", l.payTo)
+	line = logout.AppendStringAttr(line, "amount_atomic", l.atomic)
+	line = logout.AppendStringAttr(line, "network", l.network)
+	line = logout.AppendStringAttr(line, "scheme", l.scheme)
+	line = logout.AppendStringAttr(line, "receipt_id", l.receipt)
+	line = logout.AppendStringAttr(line, "hold_id", l.holdID)
+	if line, ok = logout.AppendFloatAttr(line, "latency_ms", l.latencyMs); !ok {
+		return b, false
+	}
+	return logout.EndLine(line), true
 }
-
-// appendSlogString appends s quoted as slog's JSON handler quotes a string value (logout.AppendString).
-func appendSlogString(b []byte, s string) []byte { return logout.AppendString(b, s) }
 
 // appendJSONStrings appends ss as encoding/json encodes a []string without HTML escaping (slog.Any's
 // encoding): null for nil. A string of printable ASCII without '"' or '\\' (every reason payguard writes

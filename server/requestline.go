@@ -3,21 +3,11 @@ package server
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/payguard/payguard/internal/logout"
 )
-
-// lineWriter is a log handler that takes whole lines encoded as slog's JSON handler without attributes,
-// groups, ReplaceAttr or AddSource would encode its record (internal/logout's Handler, the one `payguard
-// serve` logs through). The request line is then written by hand (appendRequestLine): the same bytes
-// without slog's per-attribute work (issue 36: 4–5 % of serve's CPU per preflight). Another handler gets
-// the line through slog.
-type lineWriter interface {
-	WriteLine(line []byte) error
-}
 
 // requestLine is the one log line per request's fields (the middleware's).
 type requestLine struct {
@@ -56,7 +46,7 @@ func (l *requestLine) log(ctx context.Context, log *slog.Logger) {
 	if !log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	if lw, ok := log.Handler().(lineWriter); ok && writeRequestLine(lw, time.Now(), l) {
+	if lw, ok := log.Handler().(logout.LineWriter); ok && writeRequestLine(lw, time.Now(), l) {
 		return
 	}
 	var room [requestFields]slog.Attr
@@ -68,7 +58,7 @@ var lineBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return 
 
 // writeRequestLine encodes l at time now and hands it to w; ok is false when appendRequestLine leaves the
 // line to slog.
-func writeRequestLine(w lineWriter, now time.Time, l *requestLine) (ok bool) {
+func writeRequestLine(w logout.LineWriter, now time.Time, l *requestLine) (ok bool) {
 	bp := lineBuffers.Get().(*[]byte)
 	line, ok := appendRequestLine((*bp)[:0], now, l)
 	if ok {
@@ -82,39 +72,30 @@ func writeRequestLine(w lineWriter, now time.Time, l *requestLine) (ok bool) {
 }
 
 // appendRequestLine appends the request line as slog.NewJSONHandler writes the record of l.attrs:
-// {"time":…,"level":"INFO","msg":"request", the fields, and a newline. Strings are quoted as slog quotes
-// them (logout.AppendString), integers as strconv writes them, latency_ms as encoding/json writes a float64
-// in the range it writes without an exponent. ok is false for a time or latency slog would write otherwise.
+// {"time":…,"level":"INFO","msg":"request", the fields, and a newline (internal/logout's line encoding). ok
+// is false for a time or latency slog would write otherwise. TestRequestLineAsSlogWritesIt holds it to
+// slog's bytes.
 func appendRequestLine(b []byte, now time.Time, l *requestLine) ([]byte, bool) {
-	now = now.Round(0)
-	if y := now.Year(); y < 0 || y >= 10000 || !(l.latencyMs == 0 || l.latencyMs >= 1e-6 && l.latencyMs < 1e21) {
+	line, ok := logout.AppendHead(b, now, "request")
+	if !ok {
 		return b, false
 	}
-	b = append(b, `{"time":"`...)
-	b = now.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","level":"INFO","msg":"request","method":`...)
-	b = logout.AppendString(b, l.method)
-	b = append(b, `,"path":`...)
-	b = logout.AppendString(b, l.path)
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(l.status), 10)
-	b = append(b, `,"bytes":`...)
-	b = strconv.AppendInt(b, l.bytes, 10)
-	b = append(b, `,"latency_ms":`...)
-	b = strconv.AppendFloat(b, l.latencyMs, 'f', -1, 64)
+	line = logout.AppendStringAttr(line, "method", l.method)
+	line = logout.AppendStringAttr(line, "path", l.path)
+	line = logout.AppendIntAttr(line, "status", int64(l.status))
+	line = logout.AppendIntAttr(line, "bytes", l.bytes)
+	if line, ok = logout.AppendFloatAttr(line, "latency_ms", l.latencyMs); !ok {
+		return b, false
+	}
 	if l.errCode != "" {
-		b = append(b, `,"error":`...)
-		b = logout.AppendString(b, l.errCode)
+		line = logout.AppendStringAttr(line, "error", l.errCode)
 	}
 	if l.payment != "" {
-		b = append(b, `,"payment":`...)
-		b = logout.AppendString(b, l.payment)
+		line = logout.AppendStringAttr(line, "payment", l.payment)
 	}
 	if l.decision != "" {
-		b = append(b, `,"decision":`...)
-		b = logout.AppendString(b, l.decision)
-		b = append(b, `,"receipt_id":`...)
-		b = logout.AppendString(b, l.rcpt)
+		line = logout.AppendStringAttr(line, "decision", l.decision)
+		line = logout.AppendStringAttr(line, "receipt_id", l.rcpt)
 	}
-	return append(b, "}\n"...), true
+	return logout.EndLine(line), true
 }

@@ -95,19 +95,13 @@ func CanonicalAddress(s string) string {
 }
 
 // AppendCanonicalAddress appends CanonicalAddress(s) to dst without building the string: an EVM address
-// is ASCII, so its lower case is a byte at a time.
+// is 42 ASCII bytes, lower-cased into evmaddr's key.
 func AppendCanonicalAddress(dst []byte, s string) []byte {
 	if !IsEVMAddress(s) {
 		return append(dst, s...)
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
+	key := evmaddr.CanonicalKey(s)
+	return append(dst, key[:]...)
 }
 
 // AssetName is the name people know asset on network by: "USDC" for a known USDC contract. ok is false

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -11,29 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// lockedBuffer is a bytes.Buffer for a child's stderr read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The proxy's log is buffered (internal/logout), and what waits is written when it stops: a decision logged
 // just before SIGTERM, and the "shutting down" line logged on it, are both in its stderr after it exits.
@@ -58,42 +37,19 @@ func TestProxyLogWrittenAtShutdown(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "proxy", "--config", path, "--offline")
 	cmd.Env = append(os.Environ(), "PAYGUARD_ADMIN_TOKEN=proxylog-test-token-0123456789")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	defer func() {
-		cmd.Process.Kill()
-		<-exited
-	}()
+	proxy := startChild(t, cmd, &syncLog{})
 	proxyURL, _ := url.Parse("http://" + proxyAddr)
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}, Timeout: 30 * time.Second}
 	var resp *http.Response
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		var err error
-		if resp, err = client.Get(seller.URL + "/x"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the proxy never answered: %v\n%s", err, stderr.String())
-		}
-	}
+	proxy.waitUp(t, "the proxy", func() (err error) {
+		resp, err = client.Get(seller.URL + "/x")
+		return err
+	})
 	resp.Body.Close()
 	if resp.Header.Get("X-Payguard-Decision") == "" {
 		t.Fatalf("the 402 was not decided: %d %v", resp.StatusCode, resp.Header)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the proxy did not stop on SIGTERM")
-	}
-	logs := stderr.String()
+	logs := proxy.stop(t, "the proxy")
 	for _, want := range []string{`"msg":"decision","stage":"challenge"`, `"msg":"shutting down"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log after SIGTERM lacks %s:\n%s", want, logs)

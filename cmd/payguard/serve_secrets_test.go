@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -58,24 +57,6 @@ keys:
 	return path
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the process writes into it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The facilitator's credentials have their own setting (a header from an environment variable or a file),
 // are sent on every request to it, and appear in no document, log line or error of the real binary, even
 // when the facilitator fails and reflects them in its answers. /health and /readyz on the public listener
@@ -97,38 +78,13 @@ func TestServeNeverPublishesFacilitatorCredentials(t *testing.T) {
 	}))
 	defer fac.Close()
 
-	dir := t.TempDir()
-	sanctionsDir, err := filepath.Abs(filepath.Join("testdata", "check-sanctions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	path := serveConfig(t, dir, addr, "    facilitator_url: "+fac.URL+"\n    facilitator_auth_header_env: PG_TEST_FACILITATOR_AUTH\n")
-	cmd := exec.Command(bin, "serve", "--config", path, "--offline", "--sanctions-dir", sanctionsDir)
-	cmd.Env = append(os.Environ(), "PG_TEST_FACILITATOR_AUTH="+secret)
-	var stderr syncBuffer
-	cmd.Stderr, cmd.Stdout = &stderr, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	base := "http://" + addr
-	for i := 0; ; i++ {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 400 {
-			t.Fatalf("serve did not start: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	cmd, base, sanctionsDir := serveCommand(t, bin,
+		"    facilitator_url: "+fac.URL+"\n    facilitator_auth_header_env: PG_TEST_FACILITATOR_AUTH\n")
+	cmd.Env = append(cmd.Env, "PG_TEST_FACILITATOR_AUTH="+secret)
+	out := &syncLog{}
+	cmd.Stdout = out // stdout too: no credential may appear in anything the process writes
+	serve := startChild(t, cmd, out)
+	serve.waitHealthz(t, "serve", base)
 
 	get := func(method, path string, header map[string]string, body string) (int, string) {
 		t.Helper()
@@ -174,15 +130,7 @@ func TestServeNeverPublishesFacilitatorCredentials(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
-	}
-	logs := stderr.String()
+	logs := serve.stop(t, "serve")
 	if !strings.Contains(logs, "payguard serve listening") || !strings.Contains(logs, "facilitator check failed") {
 		t.Fatalf("the log lacks the start-up and facilitator lines:\n%s", logs)
 	}

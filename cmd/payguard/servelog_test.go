@@ -3,13 +3,8 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // serve's log is buffered as the proxy's (internal/logout): the request line of a preflight answered just
@@ -20,37 +15,9 @@ func TestServeLogWrittenAtShutdown(t *testing.T) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	}))
 	defer fac.Close()
-	dir := t.TempDir()
-	sanctionsDir, err := filepath.Abs(filepath.Join("testdata", "check-sanctions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	path := serveConfig(t, dir, addr, "    facilitator_url: "+fac.URL+"\n")
-	cmd := exec.Command(bin, "serve", "--config", path, "--offline", "--sanctions-dir", sanctionsDir)
-	cmd.Env = os.Environ()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	defer func() {
-		cmd.Process.Kill()
-		<-exited
-	}()
-	base := "http://" + addr
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(25 * time.Millisecond) {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %v\n%s", err, stderr.String())
-		}
-	}
+	cmd, base, _ := serveCommand(t, bin, "    facilitator_url: "+fac.URL+"\n")
+	serve := startChild(t, cmd, &syncLog{})
+	serve.waitHealthz(t, "serve", base)
 	body := `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/data"},"accepts":[{"scheme":"exact",` +
 		`"network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",` +
 		`"payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]}}`
@@ -62,15 +29,7 @@ func TestServeLogWrittenAtShutdown(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("preflight: %d", resp.StatusCode)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
-	}
-	logs := stderr.String()
+	logs := serve.stop(t, "serve")
 	var request string
 	for _, l := range strings.Split(logs, "\n") {
 		if strings.Contains(l, `"msg":"request"`) && strings.Contains(l, `"path":"/v1/preflight"`) {

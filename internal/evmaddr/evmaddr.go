@@ -33,6 +33,20 @@ func Canonical(s string) string {
 	return s
 }
 
+// CanonicalKey is Canonical(s) for an s that Is, written into an array the caller keeps (on its stack):
+// a map keyed by canonical addresses is looked up with m[string(key[:])] without allocating (the proxy
+// screens and list-checks the payee of every decision). For an s that Is not, the key is meaningless.
+func CanonicalKey(s string) (key [42]byte) {
+	for i := 0; i < len(key) && i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		key[i] = c
+	}
+	return key
+}
+
 // EqualLower reports whether canon == strings.ToLower(s) for an ASCII s (so canon == Canonical(s) for an
 // s that Is), without writing the lower-case form.
 func EqualLower(canon, s string) bool {

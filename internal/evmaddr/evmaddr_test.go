@@ -62,3 +62,12 @@ func TestEqualLower(t *testing.T) {
 		}
 	}
 }
+
+// CanonicalKey is Canonical for every address Is accepts, whatever its case.
+func TestCanonicalKeyIsCanonical(t *testing.T) {
+	for _, s := range []string{addr, strings.ToUpper(addr), "0X" + addr[2:], strings.ToLower(addr)} {
+		if key := CanonicalKey(s); string(key[:]) != Canonical(s) {
+			t.Errorf("CanonicalKey(%q) = %q, Canonical %q", s, key[:], Canonical(s))
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (w *Writer) Close() error {
 }
 
 // Handler is slog's JSON handler writing to a Writer: it flushes after each record at WARN or above, and it
-// implements proxy.LineWriter (a handler without attributes or groups writing one ordered stream), so
+// implements LineWriter (a handler without attributes or groups writing one ordered stream), so
 // that the proxy writes its decision lines, and serve its request lines, into the same stream without
 // slog's per-attribute work.
 type Handler struct {
@@ -128,7 +128,7 @@ type Handler struct {
 }
 
 // NewHandler is slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}) with the flushing above. The
-// options are the level alone: proxy.LineWriter's lines are encoded as a handler without ReplaceAttr or
+// options are the level alone: LineWriter's lines are encoded as a handler without ReplaceAttr or
 // AddSource writes them.
 func NewHandler(w *Writer, level slog.Leveler) *Handler {
 	return &Handler{json: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}), w: w}
@@ -148,7 +148,7 @@ func (h *Handler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h *Handler) WithGroup(name string) slog.Handler { return &derived{h.json.WithGroup(name), h.w} }
 
-// WriteLine adds one line encoded as this handler would encode its record (proxy.LineWriter).
+// WriteLine adds one line encoded as this handler would encode its record (LineWriter).
 func (h *Handler) WriteLine(line []byte) error {
 	_, err := h.w.Write(line)
 	return err

@@ -174,12 +174,11 @@ func TestHandlerIsSlogsJSONHandler(t *testing.T) {
 	if got, _ := s.all(); got != want.String() {
 		t.Fatalf("got %q, want %q", got, want.String())
 	}
-	type lineWriter interface{ WriteLine([]byte) error }
-	if _, ok := slog.Handler(h).(lineWriter); !ok {
+	if _, ok := slog.Handler(h).(LineWriter); !ok {
 		t.Fatal("the handler takes no lines")
 	}
 	for _, d := range []slog.Handler{h.WithAttrs([]slog.Attr{slog.String("k", "v")}), h.WithGroup("g")} {
-		if _, ok := d.(lineWriter); ok {
+		if _, ok := d.(LineWriter); ok {
 			t.Fatalf("%T takes lines without its attributes", d)
 		}
 	}

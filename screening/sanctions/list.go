@@ -157,16 +157,9 @@ func (l *List) ScreenAddress(address string) []screening.SanctionsMatch {
 	}
 	var refs []addrRef
 	if evmaddr.Is(address) {
-		// addressKey of an EVM address is its lower-case form: looked up from a buffer on the stack, so
-		// that screening a payee (every decision) allocates nothing.
-		var key [42]byte
-		for i := 0; i < len(key); i++ {
-			c := address[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			key[i] = c
-		}
+		// addressKey of an EVM address is its canonical (lower-case) form: looked up from a key on the
+		// stack, so that screening a payee (every decision) allocates nothing.
+		key := evmaddr.CanonicalKey(address)
 		refs = l.addrs[string(key[:])]
 	} else {
 		refs = l.addrs[addressKey(address)]

@@ -175,22 +175,23 @@ type reader struct {
 
 func (r *reader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
+	r.skip(n)
+	return v // 0 when n <= 0 (binary.Uvarint's error)
 }
 
 func (r *reader) varint() int64 {
 	v, n := binary.Varint(r.b)
+	r.skip(n)
+	return v // 0 when n <= 0 (binary.Varint's error)
+}
+
+// skip drops the n bytes a varint took, or marks the record bad when n <= 0 (cut short or overflowing).
+func (r *reader) skip(n int) {
 	if n <= 0 {
 		r.bad = true
-		return 0
+		return
 	}
 	r.b = r.b[n:]
-	return v
 }
 
 func (r *reader) str() string {
