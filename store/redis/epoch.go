@@ -42,13 +42,13 @@ func (s *Store) epochKey() string { return s.epochK }
 func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, args ...any) *goredis.Cmd {
 	keys = append(keys[:len(keys):len(keys)], s.epochKey())
 	args = append(args[:len(args):len(args)], s.epoch)
-	return sc.Run(ctx, s.rdb, keys, args...)
+	return s.scripts.run(ctx, sc, keys, args)
 }
 
 // runOwned is run for keys and args the caller made for this call alone: the epoch's key and value are
 // appended in place (in the room left for them) instead of to copies.
 func (s *Store) runOwned(ctx context.Context, sc *goredis.Script, keys []string, args []any) *goredis.Cmd {
-	return sc.Run(ctx, s.rdb, append(keys, s.epochKey()), append(args, s.epoch)...)
+	return s.scripts.run(ctx, sc, append(keys, s.epochKey()), append(args, s.epoch))
 }
 
 // lost maps the guard's reply to store.ErrLedgerLost and passes every other error through.

@@ -54,6 +54,7 @@ type Options struct {
 // Store implements store.Store on Redis.
 type Store struct {
 	rdb         *goredis.Client
+	scripts     *batcher // runs every guarded script: concurrent ones share a round trip (batch.go)
 	prefix      string
 	now         func() time.Time
 	epoch       string // the ledger epoch read at Open; every guarded script checks it (epoch.go)
@@ -92,7 +93,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("store/redis: cannot reach redis at %s: %w", ro.Addr, err)
 	}
-	s := &Store{rdb: rdb, prefix: opts.Prefix, now: opts.Now, persistence: checkPersistence(pingCtx, rdb)}
+	s := &Store{rdb: rdb, scripts: &batcher{rdb: rdb}, prefix: opts.Prefix, now: opts.Now, persistence: checkPersistence(pingCtx, rdb)}
 	s.fixKeys()
 	if problem := persistenceProblem(s.persistence); problem != "" && !opts.AllowVolatile {
 		rdb.Close()

@@ -1,0 +1,131 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Scripts that run at the same time share one round trip (issue 36, redis402c). A decided 402 on a fleet is
+// one script (ReserveTicketAhead); at c=8 each used to be one EVALSHA on a connection of its own: a
+// write(2) and a read(2) in the proxy and the goroutine's netpoll wakeup, and in redis-server a read, a reply
+// write and an event per script. Here the first caller runs its script at once, as before (a lone decision,
+// c=1, pays nothing more than an uncontended mutex); a caller that arrives while a script is in flight
+// queues, and when the flight lands the oldest queued caller runs every queued script as one pipeline
+// (one write, one read), hands each caller its own reply and passes the turn on. Each script is still one
+// atomic EVALSHA in Redis, run in the order queued: the cap checks, the epoch guard and a caller seeing its
+// own script's reply before anything is released are unchanged, and a pipeline that fails fails every script
+// in it (no reply, no reservation reported).
+type batcher struct {
+	rdb *goredis.Client
+
+	mu    sync.Mutex
+	busy  bool          // a script or a batch is in flight; its runner hands the turn on when it lands
+	queue []*scriptCall // callers waiting for the turn, oldest first
+}
+
+// maxBatch bounds one pipeline; callers past it wait for the next round trip.
+const maxBatch = 64
+
+// scriptCall is one queued caller's script and, once done is signalled, either its reply (cmd) or the turn to
+// run the queue (lead).
+type scriptCall struct {
+	sc   *goredis.Script
+	keys []string
+	args []any
+	cmd  *goredis.Cmd
+	lead bool
+	done chan struct{} // one signal: lead set, or cmd set
+}
+
+// run runs sc as Script.Run would (EVALSHA, EVAL when Redis has not cached it), sharing a round trip with the
+// scripts other callers run at the same time.
+func (b *batcher) run(ctx context.Context, sc *goredis.Script, keys []string, args []any) *goredis.Cmd {
+	b.mu.Lock()
+	if !b.busy {
+		b.busy = true
+		b.mu.Unlock()
+		cmd := sc.Run(ctx, b.rdb, keys, args...)
+		b.handOff()
+		return cmd
+	}
+	c := &scriptCall{sc: sc, keys: keys, args: args, done: make(chan struct{}, 1)}
+	b.queue = append(b.queue, c)
+	b.mu.Unlock()
+	// No select on ctx: the wait is at most the flight ahead plus this call's own, each bounded by the
+	// client's read and write timeouts, as a lone call's is (go-redis does not cut a call short on ctx).
+	<-c.done
+	if c.lead {
+		b.runQueue(ctx)
+	}
+	return c.cmd
+}
+
+// handOff ends a turn: the oldest queued caller, if any, runs the queue next; else nothing is in flight.
+func (b *batcher) handOff() {
+	b.mu.Lock()
+	if len(b.queue) == 0 {
+		b.busy = false
+		b.mu.Unlock()
+		return
+	}
+	next := b.queue[0]
+	b.mu.Unlock()
+	next.lead = true
+	next.done <- struct{}{}
+}
+
+// runQueue is the turn of the caller at the head of the queue: it takes up to maxBatch queued calls (itself
+// first), runs them in one pipeline, gives each its reply and hands the turn on.
+func (b *batcher) runQueue(ctx context.Context) {
+	b.mu.Lock()
+	n := min(len(b.queue), maxBatch)
+	batch := make([]*scriptCall, n)
+	copy(batch, b.queue)
+	rest := copy(b.queue, b.queue[n:])
+	clear(b.queue[rest:])
+	b.queue = b.queue[:rest]
+	b.mu.Unlock()
+
+	// The batch is everyone's: the leader's cancellation must not fail the others' scripts.
+	ctx = context.WithoutCancel(ctx)
+	if n == 1 {
+		batch[0].cmd = batch[0].sc.Run(ctx, b.rdb, batch[0].keys, batch[0].args...)
+	} else {
+		b.pipeline(ctx, batch, false)
+		var again []*scriptCall
+		for _, c := range batch {
+			if noScript(c.cmd.Err()) { // not run at all: EVAL it, as Script.Run does (after a restart or a flush)
+				again = append(again, c)
+			}
+		}
+		if len(again) > 0 {
+			b.pipeline(ctx, again, true)
+		}
+	}
+	for _, c := range batch[1:] {
+		c.done <- struct{}{}
+	}
+	b.handOff()
+}
+
+// pipeline runs batch's scripts in one round trip, EVALSHA or (eval) EVAL, and sets each call's cmd.
+func (b *batcher) pipeline(ctx context.Context, batch []*scriptCall, eval bool) {
+	pipe := b.rdb.Pipeline()
+	for _, c := range batch {
+		if eval {
+			c.cmd = c.sc.Eval(ctx, pipe, c.keys, c.args...)
+		} else {
+			c.cmd = c.sc.EvalSha(ctx, pipe, c.keys, c.args...)
+		}
+	}
+	_, _ = pipe.Exec(ctx) // each cmd holds its own reply or error (a pipeline that failed: every cmd's)
+}
+
+// noScript is Redis's reply to EVALSHA of a script it has not cached (after a restart or SCRIPT FLUSH): the
+// script did not run.
+func noScript(err error) bool {
+	return err != nil && (errors.Is(err, goredis.ErrNoScript) || goredis.HasErrorPrefix(err, "NOSCRIPT"))
+}
