@@ -47,9 +47,8 @@ func (b *batcher) run(ctx context.Context, sc *goredis.Script, keys []string, ar
 	if !b.busy {
 		b.busy = true
 		b.mu.Unlock()
-		cmd := sc.Run(ctx, b.rdb, keys, args...)
-		b.handOff()
-		return cmd
+		defer b.handOff() // deferred: a panic below must not leave the turn taken and every later script waiting
+		return sc.Run(ctx, b.rdb, keys, args...)
 	}
 	c := &scriptCall{sc: sc, keys: keys, args: args, done: make(chan struct{}, 1)}
 	b.queue = append(b.queue, c)
@@ -88,6 +87,17 @@ func (b *batcher) runQueue(ctx context.Context) {
 	clear(b.queue[rest:])
 	b.queue = b.queue[:rest]
 	b.mu.Unlock()
+	replied := false
+	defer func() {
+		for _, c := range batch[1:] {
+			if !replied { // the round trip panicked (the panic goes on up this caller's stack): fail, not hang
+				c.cmd = goredis.NewCmd(ctx)
+				c.cmd.SetErr(errBatchFailed)
+			}
+			c.done <- struct{}{}
+		}
+		b.handOff()
+	}()
 
 	// The batch is everyone's: the leader's cancellation must not fail the others' scripts.
 	ctx = context.WithoutCancel(ctx)
@@ -105,11 +115,10 @@ func (b *batcher) runQueue(ctx context.Context) {
 			b.pipeline(ctx, again, true)
 		}
 	}
-	for _, c := range batch[1:] {
-		c.done <- struct{}{}
-	}
-	b.handOff()
+	replied = true
 }
+
+var errBatchFailed = errors.New("store/redis: the round trip this script shared failed before its reply")
 
 // pipeline runs batch's scripts in one round trip, EVALSHA or (eval) EVAL, and sets each call's cmd.
 func (b *batcher) pipeline(ctx context.Context, batch []*scriptCall, eval bool) {

@@ -220,3 +220,57 @@ func TestBatchOutlivesItsRunnersCancellation(t *testing.T) {
 		}
 	}
 }
+
+// panicPipeline panics in every pipeline the client runs, as a bug in the client would.
+type panicPipeline struct{}
+
+func (panicPipeline) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
+func (panicPipeline) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+func (panicPipeline) ProcessPipelineHook(goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(context.Context, []goredis.Cmder) error { panic("pipeline bug") }
+}
+
+// A panic while the batch is in flight goes up the stack of the caller that ran it; every other caller in
+// the batch gets an error (not a reply it could take for success, and not a wait without end), and the
+// turn is free again: the next script runs.
+func TestBatchThatPanicsFailsTheOthersAndFreesTheTurn(t *testing.T) {
+	s, _, _ := batchStore(t)
+	s.rdb.AddHook(panicPipeline{})
+	b := s.scripts
+	b.mu.Lock()
+	b.busy = true
+	b.mu.Unlock()
+	errs := make([]error, batchCallers)
+	var wg sync.WaitGroup
+	for i := range batchCallers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("panicked: %v", r)
+				}
+			}()
+			errs[i] = s.MarkSeller(context.Background(), fmt.Sprintf("seller%d.example", i))
+		}()
+		for {
+			b.mu.Lock()
+			queued := len(b.queue)
+			b.mu.Unlock()
+			if queued > i {
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	b.handOff()
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("caller %d: no error from a batch that never ran", i)
+		}
+	}
+	if err := s.MarkSeller(context.Background(), "after.example"); err != nil { // a lone script: no pipeline
+		t.Fatalf("after the panic: %v", err)
+	}
+}
