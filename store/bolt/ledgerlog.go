@@ -73,7 +73,8 @@ type ledgerOp struct {
 	ticket *store.Ticket // a reserve's ticket; nil without one
 	// budgetKey and resKey are the keys of l.budgets and l.reservations a queued reserve or commit holds,
 	// kept so that settling it builds neither again.
-	budgetKey, resKey string
+	budgetKey string
+	resKey    resRef
 	// replayed: read from a journal at Open, so the file may have it already (applyOp skips it then). An
 	// operation queued by this process is new to the file: its reservation id was made for it and its
 	// ticket id checked under the ledger's lock.
@@ -84,8 +85,25 @@ type ledgerOp struct {
 
 // figures are a budget's spent and reserved amounts with every queued operation counted.
 type figures struct {
+	key             string // its key in ledgerLog.budgets (day+budget), which the operations on it keep
 	spent, reserved int64
 	refs            int // queued operations on this budget; the entry is dropped at zero
+}
+
+// resRef is a reservation's key in ledgerLog.reservations: its day and id, without building day+id.
+type resRef struct{ day, id string }
+
+// reserveAlloc is a reservation's queued operation, its ticket and its pending entry in one allocation:
+// they are made together under the ledger's lock for every allowed 402 (issue 36, ticketstore).
+type reserveAlloc struct {
+	op     ledgerOp
+	ticket store.Ticket
+	res    pendingRes
+}
+
+// appendBudgetKey appends a budget's key (day+budget, as budgetKey) to b.
+func appendBudgetKey(b []byte, budget, day string) []byte {
+	return append(append(b, day...), budget...)
 }
 
 // pendingRes is a reservation with a queued operation on it.
@@ -101,7 +119,7 @@ type pendingRes struct {
 type ledgerLog struct {
 	mu           sync.Mutex
 	budgets      map[string]*figures    // budgetKey → figures, while operations on it are queued
-	reservations map[string]*pendingRes // day+id, while operations on it are queued
+	reservations map[resRef]*pendingRes // while operations on it are queued
 	ticketIDs    map[string]struct{}    // ids of queued tickets, for the duplicate check
 	trials       map[string]trialCount  // day+client, while operations on it are queued (trial.go)
 	queue        []*ledgerOp
@@ -154,7 +172,7 @@ const maxQueued = 4096
 func (s *Store) openLedger(path string) error {
 	l := &s.log
 	l.budgets = map[string]*figures{}
-	l.reservations = map[string]*pendingRes{}
+	l.reservations = map[resRef]*pendingRes{}
 	l.ticketIDs = map[string]struct{}{}
 	l.trials = map[string]trialCount{}
 	l.wake = make(chan struct{}, 1)
@@ -268,15 +286,16 @@ func (s *Store) hurry() {
 	}
 }
 
-// budgetLocked is the budget's figures with every queued operation counted; l.mu is held. Figures not in
-// the map have no queued operation, so the file has them whole.
-func (s *Store) budgetLocked(key string) (*figures, error) {
-	if f := s.log.budgets[key]; f != nil {
+// budgetLocked is the budget's figures with every queued operation counted, key its key (budgetKey); l.mu
+// is held. Figures not in the map have no queued operation, so the file has them whole. key is only read:
+// a caller may build it on its stack.
+func (s *Store) budgetLocked(key []byte) (*figures, error) {
+	if f := s.log.budgets[string(key)]; f != nil {
 		return f, nil
 	}
-	f := &figures{}
+	f := &figures{key: string(key)}
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		f.spent, f.reserved = readBudget(tx.Bucket(bucketBudgets), []byte(key))
+		f.spent, f.reserved = readBudget(tx.Bucket(bucketBudgets), []byte(f.key))
 		return nil
 	})
 	return f, err
@@ -285,7 +304,7 @@ func (s *Store) budgetLocked(key string) (*figures, error) {
 // reservationLocked is a reservation as it will be once the queue is applied, or nil if there is none;
 // l.mu is held.
 func (s *Store) reservationLocked(day, id string) (*pendingRes, error) {
-	if r := s.log.reservations[day+id]; r != nil {
+	if r := s.log.reservations[resRef{day, id}]; r != nil {
 		return r, nil
 	}
 	var r *pendingRes
@@ -363,7 +382,8 @@ func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicro
 	if err := s.roomLocked(ctx); err != nil {
 		return nil, err
 	}
-	key := string(budgetKey(budget, day))
+	var kb [64]byte
+	key := appendBudgetKey(kb[:0], budget, day)
 	f, err := s.budgetLocked(key)
 	if err != nil {
 		return nil, err
@@ -390,15 +410,21 @@ func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicro
 			return nil, err
 		}
 	}
-	op := &ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros, ticket: t,
-		budgetKey: key, resKey: day + id}
+	a := &reserveAlloc{op: ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros,
+		budgetKey: f.key, resKey: resRef{day, id}}}
+	op := &a.op
+	if t != nil {
+		a.ticket = *t // the applier's, until the next commit; the caller's may change
+		op.ticket = &a.ticket
+	}
 	if err := s.enqueueLocked(op); err != nil {
 		return nil, err
 	}
 	f.reserved += amountMicros
 	f.refs++
-	l.budgets[key] = f
-	l.reservations[op.resKey] = &pendingRes{amount: amountMicros, budgetKey: key, refs: 1}
+	l.budgets[f.key] = f
+	a.res = pendingRes{amount: amountMicros, budgetKey: f.key, refs: 1}
+	l.reservations[op.resKey] = &a.res
 	if t != nil {
 		l.ticketIDs[t.ID] = struct{}{}
 		if t.ID > l.maxTicketID {
@@ -431,18 +457,19 @@ func (s *Store) commit(ctx context.Context, budget, day, id string, settled int6
 	if err := s.roomLocked(ctx); err != nil {
 		return err
 	}
-	key := string(budgetKey(budget, day))
+	var kb [64]byte
+	key := appendBudgetKey(kb[:0], budget, day)
 	r, err := s.reservationLocked(day, id)
 	if err != nil {
 		return err
 	}
-	if r == nil || r.budgetKey != key {
+	if r == nil || r.budgetKey != string(key) {
 		return store.NoReservation(budget, day, id)
 	}
 	if r.committed {
 		return nil
 	}
-	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id, budgetKey: key, resKey: day + id}
+	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id, budgetKey: r.budgetKey, resKey: resRef{day, id}}
 	spent := r.amount
 	if settled >= 0 {
 		if settled > r.amount {
@@ -460,7 +487,7 @@ func (s *Store) commit(ctx context.Context, budget, day, id string, settled int6
 	f.spent += spent
 	f.reserved -= r.amount
 	f.refs++
-	l.budgets[key] = f
+	l.budgets[f.key] = f
 	r.committed = true
 	r.refs++
 	l.reservations[op.resKey] = r

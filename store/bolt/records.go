@@ -61,8 +61,7 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 		return store.Ticket{}, err
 	}
 	t.ExpiresAt = t.ExpiresAt.UTC()
-	stored := t // the applier's, until the next commit; the caller's t may change
-	if _, err := s.reserve(ctx, budget, day, t.ReservationID, amountMicros, capMicros, &stored); err != nil {
+	if _, err := s.reserve(ctx, budget, day, t.ReservationID, amountMicros, capMicros, &t); err != nil { // reserve keeps a copy
 		return store.Ticket{}, err
 	}
 	return t, nil
