@@ -179,7 +179,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 
 // guardChallenge decides a 402 before the agent sees it.
 func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqState) *http.Response {
-	pr, body, src, why := readChallenge(resp)
+	pr, entry, body, src, why := readChallenge(resp, p.challenges)
 	switch src {
 	case notX402:
 		p.metrics.nonX402.Inc()
@@ -208,7 +208,7 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 	if out.Decision == allow {
 		// The reservation and the ticket are written; a challenge that cannot be narrowed is refused and its
 		// ticket expires unused (the reservation stays, like any abandoned payment's).
-		if err := narrowResponse(resp, pr, out.Chosen, body, src, &hv); err != nil {
+		if err := narrowResponse(resp, pr, entry, out.Chosen, body, src, &hv); err != nil {
 			out = failClosed("challenge_malformed", "allowed challenge could not be narrowed: "+err.Error())
 		}
 	}
