@@ -341,3 +341,28 @@ func TestChallengeMemoNeverChanged(t *testing.T) {
 		check(t, p, "changing the "+name+" copy")
 	}
 }
+
+// BenchmarkChallengeMemo is the bench challenge's decode and narrowing, plain and through the memo (a hit
+// after the first): what readChallenge and narrowResponse cost a repeated challenge.
+func BenchmarkChallengeMemo(b *testing.B) {
+	h := base64.StdEncoding.EncodeToString([]byte(benchChallenge))
+	for _, memo := range []bool{false, true} {
+		b.Run(fmt.Sprintf("memo=%v", memo), func(b *testing.B) {
+			var m *challengeMemo
+			if memo {
+				m = newChallengeMemo()
+			}
+			resp := &http.Response{Header: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				pr, e, err := m.decodeHeader(h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := narrowResponse(resp, pr, e, 0, challengeBody{json: []byte("{}")}, fromHeader, &headerValues{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
