@@ -39,15 +39,22 @@ const (
 )
 
 // memoWeight is what an entry of a header of n bytes is counted as: the key, the decoded text (each
-// string of the decode is a substring of one copy of the JSON: x402's sharedText), the narrowed header, and
-// the structures around them.
-func memoWeight(n int) int { return 3*n + 1024 }
+// string of the decode is a substring of one copy of the JSON: x402's sharedText), the narrowed header and
+// the chosen option's JSON (each kept only when no longer than the header), and the structures around them.
+func memoWeight(n int) int { return 4*n + 1024 }
 
 // memoChallenge is a decoded header and the last narrowed re-encoding made from it.
 type memoChallenge struct {
 	pr       *x402.PaymentRequired // as decoded; never handed out, never changed
 	size     int                   // the header's length: a narrowed header longer than it is not kept
 	narrowed atomic.Pointer[narrowedHeader]
+	option   atomic.Pointer[optionJSON]
+}
+
+// optionJSON is option chosen of pr as a ticket keeps it (x402.Requirement.MarshalJSON).
+type optionJSON struct {
+	chosen int
+	raw    []byte
 }
 
 // narrowedHeader is the header value of pr narrowed to option chosen (narrowResponse).
@@ -142,6 +149,25 @@ func (e *memoChallenge) view() *x402.PaymentRequired {
 		c.pr.Accepts = e.pr.Accepts[:0:0] // nil stays nil, empty stays empty (they encode differently)
 	}
 	return &c.pr
+}
+
+// optionJSON is option chosen of the memo's challenge encoded as a ticket keeps it (newTicket), the last
+// one encoded kept, like narrowedHeader's: the caller gets its own copy of the bytes.
+func (e *memoChallenge) optionJSON(chosen int) ([]byte, error) {
+	if o := e.option.Load(); o != nil && o.chosen == chosen {
+		return append([]byte(nil), o.raw...), nil
+	}
+	if chosen < 0 || chosen >= len(e.pr.Accepts) {
+		return nil, errChosenOutOfRange(chosen, len(e.pr.Accepts))
+	}
+	raw, err := e.pr.Accepts[chosen].MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) <= e.size {
+		e.option.Store(&optionJSON{chosen: chosen, raw: raw})
+	}
+	return append([]byte(nil), raw...), nil
 }
 
 // narrowedHeader is the header value of the memo's challenge narrowed to option chosen, made by encode

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -364,5 +365,76 @@ func BenchmarkChallengeMemo(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A ticket's option is the chosen option's own encoding whether the memo made it or not: the tickets of
+// the same challenge decided through a proxy with the memo and one without hold the same option bytes,
+// for each option a two-option challenge may be allowed on, asked more than once (the kept encoding).
+func TestChallengeMemoTicketOption(t *testing.T) {
+	const url = "https://127.0.0.1:18443/402"
+	second := `{"scheme":"exact","network":"eip155:84532","amount":"20000",` +
+		`"asset":"0x036CbD53842c5426634e7929541eC2318f3dCF7e","payTo":"0x3c44CdDdB6a900fa2b585dd299e03d12FA4293BC",` +
+		`"maxTimeoutSeconds":30,"extra":{"name":"USDC","version":"2"},"zz":{"a":[1,"\u00e9"]}}`
+	docs := []string{benchChallenge, strings.Replace(benchChallenge, `"accepts":[`, `"accepts":[`+second+`,`, 1)}
+	for _, doc := range docs {
+		h := base64.StdEncoding.EncodeToString([]byte(doc))
+		pr, err := x402.DecodePaymentRequiredHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 3 {
+			stores := [2]*memory.Store{memory.New(), memory.New()}
+			memo, _, _ := newTestProxy(t, stores[0], memoTestRules(), maxUnpaid(1<<30))
+			plain, _, _ := newTestProxy(t, stores[1], memoTestRules(), maxUnpaid(1<<30))
+			plain.challenges = nil
+			for range round + 1 {
+				for _, p := range []*Proxy{memo, plain} {
+					if out, body := guard402Header(p, url, h); out.Header.Get(HeaderDecision) != allow {
+						t.Fatalf("status %d %s", out.StatusCode, body)
+					}
+				}
+			}
+			// The option the engine chose (the cheaper one), its ticket in each store.
+			chosen := &pr.Accepts[0]
+			if len(pr.Accepts) > 1 && pr.Accepts[1].Amount < chosen.Amount {
+				chosen = &pr.Accepts[1]
+			}
+			key, _ := ticketKey(http.MethodGet, url, chosen.Scheme, chosen.Network, chosen.PayTo, chosen.Amount)
+			var raws [2][]byte
+			for i, st := range stores {
+				tk, err := st.TakeTicket(context.Background(), key, time.Now())
+				if err != nil {
+					t.Fatalf("round %d store %d: %v", round, i, err)
+				}
+				raws[i] = tk.Option
+			}
+			want, _ := chosen.MarshalJSON()
+			if string(raws[0]) != string(raws[1]) || string(raws[0]) != string(want) {
+				t.Fatalf("ticket options: memo %s, plain %s, want %s", raws[0], raws[1], want)
+			}
+		}
+	}
+}
+
+// The kept option encoding is the caller's own: changing the bytes handed out changes nothing kept.
+func TestChallengeMemoOptionJSONIsACopy(t *testing.T) {
+	m := newChallengeMemo()
+	_, e, err := m.decodeHeader(base64.StdEncoding.EncodeToString([]byte(benchChallenge)))
+	if err != nil || e == nil {
+		t.Fatal(err)
+	}
+	want, _ := e.pr.Accepts[0].MarshalJSON()
+	for range 3 {
+		raw, err := e.optionJSON(0)
+		if err != nil || string(raw) != string(want) {
+			t.Fatalf("%s %v, want %s", raw, err, want)
+		}
+		for i := range raw {
+			raw[i] = 'X'
+		}
+	}
+	if _, err := e.optionJSON(1); err == nil {
+		t.Fatal("an option the challenge does not have was encoded")
 	}
 }
