@@ -792,7 +792,8 @@ func applyOp(tx *bbolt.Tx, w *batchWrites, op *ledgerOp) error {
 		return applyTrial(tx, op)
 	}
 	// The budget's key (day+budget) is the tail of the reservation's record; the reservation's key
-	// (day+id) is built in w.buf.
+	// (day+id) is built in w.buf after it. Whatever a key or value is built in becomes w.buf, so the buffer
+	// keeps what it grew to.
 	rec := binary.BigEndian.AppendUint64(w.buf[:0], uint64(op.Amount))
 	rec = append(rec, resOpen)
 	rec = append(append(rec, op.Day...), op.Budget...)

@@ -26,7 +26,8 @@ func (w *batchWrites) putTicket(tx *bbolt.Tx, t *store.Ticket) error {
 	ids := tx.Bucket(bucketTicketIDs)
 	ids.FillPercent = appendFill // ids are time-ordered
 	expires := w.keep(binary.BigEndian.AppendUint64(w.buf[:0], uint64(t.ExpiresAt.UnixNano())))
-	if err := ids.Put(append(w.buf[:0], t.ID...), expires); err != nil {
+	w.buf = append(w.buf[:0], t.ID...)
+	if err := ids.Put(w.buf, expires); err != nil {
 		return err
 	}
 	k, err := w.key(tx, t.Key)
@@ -39,7 +40,8 @@ func (w *batchWrites) putTicket(tx *bbolt.Tx, t *store.Ticket) error {
 	}
 	index := tx.Bucket(bucketTicketExpiry)
 	index.FillPercent = appendFill // expiries grow with the clock
-	place := w.keep(append(binary.BigEndian.AppendUint64(w.buf[:0], seq), t.Key...))
+	w.buf = append(binary.BigEndian.AppendUint64(w.buf[:0], seq), t.Key...)
+	place := w.keep(w.buf)
 	w.buf = appendExpiryKey(w.buf[:0], t.ExpiresAt, t.ID)
 	return index.Put(w.buf, place)
 }

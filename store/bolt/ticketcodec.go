@@ -47,7 +47,8 @@ func (w *batchWrites) putTicketEntry(k *keyBucket, t *store.Ticket) (seq uint64,
 	if seq, err = k.b.NextSequence(); err != nil {
 		return 0, err
 	}
-	entry := w.keep(store.AppendTicket(w.buf[:0], t, shared))
+	w.buf = store.AppendTicket(w.buf[:0], t, shared) // w.buf keeps what it grew to, for the next ticket
+	entry := w.keep(w.buf)
 	w.buf = binary.BigEndian.AppendUint64(w.buf[:0], seq)
 	return seq, k.b.Put(w.buf, entry)
 }
