@@ -13,18 +13,25 @@ import (
 // write(2) and a read(2) in the proxy and the goroutine's netpoll wakeup, and in redis-server a read, a reply
 // write and an event per script. Here the first caller runs its script at once, as before (a lone decision,
 // c=1, pays nothing more than an uncontended mutex); a caller that arrives while a script is in flight
-// queues, and when the flight lands the oldest queued caller runs every queued script as one pipeline
-// (one write, one read), hands each caller its own reply and passes the turn on. Each script is still one
-// atomic EVALSHA in Redis, run in the order queued: the cap checks, the epoch guard and a caller seeing its
+// queues, and when a flight lands the oldest queued caller runs every queued script as one pipeline
+// (one write, one read), hands each caller its own reply and passes the turn on; at most maxFlights
+// round trips are in flight at once. Each script is still one
+// atomic EVALSHA in Redis (a batch's in the order queued): the cap checks, the epoch guard and a caller seeing its
 // own script's reply before anything is released are unchanged, and a pipeline that fails fails every script
 // in it (no reply, no reservation reported).
 type batcher struct {
 	rdb *goredis.Client
 
-	mu    sync.Mutex
-	busy  bool          // a script or a batch is in flight; its runner hands the turn on when it lands
-	queue []*scriptCall // callers waiting for the turn, oldest first
+	mu      sync.Mutex
+	flights int           // scripts or batches in flight (at most maxFlights); a runner hands its turn on when it lands
+	queue   []*scriptCall // callers waiting for a turn, oldest first
 }
+
+// maxFlights round trips may be in flight at once. One batches the most (0.22 Redis reads per decision at c=8
+// in BenchmarkDecide402, against 0.35 with two); two would let the next batch go out while the runner of the
+// other waits for a core to read its reply, but on the loaded 2-core machine of issue 36 the two measured
+// alike in CPU and rate (docs/benchmarks/store.md, redis402c).
+const maxFlights = 1
 
 // maxBatch bounds one pipeline; callers past it wait for the next round trip.
 const maxBatch = 64
@@ -44,8 +51,8 @@ type scriptCall struct {
 // scripts other callers run at the same time.
 func (b *batcher) run(ctx context.Context, sc *goredis.Script, keys []string, args []any) *goredis.Cmd {
 	b.mu.Lock()
-	if !b.busy {
-		b.busy = true
+	if b.flights < maxFlights {
+		b.flights++
 		b.mu.Unlock()
 		defer b.handOff() // deferred: a panic below must not leave the turn taken and every later script waiting
 		return sc.Run(ctx, b.rdb, keys, args...)
@@ -57,32 +64,35 @@ func (b *batcher) run(ctx context.Context, sc *goredis.Script, keys []string, ar
 	// client's read and write timeouts, as a lone call's is (go-redis does not cut a call short on ctx).
 	<-c.done
 	if c.lead {
-		b.runQueue(ctx)
+		b.runQueue(ctx, c)
 	}
 	return c.cmd
 }
 
-// handOff ends a turn: the oldest queued caller, if any, runs the queue next; else nothing is in flight.
+// handOff ends a turn: the oldest queued caller, if any, runs the queue next; else one flight fewer.
 func (b *batcher) handOff() {
 	b.mu.Lock()
 	if len(b.queue) == 0 {
-		b.busy = false
+		b.flights--
 		b.mu.Unlock()
 		return
 	}
 	next := b.queue[0]
+	b.queue[0] = nil // taken: the next turn's runner is not in the queue
+	b.queue = b.queue[1:]
 	b.mu.Unlock()
 	next.lead = true
 	next.done <- struct{}{}
 }
 
-// runQueue is the turn of the caller at the head of the queue: it takes up to maxBatch queued calls (itself
-// first), runs them in one pipeline, gives each its reply and hands the turn on.
-func (b *batcher) runQueue(ctx context.Context) {
+// runQueue is the turn of self, the caller that was at the head of the queue: it takes up to maxBatch-1 more
+// queued calls, runs them and its own in one pipeline, gives each its reply and hands the turn on.
+func (b *batcher) runQueue(ctx context.Context, self *scriptCall) {
 	b.mu.Lock()
-	n := min(len(b.queue), maxBatch)
-	batch := make([]*scriptCall, n)
-	copy(batch, b.queue)
+	n := min(len(b.queue), maxBatch-1)
+	batch := make([]*scriptCall, 1+n)
+	batch[0] = self
+	copy(batch[1:], b.queue)
 	rest := copy(b.queue, b.queue[n:])
 	clear(b.queue[rest:])
 	b.queue = b.queue[:rest]
@@ -101,7 +111,7 @@ func (b *batcher) runQueue(ctx context.Context) {
 
 	// The batch is everyone's: the leader's cancellation must not fail the others' scripts.
 	ctx = context.WithoutCancel(ctx)
-	if n == 1 {
+	if len(batch) == 1 {
 		batch[0].cmd = batch[0].sc.Run(ctx, b.rdb, batch[0].keys, batch[0].args...)
 	} else {
 		b.pipeline(ctx, batch, false)

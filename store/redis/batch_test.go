@@ -17,8 +17,8 @@ import (
 	"github.com/payguard/payguard/store"
 )
 
-// The tests below make the batch deterministic: the turn is taken as a call in flight takes it, the callers
-// queue behind it, and handOff lets them go as one pipeline.
+// The tests below make the batch deterministic: every turn is taken as calls in flight take them, the callers
+// queue behind them, and one handOff lets them go as one pipeline.
 
 const batchCallers = 8
 
@@ -59,7 +59,7 @@ func queueAhead(t *testing.T, s *Store, ctxs []context.Context, capMicros int64)
 	t.Helper()
 	b := s.scripts
 	b.mu.Lock()
-	b.busy = true
+	b.flights = maxFlights
 	b.mu.Unlock()
 	now := time.Now()
 	day := now.UTC().Format("2006-01-02")
@@ -238,7 +238,7 @@ func TestBatchThatPanicsFailsTheOthersAndFreesTheTurn(t *testing.T) {
 	s.rdb.AddHook(panicPipeline{})
 	b := s.scripts
 	b.mu.Lock()
-	b.busy = true
+	b.flights = maxFlights
 	b.mu.Unlock()
 	errs := make([]error, batchCallers)
 	var wg sync.WaitGroup
