@@ -108,6 +108,9 @@ type Store struct {
 	// answers ErrNotFound without a read transaction. Every decision reads its seller's alarm, and the
 	// bucket is nearly always empty (issue 36: one bbolt transaction per decided 402 saved).
 	noAlarms atomic.Bool
+	// trialReadHook, set by tests only, runs in TakeTrial between its read of the file and taking the
+	// journal's lock (trial.go's fileTrial).
+	trialReadHook func()
 }
 
 var (

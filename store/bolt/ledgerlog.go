@@ -43,6 +43,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -122,6 +123,9 @@ type ledgerLog struct {
 	reservations map[resRef]*pendingRes // while operations on it are queued
 	ticketIDs    map[string]struct{}    // ids of queued tickets, for the duplicate check
 	trials       map[string]trialCount  // day+client, while operations on it are queued (trial.go)
+	// trialSettled counts the counters dropped from trials once the file had them (settleTrialLocked): a
+	// file read taken before the lock is still good if it has not moved since (fileTrial). Written under mu.
+	trialSettled atomic.Uint64
 	queue        []*ledgerOp
 	last         *ledgerOp // the newest operation enqueued: waiting for it waits for all
 	seq          uint64
