@@ -28,10 +28,11 @@ type batcher struct {
 }
 
 // maxFlights round trips may be in flight at once. One batches the most (0.22 Redis reads per decision at c=8
-// in BenchmarkDecide402, against 0.35 with two); two would let the next batch go out while the runner of the
-// other waits for a core to read its reply, but on the loaded 2-core machine of issue 36 the two measured
-// alike in CPU and rate (docs/benchmarks/store.md, redis402c).
-const maxFlights = 1
+// in BenchmarkDecide402, against 0.35 with two) but makes every decision wait on the one goroutine that runs
+// the batch being scheduled again when its reply lands: on the quietest runs of issue 36 (load 2–4) one flight
+// decided 0.85× main's rate at c=8 over HTTP, two 0.92× (HTTP) and 1.26× (HTTPS), at the same CPU per decision
+// (docs/benchmarks/store.md, redis402c).
+const maxFlights = 2
 
 // maxBatch bounds one pipeline; callers past it wait for the next round trip.
 const maxBatch = 64
