@@ -85,7 +85,14 @@ type Options struct {
 
 // DefaultCommitDelay is Options.CommitDelay's default. Only reservations no payment was released against
 // wait that long for the file (a power cut, not a kill -9, loses them), and a release cuts it short.
-const DefaultCommitDelay = 5 * time.Millisecond
+//
+// Why 25 ms and not less: most of a commit's cost is fixed (two fdatasyncs, the page and meta writes, the
+// journal's truncate), about 0.8 ms of the applier's CPU per commit against ~10 µs per operation in it. At
+// 5 ms the applier committed ~90 times a second at c=1 (a commit takes as long again as the delay) and its
+// thread spent ~48 µs of CPU per decided 402, a tenth of the proxy's, on the cores the requests need; at 25
+// ms ~22 µs (docs/benchmarks/proxy.md, "tail402"). Longer buys little more (100 ms: ~14 µs): the operations'
+// own cost dominates by then, and the power-cut window and the batch a TakeTicket may wait behind grow.
+const DefaultCommitDelay = 25 * time.Millisecond
 
 // Store implements store.Store on a bbolt file.
 type Store struct {
