@@ -51,8 +51,8 @@ func siteOfParsed(rawURL string) string {
 	return siteOfHost(host)
 }
 
-// siteOfHost is SiteOf of a URL whose host, in CanonicalHost's spelling, is host.
-func siteOfHost(host string) string {
+// siteOfHostUncached is siteOfHost without its memo (sitememo.go).
+func siteOfHostUncached(host string) string {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Is6() {
 			return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()

@@ -152,7 +152,7 @@ func parseInput(body []byte, owned bool) (*Input, error) {
 
 func parseChallenge(raw json.RawMessage) (*x402.PaymentRequired, error) {
 	// x402 stops reading at the (MaxOptions+1)th option, before any per-option work.
-	ch, err := x402.ParsePaymentRequired(raw)
+	ch, err := parsePaymentRequiredMemo(raw)
 	if errors.Is(err, x402.ErrTooManyOptions) {
 		return nil, inputErr("too_many_options", "challenge has more than %d payment options; the limit is %d", MaxOptions, MaxOptions)
 	}

@@ -77,9 +77,19 @@ func TestResultJSONIsMarshal(t *testing.T) {
 			}
 			r.Payee = p
 		}
-		if rnd.IntN(4) == 0 {
-			r.IndexEvidence = &IndexEvidence{Status: str(), URL: str(), Observations: 3, DataAsOf: str(), Note: str(),
-				Price: &PriceEvidence{MedianUSD: "0.01", Samples: 2, Basis: "own_history"}}
+		if rnd.IntN(3) == 0 {
+			ev := &IndexEvidence{Status: str(), URL: str(), Method: str(), Observations: rnd.IntN(5) - 1, DataAsOf: str(),
+				ConsecutiveFailedProbes: rnd.IntN(4) - 1, LastProbeError: str(), Note: str()}
+			if rnd.IntN(2) == 0 {
+				ev.Price = &PriceEvidence{MedianUSD: str(), Samples: 2, Basis: str(), Category: str(), CategoryHosts: rnd.IntN(3)}
+			}
+			if rnd.IntN(2) == 0 {
+				ev.PayTo = &PayToEvidence{Network: str(), Asset: str(), Latest: []string{str()}, ChangedFrom: str()}
+				if rnd.IntN(2) == 0 {
+					ev.PayTo.LatestAt = time.Date(2026, 11, 27, 1, 2, 3, rnd.IntN(2)*5, time.UTC)
+				}
+			}
+			r.IndexEvidence = ev
 		}
 		want, err := json.Marshal(r)
 		if err != nil {
@@ -117,6 +127,8 @@ func TestResultJSONKnowsEveryMember(t *testing.T) {
 		reflect.TypeFor[PayeeSanctions]():  "screened status matches note,omitempty",
 		reflect.TypeFor[PayeeDomainInfo](): "checked valid registered_at age_days has_a has_mx note,omitempty",
 		reflect.TypeFor[Receipt]():         "id ts input_sha256 decision jws,omitempty",
+		reflect.TypeFor[IndexEvidence](): "status url,omitempty method,omitempty observations data_as_of payto,omitempty " +
+			"price,omitempty consecutive_failed_probes last_probe_error,omitempty note,omitempty",
 	} {
 		var tags []string
 		for f := range typ.Fields() {

@@ -48,7 +48,7 @@ func (p *Proxy) reserveAgent(ctx context.Context, v verdict, day string, tk *tic
 	fail := func(out verdict) (string, store.Ticket, *verdict, bool) { return "", store.Ticket{}, &out, false }
 	if tk != nil {
 		var err error
-		if t, err = p.newTicket(tk.method, tk.url, v.Option, res.Receipt.ID); err != nil {
+		if t, err = p.newTicket(tk.method, tk.url, v.Option, tk.optionJSON(v.Option), res.Receipt.ID); err != nil {
 			return fail(failClosed("store_error", "payment ticket could not be made: "+err.Error()))
 		}
 		t.HoldID = tk.holdID

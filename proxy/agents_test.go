@@ -353,7 +353,7 @@ func TestHoldNamesItsAgent(t *testing.T) {
 	rs := f.ruleSet(RuleSetConfig{Hash: "h", Rules: testRules(), Agents: []AgentConfig{{ID: "research", SecretSHA256: secretHash("x"), Rules: &holding}}})
 	st := memory.New()
 	p := f.proxy(st, rs, nil)
-	v := p.decideChallenge(withAgent(context.Background(), "research"), http.MethodGet, cent402URL, mustParse(benchChallenge))
+	v := p.decideChallenge(withAgent(context.Background(), "research"), http.MethodGet, cent402URL, mustParse(benchChallenge), nil)
 	if v.Decision != hold || v.Hold == nil {
 		t.Fatalf("%s %v", v.Decision, v.Reasons)
 	}

@@ -42,24 +42,26 @@ const (
 // without a UTF-8 byte-order mark (see readBody). Without a header, a body in a content coding, or one that
 // mentions x402Version but cannot be read whole (over 64 KiB, or unparsable), is undecodable, because the
 // agent could still pay from it; any other body is passed on unchanged as not x402.
-func readChallenge(resp *http.Response) (pr *x402.PaymentRequired, body challengeBody, src challengeSource, why string) {
+// A header challenge is decoded through memo (challengememo.go; nil: decoded each time), and entry is memo's
+// entry for it when it keeps one.
+func readChallenge(resp *http.Response, memo *challengeMemo) (pr *x402.PaymentRequired, entry *memoChallenge, body challengeBody, src challengeSource, why string) {
 	raw, complete, err := peekBody(resp)
 	if err != nil {
-		return nil, body, undecodable, "402 body could not be read: " + err.Error()
+		return nil, nil, body, undecodable, "402 body could not be read: " + err.Error()
 	}
 	body = readBody(resp.Header.Get("Content-Encoding"), raw, complete)
 	if h := resp.Header.Get(paymentRequiredKey); h != "" {
-		pr, err := x402.DecodePaymentRequiredHeader(h)
+		pr, entry, err := memo.decodeHeader(h)
 		if err != nil {
-			return nil, body, undecodable, "PAYMENT-REQUIRED header is not a readable x402 challenge: " + err.Error()
+			return nil, nil, body, undecodable, "PAYMENT-REQUIRED header is not a readable x402 challenge: " + err.Error()
 		}
-		return pr, body, fromHeader, ""
+		return pr, entry, body, fromHeader, ""
 	}
 	if body.json == nil && body.coding == "" && !bytes.Contains(raw, []byte("x402Version")) {
-		return nil, body, notX402, "" // a long body whose first 64 KiB never mention x402
+		return nil, nil, body, notX402, "" // a long body whose first 64 KiB never mention x402
 	}
 	pr, src, why = judgeBody(body)
-	return pr, body, src, why
+	return pr, nil, body, src, why
 }
 
 // judgeBody classifies a 402 body: no challenge (notX402), a challenge (fromBody), or one that may be a
@@ -244,35 +246,48 @@ func hasX402Version(body []byte) bool {
 // re-encoded; a body challenge is re-encoded with its length fixed. When a v2 header comes with a v1 body
 // challenge too (sellers serving both generations), the body is narrowed to the entry that names the same
 // terms, or emptied if none does, so no client can pay an unapproved option.
-// Its headers are set through hv (intercept.go), with the ones the caller sets after.
-func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, chosen int, body challengeBody, src challengeSource, hv *headerValues) error {
-	// A view of pr narrowed, encoded at once and not kept: no deep copy (issue 36). It encodes as
-	// pr.Narrowed(chosen) does (x402's FuzzDecodeSameAsReference compares the two).
-	narrowed := pr.NarrowedView(chosen)
-	if narrowed == nil {
-		return fmt.Errorf("chosen option %d is not among the challenge's %d", chosen, len(pr.Accepts))
+// Its headers are set through hv (intercept.go), with the ones the caller sets after. entry, when not nil,
+// is the memo's entry pr is a view of, unchanged (readChallenge): its narrowed header is used or kept.
+func narrowResponse(resp *http.Response, pr *x402.PaymentRequired, entry *memoChallenge, chosen int, body challengeBody, src challengeSource, hv *headerValues) error {
+	if chosen < 0 || chosen >= len(pr.Accepts) {
+		return errChosenOutOfRange(chosen, len(pr.Accepts))
 	}
 	switch src {
 	case fromHeader:
-		v, err := x402.EncodePaymentRequiredHeader(narrowed)
+		// A view of pr narrowed, encoded at once and not kept: no deep copy (issue 36). It encodes as
+		// pr.Narrowed(chosen) does (x402's FuzzDecodeSameAsReference compares the two). The memo's entry
+		// keeps the last one made from the same header bytes.
+		var v string
+		var err error
+		if entry != nil {
+			v, err = entry.narrowedHeader(chosen, x402.EncodePaymentRequiredHeader)
+		} else {
+			v, err = x402.EncodePaymentRequiredHeader(pr.NarrowedView(chosen))
+		}
 		if err != nil {
 			return fmt.Errorf("re-encode PAYMENT-REQUIRED: %w", err)
 		}
 		hv.set(resp.Header, paymentRequiredKey, v)
+		want := &pr.Accepts[chosen]
 		return rewriteBody(resp, body, func(b *x402.PaymentRequired) *x402.PaymentRequired {
-			if idx := matchingOption(b, narrowed.Accepts[0]); idx >= 0 {
+			if idx := matchingOption(b, *want); idx >= 0 {
 				return b.NarrowedView(idx)
 			}
 			return nil
 		})
 	case fromBody:
-		b, err := json.Marshal(narrowed)
+		b, err := json.Marshal(pr.NarrowedView(chosen))
 		if err != nil {
 			return fmt.Errorf("re-encode 402 body: %w", err)
 		}
 		return setBody(resp, b)
 	}
 	return fmt.Errorf("no challenge to narrow")
+}
+
+// errChosenOutOfRange is the error of narrowing to an option the challenge does not have.
+func errChosenOutOfRange(chosen, n int) error {
+	return fmt.Errorf("chosen option %d is not among the challenge's %d", chosen, n)
 }
 
 // rewriteBody rewrites the body that came with a v2 header: a body that is no challenge goes on as it is; a

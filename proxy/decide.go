@@ -106,6 +106,12 @@ const maxDecideAttempts = 4
 // withTicket: an allowed challenge also gets its payment ticket, written with the reservation in one store
 // write.
 func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool) verdict {
+	return p.decideWith(ctx, method, url, pr, withTicket, nil)
+}
+
+// decideWith is decide with the memo's entry pr is an unchanged view of (nil: none), whose encoding of
+// the chosen option the ticket takes (challengememo.go).
+func (p *Proxy) decideWith(ctx context.Context, method, url string, pr *x402.PaymentRequired, withTicket bool, entry *memoChallenge) verdict {
 	ctx, cancel := context.WithTimeout(ctx, decisionTimeout)
 	defer cancel()
 	rs := p.ruleSet() // one load: the whole decision uses this rule set
@@ -126,7 +132,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 	var sign, again bool
 	for attempt := 1; ; attempt++ {
 		ahead := attempt == 1 && p.canDecideAhead(ag, at.alarmSite, withTicket) // ahead.go: one round trip for a plain allow
-		v, input, sign, again = p.decideOnce(ctx, rs, ag, in, method, at, pr, withTicket, ahead, attempt == maxDecideAttempts)
+		v, input, sign, again = p.decideOnce(ctx, rs, ag, in, method, at, pr, entry, withTicket, ahead, attempt == maxDecideAttempts)
 		if !again {
 			break
 		}
@@ -145,7 +151,7 @@ func (p *Proxy) decide(ctx context.Context, method, url string, pr *x402.Payment
 // reserves. sign: the verdict shows its receipt, which the caller signs. again: the ledger refused the
 // allow's reservation under the cap the engine judged (another decision took the room since the ledger was
 // read), so the challenge is to be decided afresh on the ledger's new figures; never when last.
-func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in *x402.PaymentRequired, method string, at target, pr *x402.PaymentRequired, withTicket, ahead, last bool) (v verdict, input *preflight.Input, sign, again bool) {
+func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in *x402.PaymentRequired, method string, at target, pr *x402.PaymentRequired, entry *memoChallenge, withTicket, ahead, last bool) (v verdict, input *preflight.Input, sign, again bool) {
 	day, url := p.day(), at.url
 	var state store.BudgetState
 	var alarm *alarmRead
@@ -188,7 +194,7 @@ func (p *Proxy) decideOnce(ctx context.Context, rs *RuleSet, ag *agentRules, in 
 	}
 	var tk *ticketFor
 	if withTicket {
-		tk = &ticketFor{method: method, url: url, site: at.ticketSite}
+		tk = &ticketFor{method: method, url: url, site: at.ticketSite, entry: entry, view: pr}
 		if ahead {
 			tk.ahead = &aheadTicket{host: at.alarmSite}
 		}
@@ -303,6 +309,27 @@ func targetOf(url string) target {
 type ticketFor struct {
 	method, url, holdID, site string
 	ahead                     *aheadTicket // ahead.go: reserved with the day's figures and the seller's alarm in one step
+	// entry is the memo's entry view is an unchanged view of (challengememo.go), when there is one: an
+	// option of view is encoded for the ticket as the entry keeps it.
+	entry *memoChallenge
+	view  *x402.PaymentRequired
+}
+
+// optionJSON is opt's encoding from tk's memo entry when opt is an option of tk's view, else nil (the
+// ticket encodes it: newTicket).
+func (tk *ticketFor) optionJSON(opt *x402.Requirement) []byte {
+	if tk == nil || tk.entry == nil || tk.view == nil || opt == nil {
+		return nil
+	}
+	for i := range tk.view.Accepts {
+		if opt == &tk.view.Accepts[i] {
+			if raw, err := tk.entry.optionJSON(i); err == nil {
+				return raw
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // reserve reserves an allowed amount, and with tk records the payment ticket in the same store write. The
@@ -407,14 +434,17 @@ func (p *Proxy) unpaidBlock(v verdict, site string, n int) verdict {
 
 // newTicket is the ticket for an allowed option of a challenge to method url, so that exactly one matching
 // paid retry may pass; the store fills in the reservation (ReserveTicket).
-func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, receiptID string) (store.Ticket, error) {
+// raw, when not nil, is opt's encoding already made (ticketFor.optionJSON).
+func (p *Proxy) newTicket(method, url string, opt *x402.Requirement, raw []byte, receiptID string) (store.Ticket, error) {
 	if opt == nil {
 		return store.Ticket{}, errors.New("no chosen option")
 	}
 	// The option's own encoding (x402's writer: valid JSON), without json.Marshal's second pass over it.
-	raw, err := opt.MarshalJSON()
-	if err != nil {
-		return store.Ticket{}, fmt.Errorf("encode chosen option: %w", err)
+	if raw == nil {
+		var err error
+		if raw, err = opt.MarshalJSON(); err != nil {
+			return store.Ticket{}, fmt.Errorf("encode chosen option: %w", err)
+		}
 	}
 	// The ticket holds budget while it lives, so a seller's maxTimeoutSeconds is bounded by the setting; an
 	// agent that pays later is decided afresh (decidePayment). Compared in seconds: a huge value must not

@@ -48,12 +48,12 @@ func FuzzGuardInputs(f *testing.F) {
 		if header != "" {
 			resp.Header.Set(x402.HeaderPaymentRequired, header)
 		}
-		pr, raw, src, _ := readChallenge(resp)
+		pr, _, raw, src, _ := readChallenge(resp, nil)
 		if src == notX402 && header == "" && len(body) <= maxChallengeBody && hasX402Version(body) {
 			t.Fatalf("body with x402Version passed as not x402: %q", body)
 		}
 		if (src == fromHeader || src == fromBody) && len(pr.Accepts) > 0 {
-			if err := narrowResponse(resp, pr, 0, raw, src, &headerValues{}); err == nil && src == fromBody {
+			if err := narrowResponse(resp, pr, nil, 0, raw, src, &headerValues{}); err == nil && src == fromBody {
 				out, _ := io.ReadAll(resp.Body)
 				if _, err := x402.ParsePaymentRequired(out); err != nil {
 					t.Fatalf("narrowed body unreadable: %v: %s", err, out)

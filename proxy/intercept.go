@@ -179,7 +179,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 
 // guardChallenge decides a 402 before the agent sees it.
 func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqState) *http.Response {
-	pr, body, src, why := readChallenge(resp)
+	pr, entry, body, src, why := readChallenge(resp, p.challenges)
 	switch src {
 	case notX402:
 		p.metrics.nonX402.Inc()
@@ -203,12 +203,12 @@ func (p *Proxy) guardChallenge(req *http.Request, resp *http.Response, st *reqSt
 		p.metrics.paymentsFailed.Inc()
 		return resp
 	}
-	out := p.decideChallenge(req.Context(), req.Method, url, pr)
+	out := p.decideChallenge(req.Context(), req.Method, url, pr, entry)
 	var hv headerValues
 	if out.Decision == allow {
 		// The reservation and the ticket are written; a challenge that cannot be narrowed is refused and its
 		// ticket expires unused (the reservation stays, like any abandoned payment's).
-		if err := narrowResponse(resp, pr, out.Chosen, body, src, &hv); err != nil {
+		if err := narrowResponse(resp, pr, entry, out.Chosen, body, src, &hv); err != nil {
 			out = failClosed("challenge_malformed", "allowed challenge could not be narrowed: "+err.Error())
 		}
 	}
@@ -246,9 +246,9 @@ func (hv *headerValues) set(h http.Header, key, value string) {
 
 // decideChallenge is the one decision of a challenge, whatever carried it (a 402 here, an MCP result in
 // mcp.go): the engine, and for a hold the person; on allow the amount is reserved and a ticket minted for
-// method and url.
-func (p *Proxy) decideChallenge(ctx context.Context, method, url string, pr *x402.PaymentRequired) verdict {
-	out := p.decide(ctx, method, url, pr, true)
+// method and url. entry, when not nil, is the memo's entry pr is an unchanged view of (readChallenge).
+func (p *Proxy) decideChallenge(ctx context.Context, method, url string, pr *x402.PaymentRequired, entry *memoChallenge) verdict {
+	out := p.decideWith(ctx, method, url, pr, true, entry)
 	if out.Decision == hold && out.Result != nil {
 		out = p.resolveHold(ctx, method, url, pr, out)
 	}

@@ -16,13 +16,19 @@ import (
 // Endpoint Index observation: those are observe.go's (observeChallengeAt, observePaid).
 func (p *Proxy) logDecision(stage string, req *http.Request, v verdict, start time.Time) {
 	latency := p.opts.Now().Sub(start)
-	p.metrics.decisions.WithLabelValues(stage, v.Decision, v.Class).Inc()
+	m := p.metrics
+	m.decisionsBy.get(stage, v.Decision, v.Class, func() prometheus.Counter {
+		return m.decisions.WithLabelValues(stage, v.Decision, v.Class)
+	}).Inc()
 	agent := v.Agent
 	if agent == "" {
 		agent = agentIDOf(req.Context())
 	}
-	p.metrics.agentDecisions.WithLabelValues(p.ruleSet().label(agent), v.outcome()).Inc()
-	p.metrics.latency.WithLabelValues(stage).Observe(latency.Seconds())
+	label, outcome := p.ruleSet().label(agent), v.outcome()
+	m.agentDecisionsBy.get(label, outcome, "", func() prometheus.Counter {
+		return m.agentDecisions.WithLabelValues(label, outcome)
+	}).Inc()
+	m.latencyBy.get(stage, "", "", func() prometheus.Observer { return m.latency.WithLabelValues(stage) }).Observe(latency.Seconds())
 	if v.Result != nil {
 		p.countIndexRules(v.Result.ReasonCodes)
 	}

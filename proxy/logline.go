@@ -44,28 +44,30 @@ func writeDecisionLine(w logout.LineWriter, now time.Time, l *decisionLine) (ok 
 // builds: {"time":…,"level":"INFO","msg":"decision", then each field, and a newline. Strings are quoted as
 // slog quotes them (internal/logout), the reasons as encoding/json writes a []string (slog.Any),
 // latency_ms as encoding/json writes a float64. ok is false for a time or latency slog would write
-// otherwise. TestDecisionLineAsSlogWritesIt holds it to slog's bytes.
+// otherwise. TestDecisionLineAsSlogWritesIt holds it to slog's bytes. The keys are written as the literal
+// bytes logout.AppendKey makes of them (plain ASCII names: quoted as they are), not scanned for escapes
+// on every line (issue 36).
 func appendDecisionLine(b []byte, now time.Time, l *decisionLine) ([]byte, bool) {
 	line, ok := logout.AppendHead(b, now, "decision")
 	if !ok {
 		return b, false
 	}
-	line = logout.AppendStringAttr(line, "stage", l.stage)
-	line = logout.AppendStringAttr(line, "decision", l.decision)
-	line = logout.AppendStringAttr(line, "agent", l.agent)
-	line = logout.AppendStringAttr(line, "shadow", l.shadow)
-	line = appendJSONStrings(logout.AppendKey(line, "reasons"), l.reasons)
-	line = logout.AppendStringAttr(line, "reason_class", l.class)
-	line = logout.AppendStringAttr(line, "method", l.method)
-	line = logout.AppendStringAttr(line, "host", l.host)
-	line = logout.AppendStringAttr(line, "path", l.path)
-	line = logout.AppendStringAttr(line, "amount_usd", l.amount)
-	line = logout.AppendStringAttr(line, "pay_to", l.payTo)
-	line = logout.AppendStringAttr(line, "amount_atomic", l.atomic)
-	line = logout.AppendStringAttr(line, "network", l.network)
-	line = logout.AppendStringAttr(line, "scheme", l.scheme)
-	line = logout.AppendStringAttr(line, "receipt_id", l.receipt)
-	line = logout.AppendStringAttr(line, "hold_id", l.holdID)
+	line = logout.AppendString(append(line, `,"stage":`...), l.stage)
+	line = logout.AppendString(append(line, `,"decision":`...), l.decision)
+	line = logout.AppendString(append(line, `,"agent":`...), l.agent)
+	line = logout.AppendString(append(line, `,"shadow":`...), l.shadow)
+	line = appendJSONStrings(append(line, `,"reasons":`...), l.reasons)
+	line = logout.AppendString(append(line, `,"reason_class":`...), l.class)
+	line = logout.AppendString(append(line, `,"method":`...), l.method)
+	line = logout.AppendString(append(line, `,"host":`...), l.host)
+	line = logout.AppendString(append(line, `,"path":`...), l.path)
+	line = logout.AppendString(append(line, `,"amount_usd":`...), l.amount)
+	line = logout.AppendString(append(line, `,"pay_to":`...), l.payTo)
+	line = logout.AppendString(append(line, `,"amount_atomic":`...), l.atomic)
+	line = logout.AppendString(append(line, `,"network":`...), l.network)
+	line = logout.AppendString(append(line, `,"scheme":`...), l.scheme)
+	line = logout.AppendString(append(line, `,"receipt_id":`...), l.receipt)
+	line = logout.AppendString(append(line, `,"hold_id":`...), l.holdID)
 	if line, ok = logout.AppendFloatAttr(line, "latency_ms", l.latencyMs); !ok {
 		return b, false
 	}

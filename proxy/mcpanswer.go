@@ -192,7 +192,7 @@ func (p *Proxy) guardMCPMessage(req *http.Request, st *reqState, raw []byte) ([]
 	}
 	endpoint := mcpEndpoint(req.URL.Host, tool)
 	record := p.observeChallengeAt(mcpMethod, endpoint, pr)
-	out := p.decideChallenge(req.Context(), mcpMethod, endpoint, pr)
+	out := p.decideChallenge(req.Context(), mcpMethod, endpoint, pr, nil)
 	record()
 	p.logDecision("challenge", mcpLogRequest(req, tool), out, st.start)
 	if out.Decision == allow {

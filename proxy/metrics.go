@@ -29,6 +29,10 @@ type Metrics struct {
 	agentHandshakeFailures prometheus.Counter
 	indexRuleHits          *prometheus.CounterVec // log.go
 	opsMetrics                                    // opsmetrics.go: agents, journal, reloads
+	// The children logDecision counts every decision in, found by their labels (labelcache.go).
+	decisionsBy      labelCache[prometheus.Counter]
+	agentDecisionsBy labelCache[prometheus.Counter]
+	latencyBy        labelCache[prometheus.Observer]
 }
 
 // NewMetrics makes the metrics and their registry.

@@ -107,7 +107,7 @@ func TestNarrowOutOfRangeFails(t *testing.T) {
 	}
 	for _, chosen := range []int{-1, len(pr.Accepts)} {
 		resp := &http.Response{Header: http.Header{}, Body: http.NoBody}
-		if err := narrowResponse(resp, pr, chosen, challengeBody{}, fromHeader, &headerValues{}); err == nil {
+		if err := narrowResponse(resp, pr, nil, chosen, challengeBody{}, fromHeader, &headerValues{}); err == nil {
 			t.Fatalf("narrowed to option %d of %d", chosen, len(pr.Accepts))
 		}
 	}

@@ -120,6 +120,8 @@ type Proxy struct {
 	rt      goproxy.RoundTripper    // p.roundTrip, made once (a method value allocates each time it is taken)
 	rs      atomic.Pointer[RuleSet] // the active rules, agents and modes (ruleset.go; Reload swaps it)
 	today   atomic.Pointer[dayName] // the last day named by day(), so that each decision does not format it
+	// challenges memoises the decode and narrowing of repeated PAYMENT-REQUIRED headers (challengememo.go).
+	challenges *challengeMemo
 }
 
 // New builds a proxy.
@@ -170,7 +172,7 @@ func New(o Options) (*Proxy, error) {
 	}
 	p := &Proxy{opts: o, certs: certs, tunnel: map[string]bool{}, waiters: newHoldWaiters(), alarms: alarmsOf(o.Store),
 		paid: newPaidHosts(), splices: newSplices(), sellers: o.Store, log: o.Logger, metrics: o.Metrics,
-		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite)}
+		unpaid: newUnpaidTickets(o.MaxUnpaidPerSite), challenges: newChallengeMemo()}
 	p.rt = goproxy.RoundTripperFunc(p.roundTrip)
 	for _, h := range o.TunnelHosts {
 		p.tunnel[strings.ToLower(h)] = true

@@ -55,7 +55,7 @@ func (p *Proxy) shadow(ctx context.Context, v verdict, pr *x402.PaymentRequired,
 	var t store.Ticket
 	var err error
 	if tk != nil {
-		if t, err = p.newTicket(tk.method, tk.url, &opt, v.Result.Receipt.ID); err != nil {
+		if t, err = p.newTicket(tk.method, tk.url, &opt, nil, v.Result.Receipt.ID); err != nil {
 			return failClosed("store_error", "payment ticket could not be made: "+err.Error())
 		}
 	}

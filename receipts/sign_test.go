@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math/big"
+	mathrand "math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,46 @@ func TestAppendSignIsSign(t *testing.T) {
 	}
 	if got, err := (&KeySet{}).AppendSign([]byte("ab"), []byte("{}")); err != ErrNoSigner || string(got) != "ab" {
 		t.Fatalf("no key: %q, %v", got, err)
+	}
+}
+
+// AppendsPlainJWS's promise: every byte of every JWS the key set writes is base64url or one of its two
+// dots, whatever the payload (random bytes, quotes, control bytes, non-UTF-8), for new keys too; and the
+// check the promise rests on refuses anything but base64url's alphabet.
+func TestAppendSignWritesPlainJWS(t *testing.T) {
+	if !mustKey(t).AppendsPlainJWS() {
+		t.Fatal("the key set does not promise a plain JWS")
+	}
+	r := mathrand.New(mathrand.NewPCG(5, 6))
+	for i := range 40 {
+		k := mustKey(t)
+		payload := make([]byte, r.IntN(3000))
+		for j := range payload {
+			payload[j] = byte(r.IntN(256))
+		}
+		if i == 0 {
+			payload = []byte("\"\\</script>\x00\xff")
+		}
+		jws, err := k.AppendSign(nil, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dots := 0
+		for _, c := range jws {
+			if c == '.' {
+				dots++
+			} else if !base64URL(string(c)) {
+				t.Fatalf("JWS byte %q is not base64url: %s", c, jws)
+			}
+		}
+		if dots != 2 {
+			t.Fatalf("%d dots in %s", dots, jws)
+		}
+	}
+	for s, want := range map[string]bool{"eyJhbGciOiJFUzI1NiJ9": true, "": true, "a-_Z09": true, "ab=": false, "a.b": false,
+		"a+b": false, "a/b": false, "a b": false, `a"b`: false, "é": false} {
+		if base64URL(s) != want {
+			t.Errorf("base64URL(%q) = %v, want %v", s, !want, want)
+		}
 	}
 }

@@ -17,12 +17,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payguard/payguard/config"
+	"github.com/payguard/payguard/index"
 	"github.com/payguard/payguard/internal/benchcpu"
 	"github.com/payguard/payguard/internal/logout"
 	"github.com/payguard/payguard/policy"
 	"github.com/payguard/payguard/preflight"
 	"github.com/payguard/payguard/receipts"
 	"github.com/payguard/payguard/screening"
+	"github.com/payguard/payguard/screening/domain"
 	"github.com/payguard/payguard/screening/sanctions"
 	"github.com/payguard/payguard/server/core"
 	"github.com/payguard/payguard/server/fees"
@@ -58,7 +60,12 @@ func benchServerWith(b testing.TB, st benchStore, log *slog.Logger, reg promethe
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine := preflight.New(preflight.Options{Rules: policy.DefaultRules(), Sanctions: list, Signer: keys})
+	// The engine as serve builds it (internal/app's parts, with rate.sh's --offline): the Endpoint Index
+	// through its cache over the store, and the domain checker with its lookups off.
+	dc := cfg.Screening.Domain
+	dc.Enabled = false
+	engine := preflight.New(preflight.Options{Rules: policy.DefaultRules(), Sanctions: list, Signer: keys,
+		Domains: domain.NewFromConfig(dc), Index: index.NewCache(st, 0), IndexMaxAge: time.Duration(cfg.Index.Retention)})
 	checker := screening.NewChecker(screening.CheckerOptions{Sanctions: list})
 	s, err := New(Options{Config: sc, Rules: policy.DefaultRules(), Seller: seller,
 		Trial: trial.New(st, sc.TrialLimit, 48*time.Hour, nil), Endpoints: st,
@@ -74,6 +81,7 @@ func benchServerWith(b testing.TB, st benchStore, log *slog.Logger, reg promethe
 type benchStore interface {
 	store.Trial
 	store.Endpoints
+	index.Reader
 }
 
 const benchPreflightBody = `{"challenge":{"x402Version":2,"resource":{"url":"https://api.example.com/data"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"10000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC","maxTimeoutSeconds":60,"extra":{"name":"USD Coin","version":"2"}}]}}`

@@ -119,7 +119,7 @@ func New(opts Options) *Checker {
 // Facts normalizes domain (a domain or a URL) and gathers its registration age and DNS records. The RDAP
 // and DNS lookups run concurrently, each bounded by its own timeout and by ctx.
 func (c *Checker) Facts(ctx context.Context, domain string) screening.DomainFacts {
-	n, err := Normalize(domain)
+	n, err := normalizeMemo(domain)
 	if err != nil {
 		return screening.DomainFacts{
 			Domain:   displayInput(domain),

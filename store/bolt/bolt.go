@@ -7,7 +7,7 @@
 // waits for it to be committed, so the payment it allows is never released before it is durable. Commit,
 // likewise journaled, moves an amount from reserved to spent and leaves the budget as it was. TakeTrial, the
 // server's free-trial counter, is journaled too: a power cut (not a kill -9) can forgive the calls of the
-// last few milliseconds, and no money moves on them (trial.go). These share one write path with group
+// last few milliseconds (Options.CommitDelay), and no money moves on them (trial.go). These share one write path with group
 // commit; see ledgerlog.go.
 //
 // The other hot write, the paid-call nonce mark, goes through write, which lets concurrent callers share one
@@ -86,13 +86,14 @@ type Options struct {
 // DefaultCommitDelay is Options.CommitDelay's default. Only reservations no payment was released against
 // wait that long for the file (a power cut, not a kill -9, loses them), and a release cuts it short.
 //
-// Why 25 ms and not less: most of a commit's cost is fixed (two fdatasyncs, the page and meta writes, the
-// journal's truncate), about 0.8 ms of the applier's CPU per commit against ~10 µs per operation in it. At
-// 5 ms the applier committed ~90 times a second at c=1 (a commit takes as long again as the delay) and its
-// thread spent ~48 µs of CPU per decided 402, a tenth of the proxy's, on the cores the requests need; at 25
-// ms ~22 µs (docs/benchmarks/proxy.md, "tail402"). Longer buys little more (100 ms: ~14 µs): the operations'
-// own cost dominates by then, and the power-cut window and the batch a TakeTicket may wait behind grow.
-const DefaultCommitDelay = 25 * time.Millisecond
+// Why 20 ms and not the 5 it was (issue 36, ticketstore): a commit costs about 0.3 ms of CPU whatever it
+// holds (two fdatasyncs, the mark, the pages of five buckets written), so at 5 ms the proxy at c=8 paid
+// 7-9 µs of each decided 402 in commits of ~30 reservations; at 20 ms the same commits hold ~120
+// (docs/benchmarks/store.md, "ticketstore"). What a power cut can forget grows from 5 to 20 ms of unpaid
+// reservations and free-trial calls: no payment is released before its commit (TakeTicket hurries it).
+// At c=1 too: at 5 ms the applier's thread spent ~48 µs of CPU per decided 402, a tenth of the proxy's, and
+// its commits overlapped 15-31% of the requests; at 25 ms ~22 µs and 9% (docs/benchmarks/proxy.md, "tail402").
+const DefaultCommitDelay = 20 * time.Millisecond
 
 // Store implements store.Store on a bbolt file.
 type Store struct {
@@ -109,6 +110,9 @@ type Store struct {
 	// answers ErrNotFound without a read transaction. Every decision reads its seller's alarm, and the
 	// bucket is nearly always empty (issue 36: one bbolt transaction per decided 402 saved).
 	noAlarms atomic.Bool
+	// trialReadHook, set by tests only, runs in TakeTrial between its read of the file and taking the
+	// journal's lock (trial.go's fileTrial).
+	trialReadHook func()
 }
 
 var (

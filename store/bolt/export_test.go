@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"os"
 
 	bbolt "go.etcd.io/bbolt"
@@ -35,3 +36,6 @@ func FillDisk(s *Store) (restore func()) {
 		full.Close()
 	}
 }
+
+// Flush waits until every ledger operation queued so far is committed to the file.
+func Flush(s *Store) error { return s.flush(context.Background()) }

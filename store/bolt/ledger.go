@@ -89,7 +89,7 @@ func (s *Store) State(ctx context.Context, budget, day string) (store.BudgetStat
 	if _, err := s.releaseDueLocked(ctx, s.now()); err != nil {
 		return store.BudgetState{}, err
 	}
-	f, err := s.budgetLocked(string(budgetKey(budget, day)))
+	f, err := s.budgetLocked(budgetKey(budget, day))
 	if err != nil {
 		return store.BudgetState{}, err
 	}

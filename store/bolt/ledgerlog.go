@@ -43,6 +43,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -73,7 +74,8 @@ type ledgerOp struct {
 	ticket *store.Ticket // a reserve's ticket; nil without one
 	// budgetKey and resKey are the keys of l.budgets and l.reservations a queued reserve or commit holds,
 	// kept so that settling it builds neither again.
-	budgetKey, resKey string
+	budgetKey string
+	resKey    resRef
 	// replayed: read from a journal at Open, so the file may have it already (applyOp skips it then). An
 	// operation queued by this process is new to the file: its reservation id was made for it and its
 	// ticket id checked under the ledger's lock.
@@ -84,8 +86,25 @@ type ledgerOp struct {
 
 // figures are a budget's spent and reserved amounts with every queued operation counted.
 type figures struct {
+	key             string // its key in ledgerLog.budgets (day+budget), which the operations on it keep
 	spent, reserved int64
 	refs            int // queued operations on this budget; the entry is dropped at zero
+}
+
+// resRef is a reservation's key in ledgerLog.reservations: its day and id, without building day+id.
+type resRef struct{ day, id string }
+
+// reserveAlloc is a reservation's queued operation, its ticket and its pending entry in one allocation:
+// they are made together under the ledger's lock for every allowed 402 (issue 36, ticketstore).
+type reserveAlloc struct {
+	op     ledgerOp
+	ticket store.Ticket
+	res    pendingRes
+}
+
+// appendBudgetKey appends a budget's key (day+budget, as budgetKey) to b.
+func appendBudgetKey(b []byte, budget, day string) []byte {
+	return append(append(b, day...), budget...)
 }
 
 // pendingRes is a reservation with a queued operation on it.
@@ -101,9 +120,12 @@ type pendingRes struct {
 type ledgerLog struct {
 	mu           sync.Mutex
 	budgets      map[string]*figures    // budgetKey → figures, while operations on it are queued
-	reservations map[string]*pendingRes // day+id, while operations on it are queued
+	reservations map[resRef]*pendingRes // while operations on it are queued
 	ticketIDs    map[string]struct{}    // ids of queued tickets, for the duplicate check
 	trials       map[string]trialCount  // day+client, while operations on it are queued (trial.go)
+	// trialSettled counts the counters dropped from trials once the file had them (settleTrialLocked): a
+	// file read taken before the lock is still good if it has not moved since (fileTrial). Written under mu.
+	trialSettled atomic.Uint64
 	queue        []*ledgerOp
 	last         *ledgerOp // the newest operation enqueued: waiting for it waits for all
 	seq          uint64
@@ -154,7 +176,7 @@ const maxQueued = 4096
 func (s *Store) openLedger(path string) error {
 	l := &s.log
 	l.budgets = map[string]*figures{}
-	l.reservations = map[string]*pendingRes{}
+	l.reservations = map[resRef]*pendingRes{}
 	l.ticketIDs = map[string]struct{}{}
 	l.trials = map[string]trialCount{}
 	l.wake = make(chan struct{}, 1)
@@ -268,15 +290,16 @@ func (s *Store) hurry() {
 	}
 }
 
-// budgetLocked is the budget's figures with every queued operation counted; l.mu is held. Figures not in
-// the map have no queued operation, so the file has them whole.
-func (s *Store) budgetLocked(key string) (*figures, error) {
-	if f := s.log.budgets[key]; f != nil {
+// budgetLocked is the budget's figures with every queued operation counted, key its key (budgetKey); l.mu
+// is held. Figures not in the map have no queued operation, so the file has them whole. key is only read:
+// a caller may build it on its stack.
+func (s *Store) budgetLocked(key []byte) (*figures, error) {
+	if f := s.log.budgets[string(key)]; f != nil {
 		return f, nil
 	}
-	f := &figures{}
+	f := &figures{key: string(key)}
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		f.spent, f.reserved = readBudget(tx.Bucket(bucketBudgets), []byte(key))
+		f.spent, f.reserved = readBudget(tx.Bucket(bucketBudgets), []byte(f.key))
 		return nil
 	})
 	return f, err
@@ -285,7 +308,7 @@ func (s *Store) budgetLocked(key string) (*figures, error) {
 // reservationLocked is a reservation as it will be once the queue is applied, or nil if there is none;
 // l.mu is held.
 func (s *Store) reservationLocked(day, id string) (*pendingRes, error) {
-	if r := s.log.reservations[day+id]; r != nil {
+	if r := s.log.reservations[resRef{day, id}]; r != nil {
 		return r, nil
 	}
 	var r *pendingRes
@@ -363,7 +386,8 @@ func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicro
 	if err := s.roomLocked(ctx); err != nil {
 		return nil, err
 	}
-	key := string(budgetKey(budget, day))
+	var kb [64]byte
+	key := appendBudgetKey(kb[:0], budget, day)
 	f, err := s.budgetLocked(key)
 	if err != nil {
 		return nil, err
@@ -390,15 +414,21 @@ func (s *Store) reserve(ctx context.Context, budget, day, id string, amountMicro
 			return nil, err
 		}
 	}
-	op := &ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros, ticket: t,
-		budgetKey: key, resKey: day + id}
+	a := &reserveAlloc{op: ledgerOp{Kind: opReserve, Budget: budget, Day: day, ID: id, Amount: amountMicros,
+		budgetKey: f.key, resKey: resRef{day, id}}}
+	op := &a.op
+	if t != nil {
+		a.ticket = *t // the applier's, until the next commit; the caller's may change
+		op.ticket = &a.ticket
+	}
 	if err := s.enqueueLocked(op); err != nil {
 		return nil, err
 	}
 	f.reserved += amountMicros
 	f.refs++
-	l.budgets[key] = f
-	l.reservations[op.resKey] = &pendingRes{amount: amountMicros, budgetKey: key, refs: 1}
+	l.budgets[f.key] = f
+	a.res = pendingRes{amount: amountMicros, budgetKey: f.key, refs: 1}
+	l.reservations[op.resKey] = &a.res
 	if t != nil {
 		l.ticketIDs[t.ID] = struct{}{}
 		if t.ID > l.maxTicketID {
@@ -431,18 +461,19 @@ func (s *Store) commit(ctx context.Context, budget, day, id string, settled int6
 	if err := s.roomLocked(ctx); err != nil {
 		return err
 	}
-	key := string(budgetKey(budget, day))
+	var kb [64]byte
+	key := appendBudgetKey(kb[:0], budget, day)
 	r, err := s.reservationLocked(day, id)
 	if err != nil {
 		return err
 	}
-	if r == nil || r.budgetKey != key {
+	if r == nil || r.budgetKey != string(key) {
 		return store.NoReservation(budget, day, id)
 	}
 	if r.committed {
 		return nil
 	}
-	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id, budgetKey: key, resKey: day + id}
+	op := &ledgerOp{Kind: opCommit, Budget: budget, Day: day, ID: id, budgetKey: r.budgetKey, resKey: resRef{day, id}}
 	spent := r.amount
 	if settled >= 0 {
 		if settled > r.amount {
@@ -460,7 +491,7 @@ func (s *Store) commit(ctx context.Context, budget, day, id string, settled int6
 	f.spent += spent
 	f.reserved -= r.amount
 	f.refs++
-	l.budgets[key] = f
+	l.budgets[f.key] = f
 	r.committed = true
 	r.refs++
 	l.reservations[op.resKey] = r
@@ -662,7 +693,7 @@ func (s *Store) settleLocked(op *ledgerOp) {
 
 // applyOps writes ops in tx, in order.
 func applyOps(tx *bbolt.Tx, ops []*ledgerOp) error {
-	w := budgetWrites{b: tx.Bucket(bucketBudgets), figs: map[string]*[2]int64{}}
+	w := batchWrites{budgetWrites: budgetWrites{b: tx.Bucket(bucketBudgets), figs: map[string]*[2]int64{}}}
 	for _, op := range ops {
 		if err := applyOp(tx, &w, op); err != nil {
 			return err
@@ -700,28 +731,85 @@ func (w *budgetWrites) flush() error {
 	return nil
 }
 
+// batchWrites is what one commit's operations share in its transaction (issue 36, ticketstore): the
+// budgets' figures, each written once; each ticket key's bucket and shared option, looked up once; and the
+// memory the keys and values they put are built in. bbolt copies a key on Put but keeps the value slice
+// itself until the commit, so keys are built in buf, reused, and values are copied into arena, whose
+// chunks are never written over during the transaction: a ticket's four puts allocated eight small values
+// and keys of their own, and the batch's garbage was the applier's largest share of the process's.
+type batchWrites struct {
+	budgetWrites
+	keys  map[string]*keyBucket
+	arena []byte
+	buf   []byte
+}
+
+// keyBucket is a ticket key's bucket in the batch's transaction and its shared option (nil: none yet).
+type keyBucket struct {
+	b      *bbolt.Bucket
+	option []byte
+}
+
+// arenaChunk is the size of the arena's chunks: a 402's values take about 400 bytes.
+const arenaChunk = 4 << 10
+
+// keep copies v into the arena and returns the copy, which nothing writes over until the transaction ends.
+func (w *batchWrites) keep(v []byte) []byte {
+	if cap(w.arena)-len(w.arena) < len(v) {
+		w.arena = make([]byte, 0, max(arenaChunk, len(v)))
+	}
+	n := len(w.arena)
+	w.arena = append(w.arena, v...)
+	return w.arena[n:len(w.arena):len(w.arena)]
+}
+
+// key is the bucket of ticket key in tx, created if need be, with its shared option.
+func (w *batchWrites) key(tx *bbolt.Tx, key string) (*keyBucket, error) {
+	if k := w.keys[key]; k != nil {
+		return k, nil
+	}
+	b, err := tx.Bucket(bucketTickets).CreateBucketIfNotExists([]byte(key))
+	if err != nil {
+		return nil, err
+	}
+	b.FillPercent = appendFill
+	k := &keyBucket{b: b, option: b.Get(optionKey)}
+	if w.keys == nil {
+		w.keys = map[string]*keyBucket{}
+	}
+	w.keys[key] = k
+	return k, nil
+}
+
 // applyOp writes one operation in tx, its budget's figures in w. It is idempotent, for the replay: a
 // reservation the file has is not written again, and committing is a no-op for a committed or unknown
 // reservation.
-func applyOp(tx *bbolt.Tx, w *budgetWrites, op *ledgerOp) error {
+func applyOp(tx *bbolt.Tx, w *batchWrites, op *ledgerOp) error {
 	if op.bad != nil {
 		return op.bad
 	}
 	if op.Kind == opTrial {
 		return applyTrial(tx, op)
 	}
-	key := budgetKey(op.Budget, op.Day)
-	res, resKey := tx.Bucket(bucketReservations), []byte(op.Day+op.ID)
+	// The budget's key (day+budget) is the tail of the reservation's record; the reservation's key
+	// (day+id) is built in w.buf after it. Whatever a key or value is built in becomes w.buf, so the buffer
+	// keeps what it grew to.
+	rec := binary.BigEndian.AppendUint64(w.buf[:0], uint64(op.Amount))
+	rec = append(rec, resOpen)
+	rec = append(append(rec, op.Day...), op.Budget...)
+	key := rec[9:]
+	resKey := append(append(rec[len(rec):], op.Day...), op.ID...)
+	w.buf = resKey[:0:cap(resKey)]
+	res := tx.Bucket(bucketReservations)
 	switch op.Kind {
 	case opReserve:
 		if op.replayed && res.Get(resKey) != nil {
 			return nil
 		}
-		w.figures(key)[1] += op.Amount
-		rec := binary.BigEndian.AppendUint64(nil, uint64(op.Amount))
-		rec = append(rec, 0)         // not committed
+		rec = w.keep(rec)
+		w.figures(rec[9:])[1] += op.Amount
 		res.FillPercent = appendFill // day + time-ordered id
-		if err := res.Put(resKey, append(rec, key...)); err != nil {
+		if err := res.Put(resKey, rec); err != nil {
 			return err
 		}
 		t := op.ticket
@@ -731,7 +819,7 @@ func applyOp(tx *bbolt.Tx, w *budgetWrites, op *ledgerOp) error {
 		if op.replayed && ticketIDFree(tx, t.ID) != nil {
 			return nil // checked when queued; kept from failing the whole batch should a record be replayed twice
 		}
-		return putTicketTx(tx, t)
+		return w.putTicket(tx, t)
 	case opCommit, opSettle:
 		rec := res.Get(resKey)
 		if len(rec) < 9 || string(rec[9:]) != string(key) || rec[8] != resOpen {
@@ -745,8 +833,8 @@ func applyOp(tx *bbolt.Tx, w *budgetWrites, op *ledgerOp) error {
 		f := w.figures(key)
 		f[0] += settled
 		f[1] -= amount
-		done := append([]byte(nil), rec...)
-		done[8] = 1
+		done := w.keep(rec)
+		done[8] = resCommitted
 		return res.Put(resKey, done)
 	default:
 		return fmt.Errorf("journal record %d: unknown operation %q (written by a newer payguard?)", op.Seq, op.Kind)

@@ -20,24 +20,30 @@ func ticketIDFree(tx *bbolt.Tx, id string) error {
 	return nil
 }
 
-// putTicketTx stores ticket t in tx (ticketcodec.go); its id is known to be free.
-func putTicketTx(tx *bbolt.Tx, t *store.Ticket) error {
+// putTicket stores ticket t in tx (ticketcodec.go); its id is known to be free. Its keys are built in w.buf
+// and its values kept in w.arena (batchWrites).
+func (w *batchWrites) putTicket(tx *bbolt.Tx, t *store.Ticket) error {
 	ids := tx.Bucket(bucketTicketIDs)
 	ids.FillPercent = appendFill // ids are time-ordered
-	if err := ids.Put([]byte(t.ID), u64(uint64(t.ExpiresAt.UnixNano()))); err != nil {
+	expires := w.keep(binary.BigEndian.AppendUint64(w.buf[:0], uint64(t.ExpiresAt.UnixNano())))
+	w.buf = append(w.buf[:0], t.ID...)
+	if err := ids.Put(w.buf, expires); err != nil {
 		return err
 	}
-	perKey, err := tx.Bucket(bucketTickets).CreateBucketIfNotExists([]byte(t.Key))
+	k, err := w.key(tx, t.Key)
 	if err != nil {
 		return err
 	}
-	seq, err := putTicketEntry(perKey, t)
+	seq, err := w.putTicketEntry(k, t)
 	if err != nil {
 		return err
 	}
 	index := tx.Bucket(bucketTicketExpiry)
 	index.FillPercent = appendFill // expiries grow with the clock
-	return index.Put(expiryKey(t.ExpiresAt, []byte(t.ID)), append(u64(seq), t.Key...))
+	w.buf = append(binary.BigEndian.AppendUint64(w.buf[:0], seq), t.Key...)
+	place := w.keep(w.buf)
+	w.buf = appendExpiryKey(w.buf[:0], t.ExpiresAt, t.ID)
+	return index.Put(w.buf, place)
 }
 
 // ReserveTicket implements store.Tickets through the ledger's write path (ledgerlog.go): it returns once
@@ -57,8 +63,7 @@ func (s *Store) ReserveTicket(ctx context.Context, budget, day string, amountMic
 		return store.Ticket{}, err
 	}
 	t.ExpiresAt = t.ExpiresAt.UTC()
-	stored := t // the applier's, until the next commit; the caller's t may change
-	if _, err := s.reserve(ctx, budget, day, t.ReservationID, amountMicros, capMicros, &stored); err != nil {
+	if _, err := s.reserve(ctx, budget, day, t.ReservationID, amountMicros, capMicros, &t); err != nil { // reserve keeps a copy
 		return store.Ticket{}, err
 	}
 	return t, nil
@@ -127,7 +132,12 @@ func deleteTicketAt(tickets, perKey *bbolt.Bucket, key, seq []byte) error {
 // expiryKey is a ticket's key in the expiry index: the expiry (unix ns, big-endian) and the id. A time
 // before 1970 sorts first (it has expired).
 func expiryKey(expiresAt time.Time, id []byte) []byte {
-	return append(u64(uint64(max(expiresAt.UnixNano(), 0))), id...)
+	return appendExpiryKey(nil, expiresAt, id)
+}
+
+// appendExpiryKey appends expiryKey(expiresAt, id) to b.
+func appendExpiryKey[ID []byte | string](b []byte, expiresAt time.Time, id ID) []byte {
+	return append(binary.BigEndian.AppendUint64(b, uint64(max(expiresAt.UnixNano(), 0))), id...)
 }
 
 // isTicket reports whether v, an entry of perKey, is the stored ticket with that id.

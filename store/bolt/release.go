@@ -140,7 +140,7 @@ func (s *Store) releaseTx(tx *bbolt.Tx, cutoff int64) ([]released, int64, error)
 		if err := deleteTicketAt(tickets, perKey, ticketKey, seq); err != nil {
 			return nil, 0, err
 		}
-		if r := s.log.reservations[t.Day+t.ReservationID]; r != nil && r.committed {
+		if r := s.log.reservations[resRef{t.Day, t.ReservationID}]; r != nil && r.committed {
 			continue // a commit is queued for it (no payment flow does this): it is spent, not released
 		}
 		resKey := []byte(t.Day + t.ReservationID)

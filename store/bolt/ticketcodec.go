@@ -5,6 +5,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"go.etcd.io/bbolt"
 
@@ -27,24 +28,29 @@ func decodeTicket(key string, v []byte, perKey *bbolt.Bucket) (store.Ticket, err
 	return store.DecodeTicket(key, v, shared)
 }
 
-// putTicketEntry stores t as the next entry of perKey: with the bucket's shared option when t's is the
+// putTicketEntry stores t as the next entry of k's bucket: with the bucket's shared option when t's is the
 // same (the first ticket of the bucket sets it), else with its own.
-func putTicketEntry(perKey *bbolt.Bucket, t *store.Ticket) (seq uint64, err error) {
+func (w *batchWrites) putTicketEntry(k *keyBucket, t *store.Ticket) (seq uint64, err error) {
 	shared := false
-	switch opt := perKey.Get(optionKey); {
-	case opt == nil:
-		if err := perKey.Put(optionKey, t.Option); err != nil {
+	switch {
+	case len(t.Option) == 0:
+		// Inline: bbolt may read an empty value back as nil, which the cache above and DecodeTicket would
+		// both take for no option at all.
+	case k.option == nil:
+		if err := k.b.Put(optionKey, t.Option); err != nil {
 			return 0, err
 		}
-		shared = true
-	case bytes.Equal(opt, t.Option):
+		k.option, shared = t.Option, true
+	case bytes.Equal(k.option, t.Option):
 		shared = true
 	}
-	if seq, err = perKey.NextSequence(); err != nil {
+	if seq, err = k.b.NextSequence(); err != nil {
 		return 0, err
 	}
-	perKey.FillPercent = appendFill
-	return seq, perKey.Put(u64(seq), store.EncodeTicket(t, shared))
+	w.buf = store.AppendTicket(w.buf[:0], t, shared) // w.buf keeps what it grew to, for the next ticket
+	entry := w.keep(w.buf)
+	w.buf = binary.BigEndian.AppendUint64(w.buf[:0], seq)
+	return seq, k.b.Put(w.buf, entry)
 }
 
 // appendFill is the fill of pages in buckets whose keys only grow (sequences, time-ordered ids, expiries):

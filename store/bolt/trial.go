@@ -9,7 +9,7 @@ package bolt
 // commit and its two fdatasyncs per call (shared by concurrent callers through bbolt's Batch) the embedded
 // default store held the server to about 5,000 trial preflights a second, where the memory store served
 // 11,000. No money moves on a trial call; what a power cut (not a kill -9) can lose is the count of the
-// calls of the last CommitDelay (25 ms by default), so a client could get those calls again for free. That
+// calls of the last CommitDelay (20 ms by default), so a client could get those calls again for free. That
 // is the whole price, and the reason the paid path's replay marks (MarkPaymentSeen), which do guard money,
 // still commit before they return.
 
@@ -53,6 +53,14 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 		return false, 0, err
 	}
 	l := &s.log
+	key := day + client
+	// The file's counter is read before the journal's lock is taken (see trialSettled): the read transaction
+	// is the longer half of the call, and every trial call of the server queues on that lock.
+	gen := l.trialSettled.Load()
+	read, readOK, readErr := s.fileTrial(key)
+	if s.trialReadHook != nil {
+		s.trialReadHook()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := s.usableLocked(); err != nil {
@@ -61,12 +69,19 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	if err := s.roomLocked(ctx); err != nil {
 		return false, 0, err
 	}
-	key := day + client
 	now := s.now()
 	count, expires := uint64(0), now.Add(retention).UnixNano()
-	cur, ok, err := s.trialLocked(key)
-	if err != nil {
-		return false, 0, err
+	cur, ok := l.trials[key]
+	if !ok && (readErr != nil || l.trialSettled.Load() != gen) {
+		// A queued counter was settled since the read began (or the read failed): the file may have changed
+		// under it, so read it again, as it is now.
+		read, readOK, readErr = s.fileTrial(key)
+		if readErr != nil {
+			return false, 0, readErr
+		}
+	}
+	if !ok {
+		cur, ok = read, readOK
 	}
 	if ok && cur.expires >= now.UnixNano() {
 		count, expires = cur.count, cur.expires
@@ -82,12 +97,18 @@ func (s *Store) TakeTrial(ctx context.Context, client, day string, limit int, re
 	return true, int(count + 1), nil
 }
 
-// trialLocked is the counter at key (day+client) as it will be once the queue is applied; ok is false if
-// there is none (an expired one may be reported); l.mu is held.
-func (s *Store) trialLocked(key string) (c trialCount, ok bool, err error) {
-	if c, ok := s.log.trials[key]; ok {
-		return c, true, nil
-	}
+// fileTrial is the counter at key (day+client) in the file, as its last commit left it; ok is false if there
+// is none (an expired one may be reported).
+//
+// TakeTrial calls it before it takes the journal's lock, and may use what it read once it holds the lock,
+// if the counter is not queued (l.trials has it then, newer than the file) and no queued counter was
+// settled since the read began (trialSettled has not moved). That read is as good as one under the lock: a
+// counter leaves l.trials only in settleTrialLocked, after the commit that wrote it to the file, and
+// settling moves trialSettled. So if trialSettled did not move and the key is not in l.trials, no operation
+// on it was queued or settled in between, and every earlier one was committed before the read began, which
+// then saw it. The only other writer of the bucket is the purge, which deletes counters that have expired,
+// and an expired counter counts as none either way.
+func (s *Store) fileTrial(key string) (c trialCount, ok bool, err error) {
 	err = s.db.View(func(tx *bbolt.Tx) error {
 		c, ok = decodeTrial(tx.Bucket(bucketTrial).Get([]byte(key)))
 		return nil
@@ -107,6 +128,7 @@ func (s *Store) settleTrialLocked(op *ledgerOp) {
 	key := op.Day + op.ID
 	if c, ok := s.log.trials[key]; ok && c == opTrialCount(op) {
 		delete(s.log.trials, key)
+		s.log.trialSettled.Add(1)
 	}
 }
 

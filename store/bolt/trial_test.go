@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,5 +153,92 @@ func TestTrialCounterOutlivesAnEarlierCommit(t *testing.T) {
 	}
 	if ok, used, err := s.TakeTrial(ctx, "203.0.113.9", logDay, 2, time.Hour); err != nil || ok || used != 2 {
 		t.Fatalf("third call with the second still queued = %v, %d, %v; want refused at 2", ok, used, err)
+	}
+}
+
+// TakeTrial reads the file's counter before it takes the journal's lock. A commit that lands between that
+// read and the lock, and settles the counter the read did not see, must not let the stale read through: the
+// second call of a one-call quota is refused. (Taking the read as it was gives the client the call again.)
+func TestTrialReadBeforeTheLockMissesNoCommit(t *testing.T) {
+	ctx := context.Background()
+	s := openLog(t, filepath.Join(t.TempDir(), "p.db"))
+	defer s.Close()
+	release := holdCommits(t, s)
+	defer release()
+
+	if ok, used, err := s.TakeTrial(ctx, "203.0.113.5", logDay, 1, time.Hour); err != nil || !ok || used != 1 {
+		t.Fatalf("first call = %v, %d, %v", ok, used, err)
+	}
+	landed := false
+	s.trialReadHook = func() { // the read is done and saw no counter: now the first call's commit lands
+		if landed {
+			return
+		}
+		landed = true
+		release()
+		if err := s.flush(ctx); err != nil {
+			t.Error(err)
+		}
+		s.log.mu.Lock()
+		defer s.log.mu.Unlock()
+		if len(s.log.trials) != 0 {
+			t.Error("the counter is still queued after its commit")
+		}
+	}
+	if ok, used, err := s.TakeTrial(ctx, "203.0.113.5", logDay, 1, time.Hour); err != nil || ok || used != 1 {
+		t.Fatalf("second call, its read before the first one's commit = %v, %d, %v; want refused at 1", ok, used, err)
+	}
+	if !landed {
+		t.Fatal("the hook did not run")
+	}
+	if c, ok := fileTrial(t, s, logDay, "203.0.113.5"); !ok || c.count != 1 {
+		t.Fatalf("file: %+v (present %v); want count 1", c, ok)
+	}
+}
+
+// Many concurrent calls on a few clients, with commits landing all the time (no commit delay): every client
+// gets exactly its quota, never more, never less, and the file ends with it.
+func TestTrialQuotaExactUnderConcurrentCommits(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{CommitDelay: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const clients, limit, workers, calls = 6, 7, 16, 60
+	var mu sync.Mutex
+	granted := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				c := "198.51.100." + strconv.Itoa((w+i)%clients)
+				ok, _, err := s.TakeTrial(ctx, c, logDay, limit, time.Hour)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					granted[c]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := s.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range clients {
+		c := "198.51.100." + strconv.Itoa(i)
+		if granted[c] != limit {
+			t.Errorf("%s: %d calls granted; want %d", c, granted[c], limit)
+		}
+		if fc, ok := fileTrial(t, s, logDay, c); !ok || fc.count != limit {
+			t.Errorf("%s: file has %+v (present %v); want count %d", c, fc, ok, limit)
+		}
 	}
 }

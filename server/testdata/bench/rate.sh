@@ -18,6 +18,8 @@
 # answering 2.4 KB with no work) instead of payguard: the latency any Go server gets here at that rate.
 # FLOOR=both runs, at each rate, the floor server and then payguard, and ends with payguard's CPU per request
 # as a multiple of the floor's from the same minutes (the figure to compare across machines and loads).
+# PAYGUARD2=path adds a second payguard build (payguard2) after payguard at each rate: before and after in
+# one run. Each payguard run starts on a new bbolt file (STORE=bolt).
 # Besides the peak RSS (which includes the start, the sanctions list's load), each run prints the RSS at
 # its end: what serving at that rate holds.
 set -eu
@@ -70,16 +72,27 @@ both) targets="floor payguard" ;;
 "") targets=payguard ;;
 *) targets=floor ;;
 esac
+# PAYGUARD2=path runs a second payguard binary (another build, for before/after in one run) right after
+# payguard at each rate, with the same configuration; it is labelled payguard2.
+if [ -n "${PAYGUARD2:-}" ]; then
+	[ -x "$PAYGUARD2" ] || { echo "PAYGUARD2 $PAYGUARD2 is not an executable" >&2; exit 2; }
+	[ "$targets" = floor ] || targets="$targets payguard2"
+fi
 ratios=""
 for rate in $rates; do for target in $targets; do
 	if [ "$target" = floor ]; then
 		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/floor" >"$work/serve.log" 2>&1 &
 	else
-		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$work/payguard" serve --config "$work/mem.yaml" --offline --sanctions-dir "$SANCTIONS_DIR" >"$work/serve.log" 2>&1 &
+		bin=$work/payguard
+		[ "$target" = payguard2 ] && bin=$PAYGUARD2
+		# A new bbolt file for every run: openloop's client addresses are the same in every run, and counters
+		# left by the previous one would make every call a client's second (or, by the fourth run, a 402).
+		rm -f "$work"/payguard.db*
+		${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} "$bin" serve --config "$work/mem.yaml" --offline --sanctions-dir "$SANCTIONS_DIR" >"$work/serve.log" 2>&1 &
 	fi
 	pid=$!
 	until curl -fs -o /dev/null http://127.0.0.1:18091/health; do sleep 0.2; done
-	[ "$target" = floor ] && label=", FLOOR server" || label=", payguard (${STORE:-memory} store)"
+	[ "$target" = floor ] && label=", FLOOR server" || label=", $target (${STORE:-memory} store)"
 	echo "rate $rate/s, $DURATION, $LOADGEN$label, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 	cpu0=$(awk '{print $14+$15}' "/proc/$pid/stat")
 	if [ "$LOADGEN" = openloop ]; then
@@ -101,7 +114,7 @@ for rate in $rates; do for target in $targets; do
 	us=$(( (cpu1 - cpu0) * 10000000 / ${n:-1} / 1000 ))
 	echo "server CPU: $us µs per request (${n:-?} requests); peak RSS $(awk '/^VmHWM/{print int($2/1024)}' "/proc/$pid/status") MiB, RSS at the end $(awk '/^VmRSS/{print int($2/1024)}' "/proc/$pid/status") MiB"
 	if [ "$target" = floor ]; then floor_us=$us; elif [ -n "${floor_us:-}" ] && [ "$floor_us" -gt 0 ]; then
-		ratios="$ratios$rate/s: payguard $us µs, floor $floor_us µs of CPU per request: $(awk "BEGIN{printf \"%.1f\", $us/$floor_us}")×
+		ratios="$ratios$rate/s: $target $us µs, floor $floor_us µs of CPU per request: $(awk "BEGIN{printf \"%.1f\", $us/$floor_us}")×
 "
 	fi
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
