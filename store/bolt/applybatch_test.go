@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -130,6 +131,64 @@ func TestReplayOfABatchOfOneKeyTwice(t *testing.T) {
 	for _, key := range []string{"k", "k2"} {
 		if got, err := s.TakeTicket(ctx, key, time.Now()); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a ticket of %s left after the replays: %+v, %v", key, got, err)
+		}
+	}
+}
+
+// Many reservations of budgets and days of different lengths in one commit (with and without tickets): the
+// applier builds each reservation's record (amount, state, day+budget) in the buffer it reuses for the next
+// operation's keys, and bbolt keeps a Put's value slice until the commit, so a record not copied out would
+// be written over by the operations after it. After a restart, each reservation must settle against its own
+// budget with its own amount: the budgets' figures come out exact only if every record is intact.
+func TestOneBatchManyReservationsKeepTheirRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	s, err := Open(path, Options{CommitDelay: time.Hour}) // one batch, written at Close
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	type res struct {
+		budget, day, id string
+		amount, settled int64
+	}
+	budgets := []string{"a", "agent-with-a-much-longer-budget-name", "bb", "agent"}
+	days := []string{logDay, time.Now().UTC().Format("2006-01-02"), logDay} // days the purge at Open keeps
+	var all []res
+	exp := time.Now().Add(time.Hour)
+	for i := 0; i < 60; i++ {
+		r := res{budget: budgets[i%len(budgets)], day: days[i%len(days)], amount: int64(1000 + 7*i), settled: int64(3 * i)}
+		if i%2 == 0 {
+			tk, err := s.ReserveTicket(ctx, r.budget, r.day, r.amount, 1<<40,
+				store.Ticket{ID: fmt.Sprintf("t%03d", i), Key: fmt.Sprintf("key-%d", i%5), Option: []byte(fmt.Sprintf(`{"i":%d}`, i)), ExpiresAt: exp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.id = tk.ReservationID
+		} else if r.id, err = s.Reserve(ctx, r.budget, r.day, r.amount, 1<<40); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, r)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := map[[2]string]store.BudgetState{}
+	for _, r := range all {
+		if err := s.Settle(ctx, r.budget, r.day, r.id, r.settled); err != nil {
+			t.Fatalf("settle %+v: %v", r, err)
+		}
+		w := want[[2]string{r.budget, r.day}]
+		w.Spent += r.settled
+		want[[2]string{r.budget, r.day}] = w
+	}
+	for k, w := range want {
+		st, err := s.State(ctx, k[0], k[1])
+		if err != nil || st.Spent != w.Spent || st.Reserved != 0 {
+			t.Fatalf("%v: state %+v, %v; want spent %d and nothing reserved", k, st, err, w.Spent)
 		}
 	}
 }
