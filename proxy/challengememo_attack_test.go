@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payguard/payguard/policy"
+	"github.com/payguard/payguard/store/memory"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -102,6 +104,57 @@ func TestChallengeMemoConcurrentCallersMutating(t *testing.T) {
 	for i := range all { // and each entry kept is still its header's plain decode
 		if e := m.lookup(all[i].h); e != nil && !reflect.DeepEqual(e.pr, all[i].pr) {
 			t.Fatalf("variant %d: the memo's entry changed", i)
+		}
+	}
+}
+
+// The memo across rule-set reloads: the same header bytes, kept by the memo with the narrowing made under
+// the first rules, must be decided and narrowed afresh under each new rule set: to the option the new
+// rules allow, or refused. A narrowing made under old rules that survived a reload would let the agent
+// pay an option the active rules do not allow.
+func TestChallengeMemoAcrossReloads(t *testing.T) {
+	const url = "https://127.0.0.1:18443/402"
+	doc := strings.Replace(benchChallenge, `"accepts":[`, `"accepts":[{"scheme":"exact","network":"eip155:8453",`+
+		`"amount":"1","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x1111111111111111111111111111111111111111",`+
+		`"maxTimeoutSeconds":30},`, 1)
+	h := base64.StdEncoding.EncodeToString([]byte(doc))
+	pr, err := x402.DecodePaymentRequiredHeader(h)
+	if err != nil || len(pr.Accepts) != 2 {
+		t.Fatalf("%v %d", err, len(pr.Accepts))
+	}
+	rulesFor := func(networks ...string) policy.Rules {
+		r := memoTestRules()
+		r.AllowedNetworks = networks
+		return r
+	}
+	f := newAgentFixture(t)
+	p := f.proxy(memory.New(), f.ruleSet(RuleSetConfig{Hash: "sepolia", Rules: rulesFor("eip155:84532")}), nil)
+	for round, step := range []struct {
+		networks []string
+		chosen   int // -1: refused
+	}{
+		{[]string{"eip155:84532"}, 1}, {[]string{"eip155:84532"}, 1}, // the second one through the memo's narrowing
+		{[]string{"eip155:8453"}, 0}, {[]string{"eip155:8453"}, 0},
+		{[]string{"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"}, -1},
+		{[]string{"eip155:84532"}, 1},
+	} {
+		if round > 0 {
+			p.Reload(f.ruleSet(RuleSetConfig{Hash: fmt.Sprint("r", round), Rules: rulesFor(step.networks...)}))
+		}
+		out, body := guard402Header(p, url, h)
+		got := out.Header.Get(x402.HeaderPaymentRequired)
+		if step.chosen < 0 {
+			if out.StatusCode == 402 && got != "" {
+				t.Fatalf("round %d (%v): %d with challenge %q, want a refusal", round, step.networks, out.StatusCode, got)
+			}
+			continue
+		}
+		want, err := x402.EncodePaymentRequiredHeader(pr.NarrowedView(step.chosen))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.StatusCode != 402 || got != want {
+			t.Fatalf("round %d (%v): %d %s narrowed to\n%q\nwant option %d\n%q", round, step.networks, out.StatusCode, body, got, step.chosen, want)
 		}
 	}
 }
