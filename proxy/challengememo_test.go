@@ -438,3 +438,54 @@ func TestChallengeMemoOptionJSONIsACopy(t *testing.T) {
 		t.Fatal("an option the challenge does not have was encoded")
 	}
 }
+
+// Decodes, narrowings and option encodings of the same and of other headers from goroutines at once, each
+// caller changing its copy: each answer is the plain one (run with -race).
+func TestChallengeMemoConcurrent(t *testing.T) {
+	m := newChallengeMemo()
+	var headers []string
+	var want []string
+	for i := range 40 {
+		doc := strings.Replace(benchChallenge, `"amount":"10000"`, fmt.Sprintf(`"amount":"%d"`, 10000+i), 1)
+		h := base64.StdEncoding.EncodeToString([]byte(doc))
+		pr, _ := x402.DecodePaymentRequiredHeader(h)
+		n, _ := x402.EncodePaymentRequiredHeader(pr.NarrowedView(0))
+		headers, want = append(headers, h), append(want, n)
+	}
+	done := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 400 {
+				k := (i*7 + g) % len(headers)
+				pr, e, err := m.decodeHeader(headers[k])
+				if err != nil {
+					done <- err
+					return
+				}
+				resp := &http.Response{Header: http.Header{}}
+				if err := narrowResponse(resp, pr, e, 0, challengeBody{json: []byte("{}")}, fromHeader, &headerValues{}); err != nil {
+					done <- err
+					return
+				}
+				if got := resp.Header.Get(x402.HeaderPaymentRequired); got != want[k] {
+					done <- fmt.Errorf("header %d narrowed to %q, want %q", k, got, want[k])
+					return
+				}
+				if raw, err := e.optionJSON(0); err != nil || !strings.Contains(string(raw), fmt.Sprintf(`"%d"`, 10000+k)) {
+					done <- fmt.Errorf("header %d option %s %v", k, raw, err)
+					return
+				}
+				pr.Accepts[0].Amount = "changed" // the caller's own copy
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := m.size(); n != len(headers) {
+		t.Fatalf("memo holds %d entries, want %d", n, len(headers))
+	}
+}

@@ -71,6 +71,70 @@ func TestOneBatchManyTicketsOfAKey(t *testing.T) {
 	}
 }
 
+// The replay goes through the same batch (applyOps in one transaction): a journal whose records are partly in
+// the file already (the commit happened, the journal was not emptied: a kill -9 between the two), replayed
+// twice (killed again during the first replay's start), must leave each ticket once, with its own option,
+// and count each reservation once, while the per-batch cache of a key's bucket and option sees both tickets
+// that were in the file and tickets the replay adds.
+func TestReplayOfABatchOfOneKeyTwice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	ctx := context.Background()
+	s, err := Open(path, Options{CommitDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour).UTC()
+	x, y, z := []byte(`{"a":"x"}`), []byte(`{"a":"y"}`), []byte(`{"a":"z"}`)
+	var ops []ledgerOp
+	reserve := func(id, key string, opt []byte, amount int64) {
+		tk := store.Ticket{ID: id, Key: key, Option: opt, ReservationID: "res_" + id, Budget: "agent", Day: logDay,
+			AmountMicros: amount, ExpiresAt: exp.Add(time.Duration(len(ops)) * time.Second)}
+		ops = append(ops, ledgerOp{Seq: uint64(len(ops) + 1), Kind: opReserve, Budget: "agent", Day: logDay,
+			ID: tk.ReservationID, Amount: amount, ticket: &tk})
+	}
+	reserve("t1", "k", x, 10)
+	reserve("t2", "k", y, 11)
+	reserve("t3", "k", x, 12)
+	// t1-t3 reach the file through the ledger as the proxy's would (their records are then written again below).
+	for _, op := range ops {
+		tk := *op.ticket
+		tk.ReservationID = ""
+		if _, err := s.reserve(ctx, "agent", logDay, op.ID, op.Amount, 1<<40, &tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reserve("t4", "k", y, 13)
+	reserve("t5", "k2", nil, 14)
+	reserve("t6", "k2", z, 15)
+	for range 2 { // replayed twice
+		writeJournal(t, path, 0, nil, ops...)
+		s = openLog(t, path)
+		if st, err := s.State(ctx, "agent", logDay); err != nil || st.Reserved != 10+11+12+13+14+15 {
+			t.Fatalf("State after the replay = %+v, %v; want each reservation once", st, err)
+		}
+		s.Close()
+	}
+	s = openLog(t, path)
+	defer s.Close()
+	for _, want := range []struct {
+		key, id string
+		opt     []byte
+	}{{"k", "t4", y}, {"k", "t3", x}, {"k", "t2", y}, {"k", "t1", x}, {"k2", "t6", z}, {"k2", "t5", nil}} {
+		got, err := s.TakeTicket(ctx, want.key, time.Now())
+		if err != nil || got.ID != want.id || string(got.Option) != string(want.opt) {
+			t.Fatalf("took %+v (option %s), %v; want %s with option %s", got, got.Option, err, want.id, want.opt)
+		}
+	}
+	for _, key := range []string{"k", "k2"} {
+		if got, err := s.TakeTicket(ctx, key, time.Now()); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a ticket of %s left after the replays: %+v, %v", key, got, err)
+		}
+	}
+}
+
 // Many reservations of budgets and days of different lengths in one commit (with and without tickets): the
 // applier builds each reservation's record (amount, state, day+budget) in the buffer it reuses for the next
 // operation's keys, and bbolt keeps a Put's value slice until the commit, so a record not copied out would
