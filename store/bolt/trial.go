@@ -9,9 +9,9 @@ package bolt
 // commit and its two fdatasyncs per call (shared by concurrent callers through bbolt's Batch) the embedded
 // default store held the server to about 5,000 trial preflights a second, where the memory store served
 // 11,000. No money moves on a trial call; what a power cut (not a kill -9) can lose is the count of the
-// calls of the last few milliseconds, so a client could get those calls again for free. That is the whole
-// price, and the reason the paid path's replay marks (MarkPaymentSeen), which do guard money, still commit
-// before they return.
+// calls of the last CommitDelay (20 ms by default), so a client could get those calls again for free. That
+// is the whole price, and the reason the paid path's replay marks (MarkPaymentSeen), which do guard money,
+// still commit before they return.
 
 import (
 	"context"
