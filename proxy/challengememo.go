@@ -120,13 +120,6 @@ func (m *challengeMemo) insertLocked(h string, e *memoChallenge) {
 	m.curBytes += w
 }
 
-// size is the number of entries and the current generation's weight (for the bound's tests).
-func (m *challengeMemo) size() (entries, curBytes int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.cur) + len(m.prev), m.curBytes
-}
-
 // view is the caller's own copy of the decoded challenge: the challenge, its resource and its options are
 // copied (in one allocation for the usual single option); the maps and raw JSON values inside are shared.
 func (e *memoChallenge) view() *x402.PaymentRequired {

@@ -489,3 +489,10 @@ func TestChallengeMemoConcurrent(t *testing.T) {
 		t.Fatalf("memo holds %d entries, want %d", n, len(headers))
 	}
 }
+
+// size is the number of entries and the current generation's weight (for the bound's tests).
+func (m *challengeMemo) size() (entries, curBytes int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.cur) + len(m.prev), m.curBytes
+}

@@ -36,18 +36,13 @@ const (
 // ErrTicketForm is a stored value that is not a ticket in either form.
 var ErrTicketForm = errors.New("not a stored ticket")
 
-// EncodeTicket is t's compact form; shared leaves the option out (the store keeps it for the key).
-func EncodeTicket(t *Ticket, shared bool) []byte {
-	return AppendTicket(make([]byte, 0, TicketSizeMax(t)), t, shared)
-}
-
 // TicketSizeMax bounds the length of t's compact form (with its option).
 func TicketSizeMax(t *Ticket) int {
 	return 48 + len(t.ID) + len(t.ReservationID) + len(t.ReceiptID) + len(t.HoldID) + len(t.Budget) + len(t.Day) + len(t.Option)
 }
 
-// AppendTicket appends t's compact form to b (EncodeTicket without a buffer of its own: the bolt store's
-// journal record carries it).
+// AppendTicket appends t's compact form to b; shared leaves the option out (the store keeps it for the key).
+// Appending lets the bolt store's journal record carry it without a buffer of its own.
 func AppendTicket(b []byte, t *Ticket, shared bool) []byte {
 	if shared {
 		b = append(b, TicketShared)

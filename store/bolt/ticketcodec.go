@@ -1,6 +1,6 @@
 package bolt
 
-// Tickets in the file (issue 36): the compact form of store.EncodeTicket, the option kept once per ticket key
+// Tickets in the file (issue 36): the compact form of store.AppendTicket, the option kept once per ticket key
 // under optionKey of the key's bucket. Files written before hold JSON tickets; store.DecodeTicket reads both.
 
 import (

@@ -17,7 +17,7 @@ func TestTicketCodecRoundTrip(t *testing.T) {
 	in := store.Ticket{ID: "tkt_1", Key: "tk1:k", Option: []byte(`{"scheme":"exact"}`), ReservationID: "r1",
 		ReceiptID: "rcpt_1", HoldID: "hold_1", Budget: "default", Day: "2026-11-27", AmountMicros: 1234,
 		ExpiresAt: time.Date(3000, 1, 2, 3, 4, 5, 6, time.UTC)} // past int64 nanoseconds: kept whole
-	got, err := decodeTicket("tk1:k", store.EncodeTicket(&in, false), nil)
+	got, err := decodeTicket("tk1:k", store.AppendTicket(nil, &in, false), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,10 +27,10 @@ func TestTicketCodecRoundTrip(t *testing.T) {
 		t.Fatalf("round trip:\n%s\n%s", a, b)
 	}
 	// A shared ticket has no option of its own: without its bucket it is not read.
-	if _, err := decodeTicket("tk1:k", store.EncodeTicket(&in, true), nil); err == nil {
+	if _, err := decodeTicket("tk1:k", store.AppendTicket(nil, &in, true), nil); err == nil {
 		t.Fatal("a shared ticket decoded without its bucket")
 	}
-	for _, bad := range [][]byte{nil, {9}, {store.TicketInline, 200}, store.EncodeTicket(&in, true)[:10]} {
+	for _, bad := range [][]byte{nil, {9}, {store.TicketInline, 200}, store.AppendTicket(nil, &in, true)[:10]} {
 		if _, err := decodeTicket("k", bad, nil); err == nil {
 			t.Fatalf("%x decoded", bad)
 		}

@@ -100,7 +100,7 @@ func TestTicketsOfTheOlderLayoutAreRead(t *testing.T) {
 	}
 	sortable := fmt.Sprintf("%020d", uint64(exp.UnixNano())^(1<<63))
 	jsonForm, _ := json.Marshal(olds[0])
-	rdb.HSet(ctx, prefix+"tdata:tk1:mixed", olds[0].ID, jsonForm, olds[1].ID, store.EncodeTicket(&olds[1], false))
+	rdb.HSet(ctx, prefix+"tdata:tk1:mixed", olds[0].ID, jsonForm, olds[1].ID, store.AppendTicket(nil, &olds[1], false))
 	rdb.RPush(ctx, prefix+"tlist:tk1:mixed", sortable+" "+olds[0].ID, sortable+" "+olds[1].ID)
 	rdb.Set(ctx, prefix+"tid:tkt_older", "1", time.Hour)
 	// The reservations were pinned by the takes above; that does not matter to the ticket's form.

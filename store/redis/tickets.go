@@ -16,7 +16,7 @@ import (
 // Tickets (issue 36: an unpaid 402 costs at most 512 bytes of Redis memory, ledger included). Per ticket
 // key, two keys:
 //
-//   - tq:<key>, a list in put order of sortable(ExpiresAt) followed by the ticket in store.EncodeTicket's
+//   - tq:<key>, a list in put order of sortable(ExpiresAt) followed by the ticket in store.AppendTicket's
 //     compact form (20 digits, then the form's first byte). A list is kept as listpacks whatever its length,
 //     a few bytes per entry, where a hash of more than 128 fields or of values over 64 bytes is a hash table
 //     of about 100 bytes per field before the data.
