@@ -1,32 +1,26 @@
 package index
 
 import (
-	"hash/maphash"
 	"strings"
-	"sync/atomic"
+
+	"github.com/payguard/payguard/internal/slotmemo"
 )
 
 // Every decision with an Index asks for its endpoint's site (SiteOf, for the site payee record), nearly
 // always of the same few hosts, and siteOfHost's two reads of the host (netip.ParseAddr, whose failure on a
 // name allocates its error, then the Public Suffix List, which parses it as an address again) were about
 // 1.5 % of payguard serve's CPU per trial preflight (docs/benchmarks/server.md, section serve5). It is a
-// pure function of the host, so its answers are kept in a small direct-mapped table: a slot holds one host
-// and its site, a new host takes the slot its hash picks, a lookup is one atomic load and a string
-// comparison, without a lock. The table holds at most siteSlots hosts of at most maxMemoHost bytes (a DNS
-// name's limit; a longer host is not memoized), copied out of the caller's strings.
+// pure function of the host, so its answers are kept in a slotmemo table of siteSlots hosts of at most
+// maxMemoHost bytes (a DNS name's limit; a longer host is not memoized); the site is copied out of the
+// caller's string too.
 
 const (
 	siteSlots   = 256
 	maxMemoHost = 253
 )
 
-type siteMemoEntry struct{ host, site string }
-
-type atomicSiteMemo = atomic.Pointer[siteMemoEntry]
-
 var (
-	siteSeed  = maphash.MakeSeed()
-	siteTable [siteSlots]atomicSiteMemo
+	siteTable = slotmemo.New[string](siteSlots)
 	// siteOfHostSlow is what a miss calls: siteOfHostUncached, or a counting stand-in in tests.
 	siteOfHostSlow = siteOfHostUncached
 )
@@ -36,15 +30,10 @@ func siteOfHost(host string) string {
 	if len(host) > maxMemoHost {
 		return siteOfHostSlow(host)
 	}
-	slot := &siteTable[maphash.String(siteSeed, host)%siteSlots]
-	if e := slot.Load(); e != nil && e.host == host {
-		return e.site
+	if site, ok := siteTable.Get(host); ok {
+		return site
 	}
 	site := siteOfHostSlow(host)
-	host = strings.Clone(host)
-	if site != "" {
-		site = strings.Clone(site)
-	}
-	slot.Store(&siteMemoEntry{host: host, site: site})
+	siteTable.Put(host, strings.Clone(site))
 	return site
 }

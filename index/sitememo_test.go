@@ -2,10 +2,11 @@ package index
 
 import (
 	"fmt"
-	"hash/maphash"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/payguard/payguard/internal/slotmemo"
 )
 
 // The memo answers what siteOfHostUncached answers, for every host, however the hosts collide in its table:
@@ -33,7 +34,7 @@ func TestSiteMemoAnswersRepeats(t *testing.T) {
 	calls := 0
 	siteOfHostSlow = func(h string) string { calls++; return siteOfHostUncached(h) }
 	defer func() { siteOfHostSlow = siteOfHostUncached }()
-	siteTable = [siteSlots]atomicSiteMemo{}
+	siteTable = slotmemo.New[string](siteSlots)
 	for range 5 {
 		if got := siteOfHost("api.memo-test.example.com"); got != "example.com" {
 			t.Fatal(got)
@@ -54,13 +55,12 @@ func TestSiteMemoAnswersRepeats(t *testing.T) {
 // What the memo keeps is its own copy: a caller's buffer that changes after the call changes nothing it
 // holds.
 func TestSiteMemoKeepsItsOwnCopy(t *testing.T) {
-	siteTable = [siteSlots]atomicSiteMemo{}
+	siteTable = slotmemo.New[string](siteSlots)
 	buf := []byte("pay.copy-test.example.org")
 	siteOfHost(unsafe.String(&buf[0], len(buf)))
 	copy(buf, "xxx.copy-test.example.net")
-	e := siteTable[maphash.String(siteSeed, "pay.copy-test.example.org")%siteSlots].Load()
-	if e == nil || e.host != "pay.copy-test.example.org" || e.site != "example.org" {
-		t.Fatalf("the memo's entry after the caller's buffer changed: %+v", e)
+	if site, ok := siteTable.Get("pay.copy-test.example.org"); !ok || site != "example.org" {
+		t.Fatalf("the memo's entry after the caller's buffer changed: %q, %v", site, ok)
 	}
 	if got := SiteOf("https://pay.copy-test.example.org/x"); got != "example.org" {
 		t.Fatal(got)

@@ -3,17 +3,16 @@ package preflight
 import (
 	"bytes"
 	"encoding/json"
-	"hash/maphash"
 	"maps"
-	"sync/atomic"
 
+	"github.com/payguard/payguard/internal/slotmemo"
 	"github.com/payguard/payguard/x402"
 )
 
 // An agent asks about the same few sellers' challenges over and over, and decoding one (x402's strict
 // reader: limits, member scan, every requirement's fields) was about 6 % of payguard serve's CPU per trial
 // preflight (docs/benchmarks/server.md, section serve5). x402.ParsePaymentRequired is a pure function of
-// the challenge's bytes, so its successes are kept in a small direct-mapped table keyed by those bytes, and
+// the challenge's bytes, so its successes are kept in a slotmemo table keyed by those bytes, and
 // a hit hands out a deep copy of the kept challenge (cloneChallenge): a *x402.PaymentRequired is exported
 // and mutable, and no two inputs may share one. Strings are shared (Go strings are immutable; x402's are
 // its own copy of the text, never the caller's buffer); byte slices and maps are copied. Failures are not
@@ -24,16 +23,9 @@ const (
 	maxMemoChallenge = 8 << 10
 )
 
-type challengeMemoEntry struct {
-	raw string
-	ch  *x402.PaymentRequired // never handed out: only its clones are
-}
-
-type atomicChallengeMemo = atomic.Pointer[challengeMemoEntry]
-
 var (
-	challengeSeed  = maphash.MakeSeed()
-	challengeTable [challengeSlots]atomicChallengeMemo
+	// challengeTable's challenges are never handed out: only their clones are.
+	challengeTable = slotmemo.New[*x402.PaymentRequired](challengeSlots)
 	// parsePaymentRequired is what a miss calls: x402.ParsePaymentRequired, or a counting stand-in in tests.
 	parsePaymentRequired = x402.ParsePaymentRequired
 )
@@ -43,15 +35,14 @@ func parsePaymentRequiredMemo(raw []byte) (*x402.PaymentRequired, error) {
 	if len(raw) > maxMemoChallenge {
 		return parsePaymentRequired(raw)
 	}
-	slot := &challengeTable[maphash.Bytes(challengeSeed, raw)%challengeSlots]
-	if e := slot.Load(); e != nil && e.raw == string(raw) {
-		return cloneChallenge(e.ch), nil
+	if ch, ok := challengeTable.GetBytes(raw); ok {
+		return cloneChallenge(ch), nil
 	}
 	ch, err := parsePaymentRequired(raw)
 	if err != nil {
 		return nil, err
 	}
-	slot.Store(&challengeMemoEntry{raw: string(raw), ch: cloneChallenge(ch)})
+	challengeTable.Put(string(raw), cloneChallenge(ch))
 	return ch, nil
 }
 

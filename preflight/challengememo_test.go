@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payguard/payguard/internal/slotmemo"
 	"github.com/payguard/payguard/x402"
 )
 
@@ -50,7 +51,7 @@ func TestChallengeMemoAnswersRepeats(t *testing.T) {
 	calls := 0
 	parsePaymentRequired = func(b []byte) (*x402.PaymentRequired, error) { calls++; return x402.ParsePaymentRequired(b) }
 	defer func() { parsePaymentRequired = x402.ParsePaymentRequired }()
-	challengeTable = [challengeSlots]atomicChallengeMemo{}
+	challengeTable = slotmemo.New[*x402.PaymentRequired](challengeSlots)
 	for range 5 {
 		if _, err := parsePaymentRequiredMemo([]byte(memoChallenges[1])); err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func TestChallengeMemoAnswersRepeats(t *testing.T) {
 // byte slices in place, its maps, its strings and options) changes nothing another caller gets, and two
 // hits share no byte slice, map or pointer.
 func TestChallengeMemoHandsOutCopies(t *testing.T) {
-	challengeTable = [challengeSlots]atomicChallengeMemo{}
+	challengeTable = slotmemo.New[*x402.PaymentRequired](challengeSlots)
 	raw := []byte(memoChallenges[1])
 	want, err := x402.ParsePaymentRequired(raw)
 	if err != nil {

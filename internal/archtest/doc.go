@@ -2,7 +2,7 @@
 // below, never up. A package may import packages of its own layer or of lower ones; importing a higher
 // layer fails TestLayers, naming the arrow. The layers, lowest first:
 //
-//  0. leaves: internal/{evmaddr,base58,buildinfo,shell,egress,logbuf,logout,errbody,inputerr,timefmt,plainurl,readlimit} and the test helpers, x402/jsonscan,
+//  0. leaves: internal/{evmaddr,base58,buildinfo,shell,egress,logbuf,logout,errbody,inputerr,timefmt,plainurl,readlimit,slotmemo} and the test helpers, x402/jsonscan,
 //     x402/svm (no payguard imports above them);
 //  1. the wire and the rules: x402, policy;
 //  2. state and settings: config, store (and its drivers, store/open), receipts;

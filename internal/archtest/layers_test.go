@@ -15,7 +15,7 @@ var layers = []struct {
 	layer  int
 }{
 	{"internal/evmaddr", 0}, {"internal/base58", 0}, {"internal/buildinfo", 0}, {"internal/shell", 0},
-	{"internal/egress", 0}, {"internal/logbuf", 0}, {"internal/logout", 0}, {"internal/errbody", 0}, {"internal/inputerr", 0}, {"internal/timefmt", 0}, {"internal/plainurl", 0}, {"internal/plainurl/plainurltest", 0}, {"internal/readlimit", 0}, {"internal/testutil", 0}, {"internal/testredis", 0},
+	{"internal/egress", 0}, {"internal/logbuf", 0}, {"internal/logout", 0}, {"internal/errbody", 0}, {"internal/inputerr", 0}, {"internal/timefmt", 0}, {"internal/plainurl", 0}, {"internal/plainurl/plainurltest", 0}, {"internal/readlimit", 0}, {"internal/slotmemo", 0}, {"internal/testutil", 0}, {"internal/testredis", 0},
 	{"internal/testreport", 0}, {"internal/docscheck", 0}, {"internal/realdata", 0}, {"internal/benchcpu", 0},
 	{"x402/jsonscan", 0}, {"x402/svm", 0},
 	{"x402", 1}, {"policy", 1},

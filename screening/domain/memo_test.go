@@ -3,10 +3,11 @@ package domain
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/payguard/payguard/internal/slotmemo"
 )
 
 // The memo answers what Normalize answers, for every input, however the inputs collide in its table:
@@ -36,7 +37,7 @@ func TestNormalizeMemoAnswersRepeats(t *testing.T) {
 	calls := 0
 	normalize = func(s string) (Name, error) { calls++; return Normalize(s) }
 	defer func() { normalize = Normalize }()
-	memoTable = [memoSlots]atomicMemo{}
+	memoTable = slotmemo.New[Name](memoSlots)
 	for range 5 {
 		if n, err := normalizeMemo("api.memo-test.example.com"); err != nil || n.Registrable != "example.com" {
 			t.Fatal(n, err)
@@ -58,17 +59,16 @@ func TestNormalizeMemoAnswersRepeats(t *testing.T) {
 // What the memo keeps is its own copy: a caller's buffer that changes after the call (a request body the
 // input string was read from) changes nothing it answers later.
 func TestNormalizeMemoKeepsItsOwnCopy(t *testing.T) {
-	memoTable = [memoSlots]atomicMemo{}
+	memoTable = slotmemo.New[Name](memoSlots)
 	buf := []byte("pay.copy-test.example.org")
 	in := unsafe.String(&buf[0], len(buf))
 	if _, err := normalizeMemo(in); err != nil {
 		t.Fatal(err)
 	}
 	copy(buf, "xxx.copy-test.example.net")
-	e := memoTable[maphash.String(memoSeed, "pay.copy-test.example.org")%memoSlots].Load()
-	if e == nil || e.input != "pay.copy-test.example.org" || e.name.Host != "pay.copy-test.example.org" ||
-		e.name.Registrable != "example.org" {
-		t.Fatalf("the memo's entry after the caller's buffer changed: %+v", e)
+	if e, ok := memoTable.Get("pay.copy-test.example.org"); !ok || e.Host != "pay.copy-test.example.org" ||
+		e.Registrable != "example.org" {
+		t.Fatalf("the memo's entry after the caller's buffer changed: %+v, %v", e, ok)
 	}
 	n, err := normalizeMemo("pay.copy-test.example.org")
 	if err != nil || n.Host != "pay.copy-test.example.org" || n.Registrable != "example.org" {
